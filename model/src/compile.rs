@@ -1,0 +1,589 @@
+//! Compiling a [`Kernel`] for a mesh into per-device straight-line [`Program`]s, with
+//! every check that needs the mesh: indices in range, sizes that match, device ids on the
+//! mesh, semaphores of the right kind.
+
+use crate::error::{ErrorKind, ModelError};
+use crate::expr::{EvalEnv, Expr};
+use crate::ir::{
+    BufferRole, Dest, DmaDesc, Index, Kernel, RefExpr, Rhs, SemKind, SemRef, Stmt, WaitPart,
+};
+use crate::mesh::{DeviceId, Mesh};
+use crate::program::{
+    Access, CellId, CellInfo, CellSpan, ComputeKind, DeviceProgram, Op, OpInfo, Program, SemSlot,
+};
+use crate::spec::Spec;
+use crate::value::{Atom, ValueId, ValueTable};
+
+/// The largest pc a packed state can hold.
+pub const MAX_OPS_PER_DEVICE: usize = 1 << 18;
+
+/// Compiles `kernel` for `mesh`, `repeat` back-to-back invocations, checked against `spec`.
+pub fn compile(kernel: &Kernel, mesh: &Mesh, spec: &Spec, repeat: u32) -> Result<Program, ModelError> {
+    let name = format!("kernel {}", kernel.name);
+    validate_declarations(kernel).map_err(|e| e.context(&name))?;
+    if repeat == 0 {
+        return Err(ModelError::new(ErrorKind::BadDeclaration, format!("{name}: repeat must be at least 1")));
+    }
+    let mut c = Compiler::new(kernel, mesh)?;
+    c.fill_initial_values();
+    let mut devices = Vec::with_capacity(mesh.num_devices());
+    for d in mesh.devices() {
+        devices.push(c.device_program(d, repeat)?);
+    }
+    let (per_device, shared) = c.expectations(spec, mesh)?;
+    for (dp, exp) in devices.iter_mut().zip(per_device) {
+        dp.expected = exp;
+    }
+    let accesses = c.accesses(&devices);
+    Ok(Program {
+        kernel: kernel.name.clone(),
+        mesh: mesh.clone(),
+        repeat,
+        buffers: kernel.buffers.clone(),
+        sem_decls: c.sem_decls,
+        sems_per_device: c.sems_per_device,
+        devices,
+        cells: c.cells,
+        cell_pool: c.pool,
+        initial_cells: c.initial,
+        shared_expected: shared,
+        values: c.values,
+        spec: spec.clone(),
+        accesses,
+    })
+}
+
+fn validate_declarations(kernel: &Kernel) -> Result<(), ModelError> {
+    let uses_barrier = kernel.semaphores.iter().any(|s| s.kind == SemKind::Barrier);
+    if uses_barrier && kernel.collective_id.is_none() {
+        return Err(ModelError::new(
+            ErrorKind::MissingCollectiveId,
+            "get_barrier_semaphore() needs CompilerParams(collective_id=...)",
+        ));
+    }
+    for b in &kernel.buffers {
+        if b.shape.contains(&0) {
+            return Err(ModelError::new(ErrorKind::BadDeclaration, format!("buffer `{}` has a zero-sized dimension", b.name)));
+        }
+        if b.cell_bytes == 0 {
+            return Err(ModelError::new(ErrorKind::BadDeclaration, format!("buffer `{}` has 0-byte cells", b.name)));
+        }
+    }
+    if kernel.grid.contains(&0) {
+        return Err(ModelError::new(ErrorKind::BadDeclaration, format!("grid {:?} has a zero-sized dimension", kernel.grid)));
+    }
+    Ok(())
+}
+
+struct Compiler<'a> {
+    kernel: &'a Kernel,
+    mesh: &'a Mesh,
+    /// `base[device][buffer]`, or the shared base for shared buffers.
+    base: Vec<Vec<u32>>,
+    cells: Vec<CellInfo>,
+    initial: Vec<ValueId>,
+    pool: Vec<CellId>,
+    values: ValueTable,
+    sem_decls: Vec<(crate::ir::SemDecl, Option<usize>)>,
+    sem_base: Vec<usize>,
+    sems_per_device: usize,
+}
+
+fn unravel(mut flat: usize, shape: &[usize]) -> Vec<usize> {
+    let mut idx = vec![0; shape.len()];
+    for (i, s) in shape.iter().enumerate().rev() {
+        idx[i] = flat % s;
+        flat /= s;
+    }
+    idx
+}
+
+impl<'a> Compiler<'a> {
+    fn new(kernel: &'a Kernel, mesh: &'a Mesh) -> Result<Self, ModelError> {
+        let mut cells = Vec::new();
+        let mut base = vec![vec![0u32; kernel.buffers.len()]; mesh.num_devices()];
+        let add = |owner: Option<DeviceId>, b: usize, cells: &mut Vec<CellInfo>| {
+            let start = cells.len() as u32;
+            for flat in 0..kernel.buffers[b].num_cells() {
+                cells.push(CellInfo {
+                    owner,
+                    buffer: b,
+                    index: unravel(flat, &kernel.buffers[b].shape),
+                });
+            }
+            start
+        };
+        for d in mesh.devices() {
+            for (b, decl) in kernel.buffers.iter().enumerate() {
+                if !decl.shared {
+                    base[d.index()][b] = add(Some(d), b, &mut cells);
+                }
+            }
+        }
+        for (b, decl) in kernel.buffers.iter().enumerate() {
+            if decl.shared {
+                let start = add(None, b, &mut cells);
+                for row in base.iter_mut() {
+                    row[b] = start;
+                }
+            }
+        }
+        if cells.len() > u32::MAX as usize / 2 {
+            return Err(ModelError::new(ErrorKind::TooLarge, format!("kernel {}: too many cells", kernel.name)));
+        }
+        let mut sem_decls = Vec::new();
+        let mut sem_base = Vec::new();
+        for s in &kernel.semaphores {
+            sem_base.push(sem_decls.len());
+            match s.len {
+                None => sem_decls.push((s.clone(), None)),
+                Some(n) => sem_decls.extend((0..n).map(|i| (s.clone(), Some(i)))),
+            }
+        }
+        let sems_per_device = sem_decls.len();
+        Ok(Compiler {
+            kernel,
+            mesh,
+            base,
+            initial: vec![ValueId::UNDEF; cells.len()],
+            cells,
+            pool: Vec::new(),
+            values: ValueTable::new(),
+            sem_decls,
+            sem_base,
+            sems_per_device,
+        })
+    }
+
+    fn fill_initial_values(&mut self) {
+        for (i, cell) in self.cells.iter().enumerate() {
+            if self.kernel.buffers[cell.buffer].role != BufferRole::Input {
+                continue;
+            }
+            let at = |k: usize| cell.index.get(k).copied().unwrap_or(0) as u16;
+            let atom = match cell.owner {
+                Some(d) => Atom { origin: d.0, block: at(0), part: at(1) },
+                None => Atom { origin: at(0), block: 0, part: at(1) },
+            };
+            self.initial[i] = self.values.atom(atom);
+        }
+    }
+
+    fn device_program(&mut self, d: DeviceId, repeat: u32) -> Result<DeviceProgram, ModelError> {
+        let mut out = Emitter { ops: Vec::new(), info: Vec::new() };
+        let mut enter_pc = Vec::new();
+        let mut exit_pc = Vec::new();
+        let coords = self.mesh.coords(d);
+        let grid = self.kernel.grid.clone();
+        let total: usize = grid.iter().product();
+        for inv in 0..repeat {
+            enter_pc.push(out.ops.len() as u32);
+            out.push(Op::Enter, format!("enter {}", self.kernel.name), inv, &[]);
+            if self.kernel.implicit_entry_barrier() {
+                out.push(Op::EntryBarrier, "entry barrier (implicit)".into(), inv, &[]);
+            }
+            for flat in 0..total {
+                let ids = unravel(flat, &grid);
+                let env = EvalEnv { mesh: self.mesh, coords: &coords, grid: &grid, program_ids: &ids };
+                let here = Here { device: d, env, invocation: inv };
+                self.walk(&self.kernel.body, &here, &mut out)?;
+            }
+            exit_pc.push(out.ops.len() as u32);
+            out.push(Op::Exit, format!("exit {}", self.kernel.name), inv, &[]);
+        }
+        if out.ops.len() >= MAX_OPS_PER_DEVICE {
+            return Err(ModelError::new(
+                ErrorKind::TooLarge,
+                format!("kernel {}: {} operations on {d}, more than the {MAX_OPS_PER_DEVICE} a state can hold", self.kernel.name, out.ops.len()),
+            ));
+        }
+        let reset = self
+            .cells
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.owner == Some(d))
+            .map(|(i, _)| (CellId(i as u32), self.initial[i]))
+            .collect();
+        Ok(DeviceProgram { ops: out.ops, info: out.info, enter_pc, exit_pc, reset, expected: Vec::new() })
+    }
+
+    fn err(&self, here: &Here<'_>, what: &str, kind: ErrorKind, problem: String) -> ModelError {
+        let g: Vec<String> = here.env.program_ids.iter().map(|i| i.to_string()).collect();
+        ModelError::new(
+            kind,
+            format!("kernel {}: {what} on {} at grid ({}): {problem}", self.kernel.name, here.device, g.join(",")),
+        )
+    }
+
+    fn eval(&self, e: &Expr, here: &Here<'_>, what: &str) -> Result<i64, ModelError> {
+        e.eval(&here.env).map_err(|err| self.err(here, what, ErrorKind::BadExpression, err.message().to_string()))
+    }
+
+    fn walk(&mut self, body: &[Stmt], here: &Here<'_>, out: &mut Emitter) -> Result<(), ModelError> {
+        for stmt in body {
+            match stmt {
+                Stmt::When { cond, body } => {
+                    if self.eval(cond, here, &format!("pl.when({cond})"))? != 0 {
+                        self.walk(body, here, out)?;
+                    }
+                }
+                Stmt::Scoped { body, .. } => self.walk(body, here, out)?,
+                Stmt::DmaStart(desc) => {
+                    let (op, label) = self.dma_start(desc, here)?;
+                    out.push(op, label, here.invocation, here.env.program_ids);
+                }
+                Stmt::DmaWait { dma, part } => {
+                    for (op, label) in self.dma_waits(dma, *part, here)? {
+                        out.push(op, label, here.invocation, here.env.program_ids);
+                    }
+                }
+                Stmt::Signal { sem, inc, device } => {
+                    let what = format!("semaphore_signal({})", self.sem_label(sem));
+                    let target = self.dest(device, here, &what)?;
+                    let slot = self.sem(sem, here, &what, &[SemKind::Regular, SemKind::Barrier], target)?;
+                    let inc = self.amount(inc, here, &what)?;
+                    let label = format!("signal {} +{inc} -> {target}", self.sem_name(slot));
+                    out.push(Op::Signal { target, sem: slot, inc }, label, here.invocation, here.env.program_ids);
+                }
+                Stmt::Wait { sem, amount } => {
+                    let what = format!("semaphore_wait({})", self.sem_label(sem));
+                    let slot = self.sem(sem, here, &what, &[SemKind::Regular, SemKind::Barrier], here.device)?;
+                    let amount = self.amount(amount, here, &what)?;
+                    let label = format!("wait {} {amount}", self.sem_name(slot));
+                    out.push(Op::Wait { sem: slot, amount }, label, here.invocation, here.env.program_ids);
+                }
+                Stmt::Assign { dst, rhs } => {
+                    let what = format!("{}[...] = ...", self.buffer_name(dst));
+                    let (dcells, _) = self.cells_of(dst, here.device, here, &what)?;
+                    let (kind, src, label) = match rhs {
+                        Rhs::Zeros => (ComputeKind::Zero, Vec::new(), format!("{} = zeros", self.view_name(&dcells))),
+                        Rhs::Load(src) => {
+                            let (s, _) = self.cells_of(src, here.device, here, &what)?;
+                            let label = format!("{} = {}", self.view_name(&dcells), self.view_name(&s));
+                            (ComputeKind::Copy, s, label)
+                        }
+                        Rhs::Map { func, src } => {
+                            let (s, _) = self.cells_of(src, here.device, here, &what)?;
+                            let f = self.values.func(func);
+                            let label = format!("{} = {}", self.view_name(&dcells), func.replace("{}", &self.view_name(&s)));
+                            (ComputeKind::Apply(f), s, label)
+                        }
+                    };
+                    if kind != ComputeKind::Zero && src.len() != dcells.len() {
+                        return Err(self.err(here, &what, ErrorKind::SizeMismatch, format!("{} cells assigned from {}", dcells.len(), src.len())));
+                    }
+                    let op = Op::Compute { kind, dst: self.span(dcells), src: self.span(src) };
+                    out.push(op, label, here.invocation, here.env.program_ids);
+                }
+                Stmt::AddAssign { dst, src } => {
+                    let what = format!("{}[...] += {}[...]", self.buffer_name(dst), self.buffer_name(src));
+                    let (d, _) = self.cells_of(dst, here.device, here, &what)?;
+                    let (s, _) = self.cells_of(src, here.device, here, &what)?;
+                    if d.len() != s.len() {
+                        return Err(self.err(here, &what, ErrorKind::SizeMismatch, format!("{} cells added to {}", s.len(), d.len())));
+                    }
+                    let label = format!("{} += {}", self.view_name(&d), self.view_name(&s));
+                    let op = Op::Compute { kind: ComputeKind::Add, dst: self.span(d), src: self.span(s) };
+                    out.push(op, label, here.invocation, here.env.program_ids);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn dma_start(&mut self, desc: &DmaDesc, here: &Here<'_>) -> Result<(Op, String), ModelError> {
+        match desc {
+            DmaDesc::Local { src, dst, sem } => {
+                let what = format!("make_async_copy({} -> {})", self.buffer_name(src), self.buffer_name(dst));
+                let (s, sb) = self.cells_of(src, here.device, here, &what)?;
+                let (d, db) = self.cells_of(dst, here.device, here, &what)?;
+                self.same_size(&s, sb, &d, db, here, &what)?;
+                let slot = self.sem(sem, here, &what, &[SemKind::Dma], here.device)?;
+                let label = format!("start local_copy {} -> {} ({})", self.view_name(&s), self.view_name(&d), self.sem_name(slot));
+                Ok((Op::LocalDma { src: self.span(s), dst: self.span(d), sem: slot, bytes: sb }, label))
+            }
+            DmaDesc::Remote { src, dst, send_sem, recv_sem, device } => {
+                let what = format!("make_async_remote_copy({} -> {})", self.buffer_name(src), self.buffer_name(dst));
+                let target = self.dest(device, here, &what)?;
+                let (s, sb) = self.cells_of(src, here.device, here, &what)?;
+                let (d, db) = self.cells_of(dst, target, here, &what)?;
+                self.same_size(&s, sb, &d, db, here, &what)?;
+                let send = self.sem(send_sem, here, &what, &[SemKind::Dma], here.device)?;
+                let recv = self.sem(recv_sem, here, &what, &[SemKind::Dma], target)?;
+                let label = format!(
+                    "start remote_copy {} -> {target} {} ({}, {})",
+                    self.view_name(&s),
+                    self.view_name(&d),
+                    self.sem_name(send),
+                    self.sem_name(recv)
+                );
+                let op = Op::RemoteDma { src: self.span(s), dst: self.span(d), target, send_sem: send, recv_sem: recv, bytes: sb };
+                Ok((op, label))
+            }
+        }
+    }
+
+    fn dma_waits(&mut self, desc: &DmaDesc, part: WaitPart, here: &Here<'_>) -> Result<Vec<(Op, String)>, ModelError> {
+        // Resolving the start checks the descriptor exactly as `start` would.
+        let (start, _) = self.dma_start(desc, here)?;
+        let mut waits = Vec::new();
+        match (start, desc) {
+            (Op::LocalDma { sem, bytes, .. }, _) => {
+                waits.push((Op::Wait { sem, amount: bytes }, format!("wait {} {bytes} (dma wait)", self.sem_name(sem))));
+            }
+            (Op::RemoteDma { send_sem, bytes, .. }, DmaDesc::Remote { recv_sem, .. }) => {
+                if part != WaitPart::Recv {
+                    waits.push((Op::Wait { sem: send_sem, amount: bytes }, format!("wait {} {bytes} (wait_send)", self.sem_name(send_sem))));
+                }
+                if part != WaitPart::Send {
+                    // wait_recv waits on the receive semaphore of *this* device.
+                    let own = self.sem(recv_sem, here, "wait_recv", &[SemKind::Dma], here.device)?;
+                    waits.push((Op::Wait { sem: own, amount: bytes }, format!("wait {} {bytes} (wait_recv)", self.sem_name(own))));
+                }
+            }
+            _ => unreachable!("dma_start returns a DMA op"),
+        }
+        Ok(waits)
+    }
+
+    fn same_size(&self, s: &[CellId], sb: u32, d: &[CellId], db: u32, here: &Here<'_>, what: &str) -> Result<(), ModelError> {
+        if s.len() != d.len() || sb != db {
+            return Err(self.err(
+                here,
+                what,
+                ErrorKind::SizeMismatch,
+                format!("source is {} cell(s), {sb} bytes; destination is {} cell(s), {db} bytes", s.len(), d.len()),
+            ));
+        }
+        Ok(())
+    }
+
+    fn amount(&self, e: &Expr, here: &Here<'_>, what: &str) -> Result<u32, ModelError> {
+        let v = self.eval(e, here, what)?;
+        u32::try_from(v).map_err(|_| self.err(here, what, ErrorKind::BadExpression, format!("amount {v} is not in 0..=u32::MAX")))
+    }
+
+    fn dest(&self, dest: &Dest, here: &Here<'_>, what: &str) -> Result<DeviceId, ModelError> {
+        let mut coords: Vec<i64> = self.mesh.coords(here.device).iter().map(|&c| c as i64).collect();
+        match dest {
+            Dest::Own => return Ok(here.device),
+            Dest::Mesh(es) => {
+                if es.len() != coords.len() {
+                    return Err(self.err(here, what, ErrorKind::DeviceOffMesh, format!("device_id has {} coordinate(s), the mesh ({}) has {} axes", es.len(), self.mesh, coords.len())));
+                }
+                for (c, e) in coords.iter_mut().zip(es) {
+                    *c = self.eval(e, here, what)?;
+                }
+            }
+            Dest::Axes(axes) => {
+                for (name, e) in axes {
+                    let pos = self.mesh.axis_position(name).ok_or_else(|| {
+                        self.err(here, what, ErrorKind::DeviceOffMesh, format!("device_id names axis `{name}`, which the mesh ({}) lacks", self.mesh))
+                    })?;
+                    coords[pos] = self.eval(e, here, what)?;
+                }
+            }
+        }
+        self.mesh.device_at(&coords).ok_or_else(|| {
+            self.err(here, what, ErrorKind::DeviceOffMesh, format!("device id {coords:?} is off the mesh ({})", self.mesh))
+        })
+    }
+
+    fn sem(&self, r: &SemRef, here: &Here<'_>, what: &str, kinds: &[SemKind], on: DeviceId) -> Result<SemSlot, ModelError> {
+        let decl = self.kernel.semaphore(r.sem).ok_or_else(|| {
+            self.err(here, what, ErrorKind::UnknownSemaphore, format!("semaphore #{} is not declared by this kernel", r.sem.0))
+        })?;
+        if !kinds.contains(&decl.kind) {
+            let want: Vec<String> = kinds.iter().map(|k| k.to_string()).collect();
+            return Err(self.err(here, what, ErrorKind::WrongSemaphoreKind, format!("`{}` is a {} semaphore; this needs {}", decl.name, decl.kind, want.join(" or "))));
+        }
+        let offset = match (decl.len, &r.index) {
+            (None, None) => 0,
+            (None, Some(_)) => return Err(self.err(here, what, ErrorKind::OutOfRange, format!("`{}` is not a semaphore array", decl.name))),
+            (Some(_), None) => return Err(self.err(here, what, ErrorKind::OutOfRange, format!("semaphore array `{}` used without .at[i]", decl.name))),
+            (Some(n), Some(i)) => {
+                let v = self.eval(i, here, what)?;
+                if v < 0 || v as usize >= n {
+                    return Err(self.err(here, what, ErrorKind::OutOfRange, format!("index {v} out of range for semaphore array `{}` of length {n}", decl.name)));
+                }
+                v as usize
+            }
+        };
+        let local = self.sem_base[r.sem.0 as usize] + offset;
+        Ok(SemSlot((on.index() * self.sems_per_device + local) as u32))
+    }
+
+    fn sem_label(&self, r: &SemRef) -> String {
+        self.kernel.semaphore(r.sem).map_or_else(|| format!("semaphore #{}", r.sem.0), |d| d.name.clone())
+    }
+
+    fn sem_name(&self, slot: SemSlot) -> String {
+        let (decl, index) = &self.sem_decls[slot.0 as usize % self.sems_per_device];
+        index.map_or_else(|| decl.name.clone(), |i| format!("{}[{i}]", decl.name))
+    }
+
+    fn buffer_name(&self, r: &RefExpr) -> String {
+        self.kernel.buffer(r.buffer).map_or_else(|| format!("buffer #{}", r.buffer.0), |b| b.name.clone())
+    }
+
+    /// The cells of a view on `on`, and its byte count.
+    fn cells_of(&self, r: &RefExpr, on: DeviceId, here: &Here<'_>, what: &str) -> Result<(Vec<CellId>, u32), ModelError> {
+        let decl = self.kernel.buffer(r.buffer).ok_or_else(|| {
+            self.err(here, what, ErrorKind::UnknownBuffer, format!("buffer #{} is not declared by this kernel", r.buffer.0))
+        })?;
+        // Per dimension: (offset, size, dropped).
+        let mut dims: Vec<(usize, usize, bool)> = decl.shape.iter().map(|&s| (0, s, false)).collect();
+        for indices in &r.indexing {
+            let mut free = dims.iter_mut().filter(|d| !d.2);
+            for (k, index) in indices.iter().enumerate() {
+                let dim = free.next().ok_or_else(|| {
+                    self.err(here, what, ErrorKind::OutOfRange, format!("too many indices for `{}` of shape {:?}", decl.name, decl.shape))
+                })?;
+                match index {
+                    Index::At(e) => {
+                        let v = self.eval(e, here, what)?;
+                        if v < 0 || v as usize >= dim.1 {
+                            return Err(self.err(here, what, ErrorKind::OutOfRange, format!("index {v} out of range for dimension {k} of `{}` (size {})", decl.name, dim.1)));
+                        }
+                        dim.0 += v as usize;
+                        dim.1 = 1;
+                        dim.2 = true;
+                    }
+                    Index::Slice { start, size } => {
+                        let v = self.eval(start, here, what)?;
+                        if v < 0 || *size == 0 || v as usize + size > dim.1 {
+                            return Err(self.err(here, what, ErrorKind::OutOfRange, format!("slice ds({v}, {size}) out of range for dimension {k} of `{}` (size {})", decl.name, dim.1)));
+                        }
+                        dim.0 += v as usize;
+                        dim.1 = *size;
+                    }
+                }
+            }
+        }
+        let base = self.base[on.index()][r.buffer.0 as usize];
+        let mut cells = Vec::new();
+        let count: usize = dims.iter().map(|d| d.1).product();
+        for flat in 0..count {
+            let mut rest = flat;
+            let mut offset = 0usize;
+            let mut pos = vec![0usize; dims.len()];
+            for (i, d) in dims.iter().enumerate().rev() {
+                pos[i] = d.0 + rest % d.1;
+                rest /= d.1;
+            }
+            for (i, s) in decl.shape.iter().enumerate() {
+                offset = offset * s + pos[i];
+            }
+            cells.push(CellId(base + offset as u32));
+        }
+        Ok((cells, count as u32 * decl.cell_bytes))
+    }
+
+    /// `hbm_buf[1]` or `x_ref[0,1],x_ref[1,1]` for a list of cells of one buffer.
+    fn view_name(&self, cells: &[CellId]) -> String {
+        if cells.is_empty() {
+            return String::new();
+        }
+        let first = &self.cells[cells[0].0 as usize];
+        let name = &self.kernel.buffers[first.buffer].name;
+        let idx: Vec<String> = cells
+            .iter()
+            .map(|c| {
+                let i: Vec<String> = self.cells[c.0 as usize].index.iter().map(|x| x.to_string()).collect();
+                i.join(",")
+            })
+            .collect();
+        if idx.iter().all(|s| s.is_empty()) {
+            name.clone()
+        } else if idx.len() == 1 {
+            format!("{name}[{}]", idx[0])
+        } else {
+            format!("{name}[{}]", idx.join(" "))
+        }
+    }
+
+    fn span(&mut self, cells: Vec<CellId>) -> CellSpan {
+        let start = self.pool.len() as u32;
+        let len = cells.len() as u32;
+        self.pool.extend(cells);
+        CellSpan { start, len }
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn expectations(&mut self, spec: &Spec, mesh: &Mesh) -> Result<(Vec<Vec<(CellId, ValueId)>>, Vec<(CellId, ValueId)>), ModelError> {
+        let mut per_device = vec![Vec::new(); mesh.num_devices()];
+        let mut shared = Vec::new();
+        for e in &spec.outputs {
+            let bad = |m: String| ModelError::new(ErrorKind::UnknownName, format!("kernel {}: specification: {m}", self.kernel.name));
+            if e.device.index() >= mesh.num_devices() {
+                return Err(bad(format!("device {} is off the mesh ({mesh})", e.device)));
+            }
+            let (b, decl) = self
+                .kernel
+                .buffers
+                .iter()
+                .enumerate()
+                .find(|(_, b)| b.name == e.buffer)
+                .ok_or_else(|| bad(format!("no buffer named `{}`", e.buffer)))?;
+            if e.index.len() != decl.shape.len() || e.index.iter().zip(&decl.shape).any(|(i, s)| i >= s) {
+                return Err(bad(format!("index {:?} out of range for `{}` of shape {:?}", e.index, e.buffer, decl.shape)));
+            }
+            let offset = e.index.iter().zip(&decl.shape).fold(0usize, |acc, (i, s)| acc * s + i);
+            let cell = CellId(self.base[e.device.index()][b] + offset as u32);
+            let value = e.value.intern(&mut self.values);
+            if decl.shared {
+                shared.push((cell, value));
+            } else {
+                per_device[e.device.index()].push((cell, value));
+            }
+        }
+        Ok((per_device, shared))
+    }
+
+    fn accesses(&self, devices: &[DeviceProgram]) -> Vec<Vec<Access>> {
+        let mut acc = vec![Vec::new(); self.cells.len()];
+        let span = |s: CellSpan| &self.pool[s.start as usize..(s.start + s.len) as usize];
+        for (d, dp) in devices.iter().enumerate() {
+            for (pc, op) in dp.ops.iter().enumerate() {
+                let mut note = |cells: &[CellId], write: bool| {
+                    for c in cells {
+                        acc[c.0 as usize].push(Access { device: DeviceId(d as u16), pc: pc as u32, write });
+                    }
+                };
+                match *op {
+                    Op::LocalDma { src, dst, .. } | Op::RemoteDma { src, dst, .. } => {
+                        note(span(src), false);
+                        note(span(dst), true);
+                    }
+                    Op::Compute { kind, dst, src } => {
+                        note(span(src), false);
+                        note(span(dst), true);
+                        if kind == ComputeKind::Add {
+                            note(span(dst), false);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        acc
+    }
+}
+
+struct Here<'e> {
+    device: DeviceId,
+    env: EvalEnv<'e>,
+    invocation: u32,
+}
+
+struct Emitter {
+    ops: Vec<Op>,
+    info: Vec<OpInfo>,
+}
+
+impl Emitter {
+    fn push(&mut self, op: Op, label: String, invocation: u32, grid: &[usize]) {
+        self.ops.push(op);
+        self.info.push(OpInfo { label, invocation, grid: grid.to_vec() });
+    }
+}

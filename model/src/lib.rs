@@ -1,0 +1,78 @@
+//! # semcheck-model: the semantics semcheck checks
+//!
+//! This crate is the project's own statement of the semantics of Pallas TPU
+//! collectives, the contract every engine interprets. It holds:
+//!
+//! * [`mesh`]: devices and named axes (`x` for the ring, `tc` for TensorCores);
+//! * [`ir`]: the kernel IR, plain data produced by front ends;
+//! * [`dsl`]: a Rust front end that traces Pallas-shaped code into the IR;
+//! * [`compile`](mod@compile): resolving a kernel on a mesh into per-device
+//!   straight-line [`program::Program`]s, rejecting malformed kernels;
+//! * [`value`]: symbolic cell values in the seed's notation (`T2(2+1+0)`);
+//! * [`state`], [`step`](mod@step), [`event`]: the packed global state and the pure step
+//!   function (events enabled in a state, and the state after one);
+//! * [`violation`]: the rules of SPEC §5;
+//! * [`reduction`]: the events that may be explored alone (partial-order reduction).
+//!
+//! ## The semantics, and the choices made where SPEC.md is silent
+//!
+//! * **Devices** run the same kernel; each walks the grid row-major, one body per index.
+//!   Every device's run (all invocations) compiles to a straight-line program, because
+//!   `pl.when` conditions depend only on `axis_index`, `program_id` and constants.
+//! * **Lifecycle.** Each invocation is `Enter` → body → `Exit`; entering is an event of its
+//!   own, so other devices can act before a device has entered. At `Enter` the device's own
+//!   buffers are reset (inputs to their atoms, everything else to `Undef`) and its
+//!   non-barrier semaphores to 0. Shared HBM buffers are initialised once, before the first
+//!   invocation.
+//! * **Implicit entry barrier.** A kernel *without* a `collective_id` gets Pallas' implicit
+//!   entry barrier: no device starts its body before every device has entered. A kernel
+//!   with a `collective_id` declares that it synchronises itself with the barrier semaphore,
+//!   so dropping `neighbor_barrier` from psum (which keeps `collective_id=0`) leaves it
+//!   unsynchronised. SPEC §3 says "a kernel that never takes it gets an implicit entry
+//!   barrier"; taken literally the psum `no-barrier` mutant of SPEC §6 could not manifest,
+//!   so semcheck keys the implicit barrier on the `collective_id`, as seed 001 does when
+//!   it adds `collective_id=1` to replace the compiler-inserted rendezvous.
+//! * **Barrier semaphore.** One per kernel, persistent across invocations, never reset;
+//!   signalling it is allowed whatever the target's lifecycle. It is exempt from the
+//!   zero-at-exit check of each invocation (a peer already in the next invocation may
+//!   legitimately have signalled it) and must instead be 0 once every device has finished
+//!   its last invocation.
+//! * **Scoped semaphores** (`run_scoped`) live for the whole kernel in the model and are
+//!   checked at kernel exit like other scratch semaphores.
+//! * **DMAs.** `start` captures the source values; a remote copy then completes by two
+//!   events, *sent* and *received*, in either order, a local copy by *done*. The source is
+//!   being read until the first of *sent*/*received*, the destination written until
+//!   *received*. `wait_recv` waits on the receive semaphore of the current device.
+//! * **Outstanding DMAs at exit.** A device may exit while a remote copy it issued has been
+//!   sent but not received: receipt is the target's business, and a landing after the
+//!   target left is reported by rule 5. A local copy not done, or a remote copy not yet
+//!   sent, at the issuer's exit is a `semaphore-leak`.
+//! * **Outputs** of a device are checked at its exit; outputs in shared buffers when the
+//!   last device exits the invocation.
+//! * **Values.** `Undef + x = Undef`; functions (`vmem * 2.0`) are uninterpreted.
+
+pub mod compile;
+pub mod describe;
+pub mod dsl;
+pub mod error;
+pub mod event;
+pub mod expr;
+pub mod ir;
+pub mod mesh;
+pub mod program;
+pub mod reduction;
+pub mod spec;
+pub mod state;
+pub mod step;
+pub mod value;
+pub mod violation;
+
+pub use compile::compile;
+pub use error::{ErrorKind, ModelError};
+pub use event::{DmaKey, Event};
+pub use mesh::{DeviceId, Mesh};
+pub use program::Program;
+pub use spec::{Expectation, Expected, Spec};
+pub use step::StepOutcome;
+pub use value::{Atom, Notation, ValueId, ValueTable};
+pub use violation::{Rule, Violation};

@@ -1,0 +1,390 @@
+//! The step semantics: the events enabled in a state, and the state after one event,
+//! with the rule checks of SPEC §5.
+
+use crate::event::{DmaKey, Event};
+use crate::ir::SemKind;
+use crate::mesh::DeviceId;
+use crate::program::{CellId, CellSpan, ComputeKind, Op, Program, SemSlot};
+use crate::state::{DmaRecord, RECEIVED, SENT};
+use crate::value::{ValueId, ValueTable};
+use crate::violation::{Rule, Violation};
+
+/// What applying an event did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StepOutcome {
+    /// The next state was written.
+    Next,
+    /// The event breaks a rule; the next state is meaningless.
+    Violation(Violation),
+}
+
+impl Program {
+    /// Appends the enabled events of `state` to `out`, in a deterministic order: devices by
+    /// id, then DMAs by `(issuer, pc)`, `sent` before `received`.
+    pub fn enabled(&self, state: &[u32], out: &mut Vec<Event>) {
+        for d in self.mesh.devices() {
+            if self.device_enabled(state, d) {
+                out.push(Event::Step(d));
+            }
+        }
+        for rec in self.dmas(state) {
+            match self.dma_op(rec.key) {
+                Op::LocalDma { .. } => out.push(Event::Done(rec.key)),
+                _ => {
+                    if rec.flags & SENT == 0 {
+                        out.push(Event::Sent(rec.key));
+                    }
+                    if rec.flags & RECEIVED == 0 {
+                        out.push(Event::Received(rec.key));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whether one event is enabled in `state`.
+    pub fn is_enabled(&self, state: &[u32], event: Event) -> bool {
+        match event {
+            Event::Step(d) => d.index() < self.devices.len() && self.device_enabled(state, d),
+            Event::Sent(k) | Event::Received(k) | Event::Done(k) => {
+                let Some(rec) = self.dmas(state).find(|r| r.key == k) else { return false };
+                let local = matches!(self.dma_op(k), Op::LocalDma { .. });
+                match event {
+                    Event::Done(_) => local,
+                    Event::Sent(_) => !local && rec.flags & SENT == 0,
+                    _ => !local && rec.flags & RECEIVED == 0,
+                }
+            }
+        }
+    }
+
+    fn device_enabled(&self, state: &[u32], d: DeviceId) -> bool {
+        let pc = self.pc(state, d) as usize;
+        let dp = &self.devices[d.index()];
+        match dp.ops.get(pc) {
+            None => false,
+            Some(Op::Wait { sem, amount }) => self.sem_value(state, *sem) >= *amount,
+            Some(Op::EntryBarrier) => {
+                let k = dp.info[pc].invocation;
+                self.mesh.devices().all(|e| self.has_entered(state, e, k))
+            }
+            Some(_) => true,
+        }
+    }
+
+    /// Whether device `e` has entered invocation `k` (or gone past it).
+    fn has_entered(&self, state: &[u32], e: DeviceId, k: u32) -> bool {
+        match self.lifecycle(e, self.pc(state, e)) {
+            None => true,
+            Some((inv, running)) => inv > k || (inv == k && running),
+        }
+    }
+
+    /// Whether every device has finished and no DMA is in flight.
+    pub fn is_final(&self, state: &[u32]) -> bool {
+        state.len() == self.dma_offset() && self.mesh.devices().all(|d| self.finished(state, d))
+    }
+
+    /// Applies `event` to `state`, writing the next state to `next`.
+    pub fn step(&self, state: &[u32], event: Event, values: &mut ValueTable, next: &mut Vec<u32>) -> StepOutcome {
+        next.clear();
+        next.extend_from_slice(state);
+        let result = match event {
+            Event::Step(d) => self.run_op(state, d, values, next),
+            Event::Sent(k) => self.dma_sent(k, next),
+            Event::Received(k) | Event::Done(k) => self.dma_landed(state, k, next),
+        };
+        match result {
+            Ok(()) => StepOutcome::Next,
+            Err(v) => StepOutcome::Violation(v),
+        }
+    }
+
+    fn run_op(&self, state: &[u32], d: DeviceId, values: &mut ValueTable, next: &mut Vec<u32>) -> Result<(), Violation> {
+        let pc = self.pc(state, d);
+        let dp = &self.devices[d.index()];
+        let op = dp.ops[pc as usize];
+        let inv = dp.info[pc as usize].invocation;
+        next[d.index()] = pc + 1;
+        match op {
+            Op::Enter => {
+                let off = self.cell_offset();
+                for &(cell, v) in &dp.reset {
+                    next[off + cell.0 as usize] = v.0;
+                }
+                let first = self.sem_offset() + d.index() * self.sems_per_device;
+                for (i, (decl, _)) in self.sem_decls.iter().enumerate() {
+                    if decl.kind != SemKind::Barrier {
+                        next[first + i] = 0;
+                    }
+                }
+            }
+            Op::EntryBarrier => {}
+            Op::Exit => self.exit_checks(state, d, pc, next, values)?,
+            Op::Signal { target, sem, inc } => {
+                if self.sem_kind(sem) != SemKind::Barrier {
+                    self.inside_kernel(state, target, inv).map_err(|why| Violation {
+                        rule: Rule::OutsideKernel,
+                        devices: vec![d, target],
+                        message: format!("`{}` signals {} on {target}, which {why}", self.describe_op(d, pc), self.sem_name(sem)),
+                    })?;
+                }
+                next[self.sem_offset() + sem.0 as usize] += inc;
+            }
+            Op::Wait { sem, amount } => next[self.sem_offset() + sem.0 as usize] -= amount,
+            Op::LocalDma { src, dst, .. } | Op::RemoteDma { src, dst, .. } => {
+                let who = self.describe_op(d, pc);
+                self.race(state, self.span(src), self.span(dst), &who, d)?;
+                let key = DmaKey { issuer: d, pc };
+                let header = DmaRecord::header(key, 0);
+                let at = self
+                    .dmas(state)
+                    .find(|r| DmaRecord::header(r.key, 0) > header)
+                    .map_or(state.len(), |r| r.offset);
+                let off = self.cell_offset();
+                let words = std::iter::once(header).chain(self.span(src).iter().map(|c| state[off + c.0 as usize]));
+                next.splice(at..at, words);
+            }
+            Op::Compute { kind, dst, src } => {
+                let who = self.describe_op(d, pc);
+                let (dcells, scells) = (self.span(dst), self.span(src));
+                if kind == ComputeKind::Add {
+                    self.race(state, dcells, dcells, &who, d)?;
+                }
+                self.race(state, scells, dcells, &who, d)?;
+                let off = self.cell_offset();
+                for (i, c) in dcells.iter().enumerate() {
+                    let slot = off + c.0 as usize;
+                    let s = scells.get(i).map(|s| ValueId(state[off + s.0 as usize]));
+                    let v = match (kind, s) {
+                        (ComputeKind::Zero, _) => ValueId::ZERO,
+                        (ComputeKind::Copy, Some(s)) => s,
+                        (ComputeKind::Add, Some(s)) => values.add(ValueId(state[slot]), s),
+                        (ComputeKind::Apply(f), Some(s)) => values.apply(f, s),
+                        (_, None) => ValueId::UNDEF,
+                    };
+                    next[slot] = v.0;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `Ok` if `target` is running invocation `k`, else why not.
+    fn inside_kernel(&self, state: &[u32], target: DeviceId, k: u32) -> Result<(), String> {
+        match self.lifecycle(target, self.pc(state, target)) {
+            Some((inv, true)) if inv == k => Ok(()),
+            Some((inv, false)) if inv == k => Err(format!("has not entered invocation {k}")),
+            Some((inv, _)) if inv < k => Err(format!("has not entered invocation {k} (it is still in invocation {inv})")),
+            _ => Err(format!("has already left invocation {k}")),
+        }
+    }
+
+    fn exit_checks(&self, state: &[u32], d: DeviceId, pc: u32, next: &[u32], values: &ValueTable) -> Result<(), Violation> {
+        let dp = &self.devices[d.index()];
+        let who = self.describe_op(d, pc);
+        let notation = self.spec.notation;
+        let mut wrong = Vec::new();
+        for &(cell, want) in &dp.expected {
+            let got = self.cell_value(state, cell);
+            if got != want {
+                wrong.push((cell, want, got));
+            }
+        }
+        let inv = dp.info[pc as usize].invocation;
+        let others_done = self.mesh.devices().filter(|&e| e != d).all(|e| {
+            let epc = self.pc(state, e);
+            self.lifecycle(e, epc).is_none_or(|(i, _)| i > inv)
+        });
+        if others_done {
+            for &(cell, want) in &self.shared_expected {
+                let got = self.cell_value(state, cell);
+                if got != want {
+                    wrong.push((cell, want, got));
+                }
+            }
+        }
+        if let Some(&(cell, want, got)) = wrong.first() {
+            return Err(Violation {
+                rule: Rule::WrongResult,
+                devices: vec![d],
+                message: format!(
+                    "{d} exits (invocation {inv}) with {} = {} but the specification says {}{}",
+                    self.cell_full_name(cell),
+                    values.display(got, notation),
+                    values.display(want, notation),
+                    if wrong.len() > 1 { format!(" ({} wrong cells in all)", wrong.len()) } else { String::new() }
+                ),
+            });
+        }
+        for rec in self.dmas(state).filter(|r| r.key.issuer == d) {
+            let pending = match self.dma_op(rec.key) {
+                Op::LocalDma { .. } => Some("not done"),
+                _ if rec.flags & SENT == 0 => Some("not yet sent"),
+                _ => None,
+            };
+            if let Some(p) = pending {
+                return Err(Violation {
+                    rule: Rule::SemaphoreLeak,
+                    devices: vec![d],
+                    message: format!("{d} exits (invocation {inv}) while its DMA `{}` is {p}", self.describe_op(d, rec.key.pc)),
+                });
+            }
+        }
+        let first = d.index() * self.sems_per_device;
+        for i in 0..self.sems_per_device {
+            let slot = SemSlot((first + i) as u32);
+            let v = self.sem_value(state, slot);
+            if v != 0 && self.sem_kind(slot) != SemKind::Barrier {
+                return Err(Violation {
+                    rule: Rule::SemaphoreLeak,
+                    devices: vec![d],
+                    message: format!("`{who}`: {} is {v} at exit, not 0", self.sem_full_name(slot)),
+                });
+            }
+        }
+        if self.mesh.devices().all(|e| self.finished(next, e)) {
+            for slot in (0..self.num_sems()).map(|s| SemSlot(s as u32)) {
+                let v = self.sem_value(next, slot);
+                if v != 0 && self.sem_kind(slot) == SemKind::Barrier {
+                    return Err(Violation {
+                        rule: Rule::SemaphoreLeak,
+                        devices: vec![self.sem_device(slot)],
+                        message: format!("{} is {v} after the last invocation of every device, not 0", self.sem_full_name(slot)),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn race(&self, state: &[u32], reads: &[CellId], writes: &[CellId], who: &str, d: DeviceId) -> Result<(), Violation> {
+        for rec in self.dmas(state) {
+            let (src, dst, reading, writing) = match self.dma_op(rec.key) {
+                Op::LocalDma { src, dst, .. } => (src, dst, true, true),
+                Op::RemoteDma { src, dst, .. } => (src, dst, rec.flags == 0, rec.flags & RECEIVED == 0),
+                _ => continue,
+            };
+            let hit = |cells: &[CellId], span: CellSpan| cells.iter().copied().find(|c| self.span(span).contains(c));
+            let conflict = if writing {
+                hit(writes, dst).map(|c| (c, "written")).or_else(|| hit(reads, dst).map(|c| (c, "written")))
+            } else {
+                None
+            }
+            .or_else(|| if reading { hit(writes, src).map(|c| (c, "read")) } else { None });
+            if let Some((cell, what)) = conflict {
+                let access = if writes.contains(&cell) { "writes" } else { "reads" };
+                let other = self.describe_op(rec.key.issuer, rec.key.pc);
+                let mut devices = vec![d, rec.key.issuer];
+                devices.dedup();
+                return Err(Violation {
+                    rule: Rule::Race,
+                    devices,
+                    message: format!("race on {}: `{who}` {access} it while it is being {what} by the in-flight DMA `{other}`", self.cell_full_name(cell)),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn find_dma(&self, next: &[u32], key: DmaKey) -> DmaRecord {
+        self.dmas(next).find(|r| r.key == key).expect("event of an in-flight DMA")
+    }
+
+    fn remove_if_complete(&self, next: &mut Vec<u32>, rec: DmaRecord, flags: u32) {
+        if flags == SENT | RECEIVED {
+            next.drain(rec.offset..rec.offset + 1 + rec.payload);
+        } else {
+            next[rec.offset] = DmaRecord::header(rec.key, flags);
+        }
+    }
+
+    fn dma_sent(&self, key: DmaKey, next: &mut Vec<u32>) -> Result<(), Violation> {
+        let rec = self.find_dma(next, key);
+        let Op::RemoteDma { send_sem, bytes, .. } = self.dma_op(key) else { unreachable!("sent of a remote copy") };
+        next[self.sem_offset() + send_sem.0 as usize] += bytes;
+        self.remove_if_complete(next, rec, rec.flags | SENT);
+        Ok(())
+    }
+
+    fn dma_landed(&self, state: &[u32], key: DmaKey, next: &mut Vec<u32>) -> Result<(), Violation> {
+        let rec = self.find_dma(next, key);
+        let (dst, sem, bytes, target, flags) = match self.dma_op(key) {
+            Op::LocalDma { dst, sem, bytes, .. } => (dst, sem, bytes, key.issuer, SENT | RECEIVED),
+            Op::RemoteDma { dst, recv_sem, bytes, target, .. } => (dst, recv_sem, bytes, target, rec.flags | RECEIVED),
+            _ => unreachable!("landing of a DMA"),
+        };
+        let inv = self.invocation_of(key.issuer, key.pc);
+        self.inside_kernel(state, target, inv).map_err(|why| Violation {
+            rule: Rule::OutsideKernel,
+            devices: vec![key.issuer, target],
+            message: format!("the DMA `{}` lands in {target}, which {why}", self.describe_op(key.issuer, key.pc)),
+        })?;
+        let off = self.cell_offset();
+        for (i, c) in self.span(dst).iter().enumerate() {
+            next[off + c.0 as usize] = next[rec.offset + 1 + i];
+        }
+        next[self.sem_offset() + sem.0 as usize] += bytes;
+        self.remove_if_complete(next, rec, flags);
+        Ok(())
+    }
+
+    /// The deadlock report for a state with no enabled event: who waits on what, and who
+    /// could still signal it.
+    pub fn deadlock(&self, state: &[u32]) -> Violation {
+        let mut lines = Vec::new();
+        let mut devices = Vec::new();
+        for d in self.mesh.devices() {
+            let pc = self.pc(state, d);
+            let dp = &self.devices[d.index()];
+            let Some(op) = dp.ops.get(pc as usize) else { continue };
+            devices.push(d);
+            let who = self.describe_op(d, pc);
+            match *op {
+                Op::Wait { sem, amount } => {
+                    let have = self.sem_value(state, sem);
+                    let signallers = self.remaining_signallers(state, sem);
+                    let tail = if signallers.is_empty() {
+                        "no remaining operation of any device increments it".to_string()
+                    } else {
+                        format!("it could still be incremented by {}, which cannot proceed", signallers.join(", "))
+                    };
+                    lines.push(format!("`{who}` waits for {} >= {amount} (it is {have}); {tail}", self.sem_full_name(sem)));
+                }
+                Op::EntryBarrier => {
+                    let k = dp.info[pc as usize].invocation;
+                    let missing: Vec<String> = self
+                        .mesh
+                        .devices()
+                        .filter(|&e| !self.has_entered(state, e, k))
+                        .map(|e| e.to_string())
+                        .collect();
+                    lines.push(format!("`{who}` waits for {} to enter", missing.join(", ")));
+                }
+                _ => lines.push(format!("`{who}` is blocked")),
+            }
+        }
+        Violation { rule: Rule::Deadlock, devices, message: format!("deadlock: {}", lines.join("; ")) }
+    }
+
+    /// Operations not yet run that would increment `sem`, as `d2 (3) signal ...` strings.
+    fn remaining_signallers(&self, state: &[u32], sem: SemSlot) -> Vec<String> {
+        let mut out = Vec::new();
+        for e in self.mesh.devices() {
+            let dp = &self.devices[e.index()];
+            for pc in self.pc(state, e)..dp.ops.len() as u32 {
+                let hits = match dp.ops[pc as usize] {
+                    Op::Signal { sem: s, .. } => s == sem,
+                    Op::RemoteDma { send_sem, recv_sem, .. } => send_sem == sem || recv_sem == sem,
+                    Op::LocalDma { sem: s, .. } => s == sem,
+                    _ => false,
+                };
+                if hits {
+                    out.push(format!("`{}`", self.describe_op(e, pc)));
+                    break;
+                }
+            }
+        }
+        out
+    }
+}

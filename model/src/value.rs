@@ -1,0 +1,300 @@
+//! Symbolic cell values: `Undef`, or a multiset of input atoms.
+//!
+//! A value is interned in a [`ValueTable`] and referred to by a [`ValueId`], so a cell is
+//! one `u32` in a packed state and comparing values is comparing ids.
+
+use std::fmt::Write as _;
+
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+
+/// One input contribution: `(origin device, block, part)` (`x_2[block 1, top]`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct Atom {
+    /// The device whose input this is.
+    pub origin: u16,
+    /// The block of the input (0 when the input is not blocked).
+    pub block: u16,
+    /// The part of the block (0 when it is not split).
+    pub part: u16,
+}
+
+/// The id of an interned value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct ValueId(pub u32);
+
+impl ValueId {
+    /// Never written in this invocation (or left over from an earlier kernel).
+    pub const UNDEF: ValueId = ValueId(0);
+    /// `zeros_like`: the empty sum.
+    pub const ZERO: ValueId = ValueId(1);
+}
+
+/// A summand of a value: an atom, or an uninterpreted function applied to a value.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Term {
+    /// An input atom.
+    Atom(Atom),
+    /// `func(arg)`, e.g. `2*{}` applied to `x0`.
+    Apply(u32, ValueId),
+}
+
+/// A symbolic value.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Value {
+    /// Undefined.
+    Undef,
+    /// A multiset of terms, sorted, each with its multiplicity.
+    Sum(Vec<(Term, u32)>),
+}
+
+/// How values are printed: the seed's notations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Notation {
+    /// `x0+x3`: atoms by origin device.
+    Plain,
+    /// `T2(2+1+0)`: block 2, top half (`T`/`B` for part 0/1), from devices 2, 1, 0.
+    BlockHalves,
+}
+
+/// The interner of values, with memoised sums.
+#[derive(Clone, Debug)]
+pub struct ValueTable {
+    values: Vec<Value>,
+    index: FxHashMap<Value, ValueId>,
+    sums: FxHashMap<(ValueId, ValueId), ValueId>,
+    funcs: Vec<String>,
+    applies: FxHashMap<(u32, ValueId), ValueId>,
+}
+
+impl Default for ValueTable {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ValueTable {
+    /// A table holding `Undef` and zero.
+    pub fn new() -> ValueTable {
+        let mut t = ValueTable {
+            values: Vec::new(),
+            index: FxHashMap::default(),
+            sums: FxHashMap::default(),
+            funcs: Vec::new(),
+            applies: FxHashMap::default(),
+        };
+        t.intern(Value::Undef);
+        t.intern(Value::Sum(Vec::new()));
+        t
+    }
+
+    /// Interns a value.
+    pub fn intern(&mut self, value: Value) -> ValueId {
+        if let Some(&id) = self.index.get(&value) {
+            return id;
+        }
+        let id = ValueId(self.values.len() as u32);
+        self.values.push(value.clone());
+        self.index.insert(value, id);
+        id
+    }
+
+    /// The value of an id.
+    pub fn get(&self, id: ValueId) -> &Value {
+        &self.values[id.0 as usize]
+    }
+
+    /// The number of distinct values interned.
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    /// Never empty: `Undef` and zero are always there.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// The value holding one atom.
+    pub fn atom(&mut self, atom: Atom) -> ValueId {
+        self.intern(Value::Sum(vec![(Term::Atom(atom), 1)]))
+    }
+
+    /// The sum of atoms, each once.
+    pub fn sum_of(&mut self, atoms: impl IntoIterator<Item = Atom>) -> ValueId {
+        let mut acc = ValueId::ZERO;
+        for a in atoms {
+            let v = self.atom(a);
+            acc = self.add(acc, v);
+        }
+        acc
+    }
+
+    /// `a + b`: multiset union; `Undef` absorbs.
+    pub fn add(&mut self, a: ValueId, b: ValueId) -> ValueId {
+        if a == ValueId::UNDEF || b == ValueId::UNDEF {
+            return ValueId::UNDEF;
+        }
+        if a == ValueId::ZERO {
+            return b;
+        }
+        if b == ValueId::ZERO {
+            return a;
+        }
+        let key = if a <= b { (a, b) } else { (b, a) };
+        if let Some(&v) = self.sums.get(&key) {
+            return v;
+        }
+        let (Value::Sum(x), Value::Sum(y)) = (self.get(a), self.get(b)) else {
+            unreachable!("Undef handled above")
+        };
+        let mut merged: Vec<(Term, u32)> = Vec::with_capacity(x.len() + y.len());
+        let (mut i, mut j) = (0, 0);
+        while i < x.len() || j < y.len() {
+            if j == y.len() || (i < x.len() && x[i].0 < y[j].0) {
+                merged.push(x[i].clone());
+                i += 1;
+            } else if i == x.len() || y[j].0 < x[i].0 {
+                merged.push(y[j].clone());
+                j += 1;
+            } else {
+                merged.push((x[i].0.clone(), x[i].1 + y[j].1));
+                i += 1;
+                j += 1;
+            }
+        }
+        let v = self.intern(Value::Sum(merged));
+        self.sums.insert(key, v);
+        v
+    }
+
+    /// The id of a function template (`2*{}`), registering it if new.
+    pub fn func(&mut self, template: &str) -> u32 {
+        if let Some(i) = self.funcs.iter().position(|f| f == template) {
+            return i as u32;
+        }
+        self.funcs.push(template.to_string());
+        self.funcs.len() as u32 - 1
+    }
+
+    /// `func(v)`; `Undef` stays `Undef`.
+    pub fn apply(&mut self, func: u32, v: ValueId) -> ValueId {
+        if v == ValueId::UNDEF {
+            return v;
+        }
+        if let Some(&r) = self.applies.get(&(func, v)) {
+            return r;
+        }
+        let r = self.intern(Value::Sum(vec![(Term::Apply(func, v), 1)]));
+        self.applies.insert((func, v), r);
+        r
+    }
+
+    /// Prints a value in the seed's notation: `-` for undefined, `0` for the empty sum.
+    pub fn display(&self, id: ValueId, notation: Notation) -> String {
+        let Value::Sum(terms) = self.get(id) else {
+            return "-".to_string();
+        };
+        if terms.is_empty() {
+            return "0".to_string();
+        }
+        if notation == Notation::BlockHalves {
+            if let Some(s) = self.display_block_half(terms) {
+                return s;
+            }
+        }
+        let mut out = String::new();
+        for (term, count) in terms {
+            for _ in 0..*count {
+                if !out.is_empty() {
+                    out.push('+');
+                }
+                match term {
+                    Term::Atom(a) => match notation {
+                        Notation::Plain => {
+                            let _ = write!(out, "x{}", a.origin);
+                        }
+                        Notation::BlockHalves => {
+                            let _ = write!(out, "{}{}({})", half_letter(a.part), a.block, a.origin);
+                        }
+                    },
+                    Term::Apply(f, v) => {
+                        let inner = self.display(*v, notation);
+                        let inner = if inner.contains('+') { format!("({inner})") } else { inner };
+                        out.push_str(&self.funcs[*f as usize].replace("{}", &inner));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    fn display_block_half(&self, terms: &[(Term, u32)]) -> Option<String> {
+        let mut key = None;
+        let mut origins = Vec::new();
+        for (term, count) in terms {
+            let Term::Atom(a) = term else { return None };
+            if *key.get_or_insert((a.block, a.part)) != (a.block, a.part) {
+                return None;
+            }
+            for _ in 0..*count {
+                origins.push(a.origin.to_string());
+            }
+        }
+        let (block, part) = key?;
+        Some(format!("{}{}({})", half_letter(part), block, origins.join("+")))
+    }
+}
+
+fn half_letter(part: u16) -> char {
+    match part {
+        0 => 'T',
+        1 => 'B',
+        _ => '?',
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn atom(origin: u16, block: u16, part: u16) -> Atom {
+        Atom { origin, block, part }
+    }
+
+    #[test]
+    fn sums_are_multisets_and_undef_absorbs() {
+        let mut t = ValueTable::new();
+        let a = t.atom(atom(0, 0, 0));
+        let b = t.atom(atom(3, 0, 0));
+        let ab = t.add(a, b);
+        assert_eq!(ab, t.add(b, a));
+        assert_eq!(t.display(ab, Notation::Plain), "x0+x3");
+        let twice = t.add(ab, a);
+        assert_ne!(twice, ab);
+        assert_eq!(t.display(twice, Notation::Plain), "x0+x0+x3");
+        assert_eq!(t.add(ab, ValueId::UNDEF), ValueId::UNDEF);
+        assert_eq!(t.add(ValueId::ZERO, ab), ab);
+        assert_eq!(t.display(ValueId::UNDEF, Notation::Plain), "-");
+    }
+
+    #[test]
+    fn block_half_notation_matches_the_seed() {
+        let mut t = ValueTable::new();
+        let v = t.sum_of([atom(2, 2, 0), atom(1, 2, 0), atom(0, 2, 0)]);
+        assert_eq!(t.display(v, Notation::BlockHalves), "T2(0+1+2)");
+        let mixed = t.sum_of([atom(2, 2, 0), atom(1, 3, 1)]);
+        assert_eq!(t.display(mixed, Notation::BlockHalves), "B3(1)+T2(2)");
+    }
+
+    #[test]
+    fn functions_are_uninterpreted() {
+        let mut t = ValueTable::new();
+        let x = t.atom(atom(0, 0, 0));
+        let double = t.func("2*{}");
+        let inc = t.func("{}+1");
+        let y = t.apply(double, x);
+        let z = t.apply(inc, y);
+        assert_eq!(t.display(z, Notation::Plain), "2*x0+1");
+        assert_eq!(t.apply(inc, ValueId::UNDEF), ValueId::UNDEF);
+    }
+}

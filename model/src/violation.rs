@@ -1,0 +1,67 @@
+//! The rules of SPEC §5 and the violations that break them.
+
+use std::fmt;
+
+use serde::Serialize;
+
+use crate::mesh::DeviceId;
+
+/// A correctness rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Rule {
+    /// A cell read while a write to it is in flight, or written while a read or write is.
+    Race,
+    /// A device exits with an output cell that differs from the specification.
+    WrongResult,
+    /// No event is enabled and some device has not finished.
+    Deadlock,
+    /// A semaphore is non-zero, or a DMA is outstanding, when a device exits.
+    SemaphoreLeak,
+    /// A DMA lands in, or a semaphore is signalled on, a device outside this invocation.
+    OutsideKernel,
+}
+
+impl Rule {
+    /// The rule's name on the command line and in JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Rule::Race => "race",
+            Rule::WrongResult => "wrong-result",
+            Rule::Deadlock => "deadlock",
+            Rule::SemaphoreLeak => "semaphore-leak",
+            Rule::OutsideKernel => "outside-kernel",
+        }
+    }
+
+    /// Every rule.
+    pub const ALL: [Rule; 5] = [Rule::Race, Rule::WrongResult, Rule::Deadlock, Rule::SemaphoreLeak, Rule::OutsideKernel];
+
+    /// The rule with this name.
+    pub fn from_name(name: &str) -> Option<Rule> {
+        Rule::ALL.into_iter().find(|r| r.name() == name)
+    }
+}
+
+impl fmt::Display for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A broken rule: which, who, and a message that names the cells and semaphores.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Violation {
+    /// The rule.
+    pub rule: Rule,
+    /// The devices involved.
+    pub devices: Vec<DeviceId>,
+    /// A human-readable explanation.
+    pub message: String,
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.rule, self.message)
+    }
+}

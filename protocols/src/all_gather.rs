@@ -1,0 +1,65 @@
+//! `lax.all_gather` (seed 000 §2): each step forwards one slot to the right neighbour.
+
+use semcheck_model::dsl::trace;
+use semcheck_model::ir::{Kernel, MemorySpace};
+use semcheck_model::{Expected, ModelError, Notation, Rule, Spec};
+
+use crate::catalogue::{MeshKind, Mutant, Protocol};
+use crate::expect::{atom, expect};
+
+pub(crate) const PROTOCOL: Protocol = Protocol::new(
+    "all_gather",
+    "ring all-gather: every device ends with every shard, one hop per grid step",
+    "seed 000 §2 all_gather_kernel",
+    MeshKind::Ring,
+    &[Mutant {
+        name: "shared-recv-sem",
+        description: "one recv_sem for every step instead of recv_sems.at[step]: a later DMA's bytes can satisfy an earlier wait",
+        expected: Some(Rule::Race),
+        repeat: 1,
+    }],
+    kernel,
+    spec,
+);
+
+fn kernel(num_devices: usize, mutant: Option<&str>) -> Result<Kernel, ModelError> {
+    let shared_recv_sem = mutant == Some("shared-recv-sem");
+    trace("all_gather", |k| {
+        k.grid(&[num_devices - 1]);
+        let x_ref = k.input("x_ref", MemorySpace::Hbm, &[]);
+        let out_ref = k.output("out_ref", MemorySpace::Hbm, &[num_devices]);
+        let local_sem = k.dma_semaphore("local_sem");
+        let send_sem = k.dma_semaphore("send_sem");
+        let recv_sems = if shared_recv_sem {
+            k.dma_semaphore("recv_sem")
+        } else {
+            k.dma_semaphores("recv_sems", num_devices - 1)
+        };
+
+        let step = k.program_id(0);
+        let my_id = k.axis_index("x");
+        let right = (&my_id + 1).rem(num_devices);
+        let slot = (&my_id - &step + num_devices as i64).rem(num_devices);
+
+        k.when(step.clone().equals(0), |k| {
+            let local = k.make_async_copy(&x_ref, &out_ref.at(&my_id), &local_sem);
+            local.start();
+            local.wait();
+        });
+
+        let recv_sem = if shared_recv_sem { recv_sems.clone() } else { recv_sems.at(step) };
+        let remote = k.make_async_remote_copy(&out_ref.at(&slot), &out_ref.at(&slot), &send_sem, &recv_sem, right);
+        remote.start();
+        remote.wait();
+    })
+}
+
+fn spec(n: usize) -> Spec {
+    let mut outputs = Vec::new();
+    for d in 0..n {
+        for s in 0..n {
+            outputs.push(expect(d, "out_ref", &[s], Expected::Sum(vec![atom(s, 0, 0)])));
+        }
+    }
+    Spec { notation: Notation::Plain, outputs }
+}

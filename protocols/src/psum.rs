@@ -1,0 +1,124 @@
+//! `lax.psum` (seed 000 §3): one-directional ring all-reduce with double-buffered HBM
+//! slots and a capacity semaphore.
+
+use semcheck_model::dsl::{trace, zeros_like};
+use semcheck_model::ir::{Kernel, MemorySpace};
+use semcheck_model::{Expected, ModelError, Notation, Rule, Spec};
+
+use crate::barrier::{neighbor_barrier, Barrier};
+use crate::catalogue::{MeshKind, Mutant, Protocol};
+use crate::expect::{atom, expect};
+
+pub(crate) const PROTOCOL: Protocol = Protocol::new(
+    "psum",
+    "ring all-reduce sum: inputs travel the ring, each device accumulates what it receives",
+    "seed 000 §3 psum_kernel with neighbor_barrier(double_barrier=True)",
+    MeshKind::Ring,
+    &[
+        Mutant {
+            name: "no-capacity",
+            description: "drop the capacity_sem signal and wait: a device one step ahead writes its neighbour's working slot",
+            expected: Some(Rule::Race),
+            repeat: 1,
+        },
+        Mutant {
+            name: "no-barrier",
+            description: "drop neighbor_barrier: the first DMA can land in a device that has not entered the kernel",
+            expected: Some(Rule::OutsideKernel),
+            repeat: 1,
+        },
+        Mutant {
+            name: "single-barrier",
+            description: "neighbor_barrier(double_barrier=False), invoked twice back to back (open question in SPEC §6)",
+            expected: None,
+            repeat: 2,
+        },
+    ],
+    kernel,
+    spec,
+);
+
+struct Variant {
+    capacity: bool,
+    barrier: Barrier,
+}
+
+fn kernel(num_devices: usize, mutant: Option<&str>) -> Result<Kernel, ModelError> {
+    let v = Variant {
+        capacity: mutant != Some("no-capacity"),
+        barrier: match mutant {
+            Some("no-barrier") => Barrier::None,
+            Some("single-barrier") => Barrier::Single,
+            _ => Barrier::Double,
+        },
+    };
+    trace("psum", |k| {
+        k.grid(&[num_devices]);
+        k.collective_id(0);
+        let x_ref = k.input("x_ref", MemorySpace::Vmem, &[]);
+        let mut o_ref = k.output("o_ref", MemorySpace::Vmem, &[]);
+        let hbm_buf = k.output("hbm_buf", MemorySpace::Hbm, &[2]);
+        let local_copy_sem = k.dma_semaphore("local_copy_sem");
+        let remote_recv_sem = k.dma_semaphore("remote_recv_sem");
+        let remote_send_sem = k.dma_semaphore("remote_send_sem");
+        let capacity_sem = k.regular_semaphore("capacity_sem");
+        let vmem_recv = k.scratch("vmem_recv", MemorySpace::Vmem, &[]);
+
+        let step = k.program_id(0);
+        let working = step.clone().rem(2);
+        let receiving = 1 - &working;
+
+        let my_id = k.axis_index("x");
+        let right = (&my_id + 1).rem(num_devices);
+        let left = (&my_id - 1 + num_devices as i64).rem(num_devices);
+
+        k.when(step.equals(0), |k| {
+            neighbor_barrier(k, &left, &right, v.barrier);
+            o_ref.assign(zeros_like(&o_ref));
+            vmem_recv.assign(zeros_like(&vmem_recv));
+
+            let first = k.make_async_remote_copy(
+                &x_ref,
+                &hbm_buf.at(&working),
+                &remote_send_sem,
+                &remote_recv_sem,
+                &right,
+            );
+            first.start();
+            first.wait();
+        });
+
+        // Tell the left neighbour: I am ready for its next write.
+        if v.capacity {
+            k.semaphore_signal(&capacity_sem, 1, &left);
+        }
+
+        // Local HBM -> VMEM copy, for accumulation.
+        let local = k.make_async_copy(&hbm_buf.at(&working), &vmem_recv, &local_copy_sem);
+        local.start();
+
+        // Before writing the right neighbour, wait until it said it is ready.
+        if v.capacity {
+            k.semaphore_wait(&capacity_sem, 1);
+        }
+
+        let remote = k.make_async_remote_copy(
+            &hbm_buf.at(&working),
+            &hbm_buf.at(&receiving),
+            &remote_send_sem,
+            &remote_recv_sem,
+            &right,
+        );
+        remote.start();
+
+        local.wait();
+        o_ref += &vmem_recv;
+        remote.wait();
+    })
+}
+
+fn spec(n: usize) -> Spec {
+    let all: Vec<_> = (0..n).map(|e| atom(e, 0, 0)).collect();
+    let outputs = (0..n).map(|d| expect(d, "o_ref", &[], Expected::Sum(all.clone()))).collect();
+    Spec { notation: Notation::Plain, outputs }
+}

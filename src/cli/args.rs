@@ -1,0 +1,108 @@
+//! The command-line grammar.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use semcheck::checker::{Budget, Config, Reduction, Strategy};
+
+/// semcheck: prove a Pallas collective's semaphore protocol correct, or show the shortest
+/// schedule that breaks it.
+#[derive(Parser, Debug)]
+#[command(name = "semcheck", version, about)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+/// The subcommands.
+#[derive(Subcommand, Debug)]
+pub(crate) enum Command {
+    /// List the protocols and their mutants.
+    List {
+        /// Print JSON: an array of {name, description, mutants: [{name, description}]}.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check a protocol (or `all`: every protocol and mutant).
+    Check(CheckArgs),
+}
+
+/// Exploration order on the command line.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub(crate) enum StrategyArg {
+    /// Breadth-first (shortest counterexample).
+    Bfs,
+    /// Depth-first.
+    Dfs,
+}
+
+/// Reduction on the command line.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub(crate) enum ReductionArg {
+    /// Partial-order reduction.
+    Por,
+    /// No reduction.
+    None,
+}
+
+/// Arguments of `semcheck check`.
+#[derive(Args, Debug)]
+pub(crate) struct CheckArgs {
+    /// Protocol name (see `semcheck list`), or `all`.
+    pub(crate) protocol: String,
+    /// Check this mutant instead of the correct protocol.
+    #[arg(long)]
+    pub(crate) mutant: Option<String>,
+    /// Number of devices (ring size; the TensorCore protocols need 2).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..=4096))]
+    pub(crate) devices: u16,
+    /// Back-to-back invocations of the kernel (default: 1, or the mutant's own need).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub(crate) repeat: Option<u32>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// Exploration order.
+    #[arg(long, value_enum, default_value_t = StrategyArg::Bfs)]
+    pub(crate) strategy: StrategyArg,
+    /// State-space reduction.
+    #[arg(long, value_enum, default_value_t = ReductionArg::Por)]
+    pub(crate) reduction: ReductionArg,
+    /// Stop (verdict incomplete) after this many distinct states.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) max_states: Option<u64>,
+    /// Stop (verdict incomplete) after this many seconds.
+    #[arg(long, value_parser = positive_seconds)]
+    pub(crate) max_seconds: Option<f64>,
+    /// Stop (verdict incomplete) when the explorer's tables reach this many MiB.
+    #[arg(long, default_value_t = 16384, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) max_memory_mib: u64,
+}
+
+fn positive_seconds(s: &str) -> Result<f64, String> {
+    let v: f64 = s.parse().map_err(|_| format!("`{s}` is not a number of seconds"))?;
+    if v.is_finite() && v > 0.0 {
+        Ok(v)
+    } else {
+        Err(format!("`{s}` must be a positive number of seconds"))
+    }
+}
+
+impl CheckArgs {
+    /// The explorer configuration these arguments ask for.
+    pub(crate) fn config(&self) -> Config {
+        Config {
+            strategy: match self.strategy {
+                StrategyArg::Bfs => Strategy::Bfs,
+                StrategyArg::Dfs => Strategy::Dfs,
+            },
+            reduction: match self.reduction {
+                ReductionArg::Por => Reduction::PartialOrder,
+                ReductionArg::None => Reduction::None,
+            },
+            budget: Budget {
+                max_states: self.max_states,
+                max_seconds: self.max_seconds,
+                max_memory_bytes: Some(self.max_memory_mib << 20),
+            },
+        }
+    }
+}

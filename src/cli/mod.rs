@@ -1,0 +1,56 @@
+//! Command-line parsing and dispatch.
+
+mod all;
+mod args;
+mod case;
+mod list;
+
+use clap::Parser;
+
+pub(crate) use args::{Cli, Command};
+
+/// Exit code: proved (or, for `check all`, every expectation met).
+pub(crate) const EXIT_PROVED: i32 = 0;
+/// Exit code: a violation was found (or `check all` failed an expectation).
+pub(crate) const EXIT_VIOLATION: i32 = 1;
+/// Exit code: bad usage or bad input.
+pub(crate) const EXIT_USAGE: i32 = 2;
+/// Exit code: a budget stopped the exploration.
+pub(crate) const EXIT_INCOMPLETE: i32 = 3;
+
+/// Parses the arguments, runs the command and returns the exit code.
+pub(crate) fn run() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { EXIT_USAGE } else { EXIT_PROVED };
+            let _ = e.print();
+            return code;
+        }
+    };
+    init_logging();
+    let result = match cli.command {
+        Command::List { json } => list::run(json),
+        Command::Check(args) => {
+            if args.protocol == "all" {
+                all::run(&args)
+            } else {
+                case::run(&args)
+            }
+        }
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("semcheck: error: {e}");
+            EXIT_USAGE
+        }
+    }
+}
+
+/// `RUST_LOG=semcheck=debug` shows exploration progress, `trace` every event.
+fn init_logging() {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+}

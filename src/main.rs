@@ -1,0 +1,7 @@
+//! The `semcheck` command line.
+
+mod cli;
+
+fn main() {
+    std::process::exit(cli::run());
+}
