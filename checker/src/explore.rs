@@ -15,14 +15,8 @@ const CHECK_EVERY: u64 = 4096;
 /// Explores every reachable state of `program` under `config`.
 pub fn explore(program: &Program, config: &Config) -> Report {
     let start = Instant::now();
-    let mut run = Run {
-        program,
-        config,
-        store: Store::new(),
-        values: program.values.clone(),
-        stats: Stats::default(),
-        start,
-    };
+    let mut run =
+        Run { program, config, store: Store::new(), values: program.values.clone(), stats: Stats::default(), start };
     let verdict = run.search();
     run.stats.states = run.store.len() as u64;
     run.stats.seconds = start.elapsed().as_secs_f64();
@@ -154,7 +148,14 @@ impl Run<'_> {
         })
     }
 
-    fn expand(&mut self, id: u32, state: &[u32], next: &mut Vec<u32>, enabled: &mut Vec<Event>, children: &mut Vec<u32>) -> Expanded {
+    fn expand(
+        &mut self,
+        id: u32,
+        state: &[u32],
+        next: &mut Vec<u32>,
+        enabled: &mut Vec<Event>,
+        children: &mut Vec<u32>,
+    ) -> Expanded {
         let program = self.program;
         children.clear();
         enabled.clear();

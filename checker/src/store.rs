@@ -29,7 +29,14 @@ fn hash(state: &[u32]) -> u64 {
 
 impl Store {
     pub(crate) fn new() -> Store {
-        Store { words: Vec::new(), ends: Vec::new(), parents: Vec::new(), events: Vec::new(), hashes: Vec::new(), table: HashTable::new() }
+        Store {
+            words: Vec::new(),
+            ends: Vec::new(),
+            parents: Vec::new(),
+            events: Vec::new(),
+            hashes: Vec::new(),
+            table: HashTable::new(),
+        }
     }
 
     pub(crate) fn len(&self) -> usize {

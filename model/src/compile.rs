@@ -4,13 +4,9 @@
 
 use crate::error::{ErrorKind, ModelError};
 use crate::expr::{EvalEnv, Expr};
-use crate::ir::{
-    BufferRole, Dest, DmaDesc, Index, Kernel, RefExpr, Rhs, SemKind, SemRef, Stmt, WaitPart,
-};
+use crate::ir::{BufferRole, Dest, DmaDesc, Index, Kernel, RefExpr, Rhs, SemKind, SemRef, Stmt, WaitPart};
 use crate::mesh::{DeviceId, Mesh};
-use crate::program::{
-    Access, CellId, CellInfo, CellSpan, ComputeKind, DeviceProgram, Op, OpInfo, Program, SemSlot,
-};
+use crate::program::{Access, CellId, CellInfo, CellSpan, ComputeKind, DeviceProgram, Op, OpInfo, Program, SemSlot};
 use crate::spec::Spec;
 use crate::value::{Atom, ValueId, ValueTable};
 
@@ -63,14 +59,20 @@ fn validate_declarations(kernel: &Kernel) -> Result<(), ModelError> {
     }
     for b in &kernel.buffers {
         if b.shape.contains(&0) {
-            return Err(ModelError::new(ErrorKind::BadDeclaration, format!("buffer `{}` has a zero-sized dimension", b.name)));
+            return Err(ModelError::new(
+                ErrorKind::BadDeclaration,
+                format!("buffer `{}` has a zero-sized dimension", b.name),
+            ));
         }
         if b.cell_bytes == 0 {
             return Err(ModelError::new(ErrorKind::BadDeclaration, format!("buffer `{}` has 0-byte cells", b.name)));
         }
     }
     if kernel.grid.contains(&0) {
-        return Err(ModelError::new(ErrorKind::BadDeclaration, format!("grid {:?} has a zero-sized dimension", kernel.grid)));
+        return Err(ModelError::new(
+            ErrorKind::BadDeclaration,
+            format!("grid {:?} has a zero-sized dimension", kernel.grid),
+        ));
     }
     Ok(())
 }
@@ -105,11 +107,7 @@ impl<'a> Compiler<'a> {
         let add = |owner: Option<DeviceId>, b: usize, cells: &mut Vec<CellInfo>| {
             let start = cells.len() as u32;
             for flat in 0..kernel.buffers[b].num_cells() {
-                cells.push(CellInfo {
-                    owner,
-                    buffer: b,
-                    index: unravel(flat, &kernel.buffers[b].shape),
-                });
+                cells.push(CellInfo { owner, buffer: b, index: unravel(flat, &kernel.buffers[b].shape) });
             }
             start
         };
@@ -194,7 +192,11 @@ impl<'a> Compiler<'a> {
         if out.ops.len() >= MAX_OPS_PER_DEVICE {
             return Err(ModelError::new(
                 ErrorKind::TooLarge,
-                format!("kernel {}: {} operations on {d}, more than the {MAX_OPS_PER_DEVICE} a state can hold", self.kernel.name, out.ops.len()),
+                format!(
+                    "kernel {}: {} operations on {d}, more than the {MAX_OPS_PER_DEVICE} a state can hold",
+                    self.kernel.name,
+                    out.ops.len()
+                ),
             ));
         }
         let reset = self
@@ -265,12 +267,18 @@ impl<'a> Compiler<'a> {
                         Rhs::Map { func, src } => {
                             let (s, _) = self.cells_of(src, here.device, here, &what)?;
                             let f = self.values.func(func);
-                            let label = format!("{} = {}", self.view_name(&dcells), func.replace("{}", &self.view_name(&s)));
+                            let label =
+                                format!("{} = {}", self.view_name(&dcells), func.replace("{}", &self.view_name(&s)));
                             (ComputeKind::Apply(f), s, label)
                         }
                     };
                     if kind != ComputeKind::Zero && src.len() != dcells.len() {
-                        return Err(self.err(here, &what, ErrorKind::SizeMismatch, format!("{} cells assigned from {}", dcells.len(), src.len())));
+                        return Err(self.err(
+                            here,
+                            &what,
+                            ErrorKind::SizeMismatch,
+                            format!("{} cells assigned from {}", dcells.len(), src.len()),
+                        ));
                     }
                     let op = Op::Compute { kind, dst: self.span(dcells), src: self.span(src) };
                     out.push(op, label, here.invocation, here.env.program_ids);
@@ -280,7 +288,12 @@ impl<'a> Compiler<'a> {
                     let (d, _) = self.cells_of(dst, here.device, here, &what)?;
                     let (s, _) = self.cells_of(src, here.device, here, &what)?;
                     if d.len() != s.len() {
-                        return Err(self.err(here, &what, ErrorKind::SizeMismatch, format!("{} cells added to {}", s.len(), d.len())));
+                        return Err(self.err(
+                            here,
+                            &what,
+                            ErrorKind::SizeMismatch,
+                            format!("{} cells added to {}", s.len(), d.len()),
+                        ));
                     }
                     let label = format!("{} += {}", self.view_name(&d), self.view_name(&s));
                     let op = Op::Compute { kind: ComputeKind::Add, dst: self.span(d), src: self.span(s) };
@@ -299,7 +312,12 @@ impl<'a> Compiler<'a> {
                 let (d, db) = self.cells_of(dst, here.device, here, &what)?;
                 self.same_size(&s, sb, &d, db, here, &what)?;
                 let slot = self.sem(sem, here, &what, &[SemKind::Dma], here.device)?;
-                let label = format!("start local_copy {} -> {} ({})", self.view_name(&s), self.view_name(&d), self.sem_name(slot));
+                let label = format!(
+                    "start local_copy {} -> {} ({})",
+                    self.view_name(&s),
+                    self.view_name(&d),
+                    self.sem_name(slot)
+                );
                 Ok((Op::LocalDma { src: self.span(s), dst: self.span(d), sem: slot, bytes: sb }, label))
             }
             DmaDesc::Remote { src, dst, send_sem, recv_sem, device } => {
@@ -317,7 +335,14 @@ impl<'a> Compiler<'a> {
                     self.sem_name(send),
                     self.sem_name(recv)
                 );
-                let op = Op::RemoteDma { src: self.span(s), dst: self.span(d), target, send_sem: send, recv_sem: recv, bytes: sb };
+                let op = Op::RemoteDma {
+                    src: self.span(s),
+                    dst: self.span(d),
+                    target,
+                    send_sem: send,
+                    recv_sem: recv,
+                    bytes: sb,
+                };
                 Ok((op, label))
             }
         }
@@ -329,16 +354,23 @@ impl<'a> Compiler<'a> {
         let mut waits = Vec::new();
         match (start, desc) {
             (Op::LocalDma { sem, bytes, .. }, _) => {
-                waits.push((Op::Wait { sem, amount: bytes }, format!("wait {} {bytes} (dma wait)", self.sem_name(sem))));
+                waits
+                    .push((Op::Wait { sem, amount: bytes }, format!("wait {} {bytes} (dma wait)", self.sem_name(sem))));
             }
             (Op::RemoteDma { send_sem, bytes, .. }, DmaDesc::Remote { recv_sem, .. }) => {
                 if part != WaitPart::Recv {
-                    waits.push((Op::Wait { sem: send_sem, amount: bytes }, format!("wait {} {bytes} (wait_send)", self.sem_name(send_sem))));
+                    waits.push((
+                        Op::Wait { sem: send_sem, amount: bytes },
+                        format!("wait {} {bytes} (wait_send)", self.sem_name(send_sem)),
+                    ));
                 }
                 if part != WaitPart::Send {
                     // wait_recv waits on the receive semaphore of *this* device.
                     let own = self.sem(recv_sem, here, "wait_recv", &[SemKind::Dma], here.device)?;
-                    waits.push((Op::Wait { sem: own, amount: bytes }, format!("wait {} {bytes} (wait_recv)", self.sem_name(own))));
+                    waits.push((
+                        Op::Wait { sem: own, amount: bytes },
+                        format!("wait {} {bytes} (wait_recv)", self.sem_name(own)),
+                    ));
                 }
             }
             _ => unreachable!("dma_start returns a DMA op"),
@@ -346,7 +378,15 @@ impl<'a> Compiler<'a> {
         Ok(waits)
     }
 
-    fn same_size(&self, s: &[CellId], sb: u32, d: &[CellId], db: u32, here: &Here<'_>, what: &str) -> Result<(), ModelError> {
+    fn same_size(
+        &self,
+        s: &[CellId],
+        sb: u32,
+        d: &[CellId],
+        db: u32,
+        here: &Here<'_>,
+        what: &str,
+    ) -> Result<(), ModelError> {
         if s.len() != d.len() || sb != db {
             return Err(self.err(
                 here,
@@ -360,7 +400,8 @@ impl<'a> Compiler<'a> {
 
     fn amount(&self, e: &Expr, here: &Here<'_>, what: &str) -> Result<u32, ModelError> {
         let v = self.eval(e, here, what)?;
-        u32::try_from(v).map_err(|_| self.err(here, what, ErrorKind::BadExpression, format!("amount {v} is not in 0..=u32::MAX")))
+        u32::try_from(v)
+            .map_err(|_| self.err(here, what, ErrorKind::BadExpression, format!("amount {v} is not in 0..=u32::MAX")))
     }
 
     fn dest(&self, dest: &Dest, here: &Here<'_>, what: &str) -> Result<DeviceId, ModelError> {
@@ -369,7 +410,17 @@ impl<'a> Compiler<'a> {
             Dest::Own => return Ok(here.device),
             Dest::Mesh(es) => {
                 if es.len() != coords.len() {
-                    return Err(self.err(here, what, ErrorKind::DeviceOffMesh, format!("device_id has {} coordinate(s), the mesh ({}) has {} axes", es.len(), self.mesh, coords.len())));
+                    return Err(self.err(
+                        here,
+                        what,
+                        ErrorKind::DeviceOffMesh,
+                        format!(
+                            "device_id has {} coordinate(s), the mesh ({}) has {} axes",
+                            es.len(),
+                            self.mesh,
+                            coords.len()
+                        ),
+                    ));
                 }
                 for (c, e) in coords.iter_mut().zip(es) {
                     *c = self.eval(e, here, what)?;
@@ -378,33 +429,79 @@ impl<'a> Compiler<'a> {
             Dest::Axes(axes) => {
                 for (name, e) in axes {
                     let pos = self.mesh.axis_position(name).ok_or_else(|| {
-                        self.err(here, what, ErrorKind::DeviceOffMesh, format!("device_id names axis `{name}`, which the mesh ({}) lacks", self.mesh))
+                        self.err(
+                            here,
+                            what,
+                            ErrorKind::DeviceOffMesh,
+                            format!("device_id names axis `{name}`, which the mesh ({}) lacks", self.mesh),
+                        )
                     })?;
                     coords[pos] = self.eval(e, here, what)?;
                 }
             }
         }
         self.mesh.device_at(&coords).ok_or_else(|| {
-            self.err(here, what, ErrorKind::DeviceOffMesh, format!("device id {coords:?} is off the mesh ({})", self.mesh))
+            self.err(
+                here,
+                what,
+                ErrorKind::DeviceOffMesh,
+                format!("device id {coords:?} is off the mesh ({})", self.mesh),
+            )
         })
     }
 
-    fn sem(&self, r: &SemRef, here: &Here<'_>, what: &str, kinds: &[SemKind], on: DeviceId) -> Result<SemSlot, ModelError> {
+    fn sem(
+        &self,
+        r: &SemRef,
+        here: &Here<'_>,
+        what: &str,
+        kinds: &[SemKind],
+        on: DeviceId,
+    ) -> Result<SemSlot, ModelError> {
         let decl = self.kernel.semaphore(r.sem).ok_or_else(|| {
-            self.err(here, what, ErrorKind::UnknownSemaphore, format!("semaphore #{} is not declared by this kernel", r.sem.0))
+            self.err(
+                here,
+                what,
+                ErrorKind::UnknownSemaphore,
+                format!("semaphore #{} is not declared by this kernel", r.sem.0),
+            )
         })?;
         if !kinds.contains(&decl.kind) {
             let want: Vec<String> = kinds.iter().map(|k| k.to_string()).collect();
-            return Err(self.err(here, what, ErrorKind::WrongSemaphoreKind, format!("`{}` is a {} semaphore; this needs {}", decl.name, decl.kind, want.join(" or "))));
+            return Err(self.err(
+                here,
+                what,
+                ErrorKind::WrongSemaphoreKind,
+                format!("`{}` is a {} semaphore; this needs {}", decl.name, decl.kind, want.join(" or ")),
+            ));
         }
         let offset = match (decl.len, &r.index) {
             (None, None) => 0,
-            (None, Some(_)) => return Err(self.err(here, what, ErrorKind::OutOfRange, format!("`{}` is not a semaphore array", decl.name))),
-            (Some(_), None) => return Err(self.err(here, what, ErrorKind::OutOfRange, format!("semaphore array `{}` used without .at[i]", decl.name))),
+            (None, Some(_)) => {
+                return Err(self.err(
+                    here,
+                    what,
+                    ErrorKind::OutOfRange,
+                    format!("`{}` is not a semaphore array", decl.name),
+                ))
+            }
+            (Some(_), None) => {
+                return Err(self.err(
+                    here,
+                    what,
+                    ErrorKind::OutOfRange,
+                    format!("semaphore array `{}` used without .at[i]", decl.name),
+                ))
+            }
             (Some(n), Some(i)) => {
                 let v = self.eval(i, here, what)?;
                 if v < 0 || v as usize >= n {
-                    return Err(self.err(here, what, ErrorKind::OutOfRange, format!("index {v} out of range for semaphore array `{}` of length {n}", decl.name)));
+                    return Err(self.err(
+                        here,
+                        what,
+                        ErrorKind::OutOfRange,
+                        format!("index {v} out of range for semaphore array `{}` of length {n}", decl.name),
+                    ));
                 }
                 v as usize
             }
@@ -427,9 +524,20 @@ impl<'a> Compiler<'a> {
     }
 
     /// The cells of a view on `on`, and its byte count.
-    fn cells_of(&self, r: &RefExpr, on: DeviceId, here: &Here<'_>, what: &str) -> Result<(Vec<CellId>, u32), ModelError> {
+    fn cells_of(
+        &self,
+        r: &RefExpr,
+        on: DeviceId,
+        here: &Here<'_>,
+        what: &str,
+    ) -> Result<(Vec<CellId>, u32), ModelError> {
         let decl = self.kernel.buffer(r.buffer).ok_or_else(|| {
-            self.err(here, what, ErrorKind::UnknownBuffer, format!("buffer #{} is not declared by this kernel", r.buffer.0))
+            self.err(
+                here,
+                what,
+                ErrorKind::UnknownBuffer,
+                format!("buffer #{} is not declared by this kernel", r.buffer.0),
+            )
         })?;
         // Per dimension: (offset, size, dropped).
         let mut dims: Vec<(usize, usize, bool)> = decl.shape.iter().map(|&s| (0, s, false)).collect();
@@ -437,13 +545,23 @@ impl<'a> Compiler<'a> {
             let mut free = dims.iter_mut().filter(|d| !d.2);
             for (k, index) in indices.iter().enumerate() {
                 let dim = free.next().ok_or_else(|| {
-                    self.err(here, what, ErrorKind::OutOfRange, format!("too many indices for `{}` of shape {:?}", decl.name, decl.shape))
+                    self.err(
+                        here,
+                        what,
+                        ErrorKind::OutOfRange,
+                        format!("too many indices for `{}` of shape {:?}", decl.name, decl.shape),
+                    )
                 })?;
                 match index {
                     Index::At(e) => {
                         let v = self.eval(e, here, what)?;
                         if v < 0 || v as usize >= dim.1 {
-                            return Err(self.err(here, what, ErrorKind::OutOfRange, format!("index {v} out of range for dimension {k} of `{}` (size {})", decl.name, dim.1)));
+                            return Err(self.err(
+                                here,
+                                what,
+                                ErrorKind::OutOfRange,
+                                format!("index {v} out of range for dimension {k} of `{}` (size {})", decl.name, dim.1),
+                            ));
                         }
                         dim.0 += v as usize;
                         dim.1 = 1;
@@ -452,7 +570,15 @@ impl<'a> Compiler<'a> {
                     Index::Slice { start, size } => {
                         let v = self.eval(start, here, what)?;
                         if v < 0 || *size == 0 || v as usize + size > dim.1 {
-                            return Err(self.err(here, what, ErrorKind::OutOfRange, format!("slice ds({v}, {size}) out of range for dimension {k} of `{}` (size {})", decl.name, dim.1)));
+                            return Err(self.err(
+                                here,
+                                what,
+                                ErrorKind::OutOfRange,
+                                format!(
+                                    "slice ds({v}, {size}) out of range for dimension {k} of `{}` (size {})",
+                                    decl.name, dim.1
+                                ),
+                            ));
                         }
                         dim.0 += v as usize;
                         dim.1 = *size;
@@ -510,11 +636,17 @@ impl<'a> Compiler<'a> {
     }
 
     #[allow(clippy::type_complexity)]
-    fn expectations(&mut self, spec: &Spec, mesh: &Mesh) -> Result<(Vec<Vec<(CellId, ValueId)>>, Vec<(CellId, ValueId)>), ModelError> {
+    fn expectations(
+        &mut self,
+        spec: &Spec,
+        mesh: &Mesh,
+    ) -> Result<(Vec<Vec<(CellId, ValueId)>>, Vec<(CellId, ValueId)>), ModelError> {
         let mut per_device = vec![Vec::new(); mesh.num_devices()];
         let mut shared = Vec::new();
         for e in &spec.outputs {
-            let bad = |m: String| ModelError::new(ErrorKind::UnknownName, format!("kernel {}: specification: {m}", self.kernel.name));
+            let bad = |m: String| {
+                ModelError::new(ErrorKind::UnknownName, format!("kernel {}: specification: {m}", self.kernel.name))
+            };
             if e.device.index() >= mesh.num_devices() {
                 return Err(bad(format!("device {} is off the mesh ({mesh})", e.device)));
             }
@@ -526,7 +658,10 @@ impl<'a> Compiler<'a> {
                 .find(|(_, b)| b.name == e.buffer)
                 .ok_or_else(|| bad(format!("no buffer named `{}`", e.buffer)))?;
             if e.index.len() != decl.shape.len() || e.index.iter().zip(&decl.shape).any(|(i, s)| i >= s) {
-                return Err(bad(format!("index {:?} out of range for `{}` of shape {:?}", e.index, e.buffer, decl.shape)));
+                return Err(bad(format!(
+                    "index {:?} out of range for `{}` of shape {:?}",
+                    e.index, e.buffer, decl.shape
+                )));
             }
             let offset = e.index.iter().zip(&decl.shape).fold(0usize, |acc, (i, s)| acc * s + i);
             let cell = CellId(self.base[e.device.index()][b] + offset as u32);

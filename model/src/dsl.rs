@@ -12,7 +12,7 @@
 //!     let send_sem = k.dma_semaphore("send_sem");
 //!     let recv_sem = k.dma_semaphore("recv_sem");
 //!     let my_id = k.axis_index("x");
-//!     let target = (my_id + 1).rem(n);
+//!     let target = (my_id + 1) % n;
 //!     let dma = k.make_async_remote_copy(&x_ref, &y_ref, &send_sem, &recv_sem, target);
 //!     dma.start();
 //!     dma.wait();
@@ -34,8 +34,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::error::{ErrorKind, ModelError};
 use crate::expr::Expr;
 use crate::ir::{
-    BufferDecl, BufferId, BufferRole, Dest, DmaDesc, Index, Kernel, MemorySpace, RefExpr, Rhs,
-    SemDecl, SemId, SemKind, SemRef, Stmt, WaitPart,
+    BufferDecl, BufferId, BufferRole, Dest, DmaDesc, Index, Kernel, MemorySpace, RefExpr, Rhs, SemDecl, SemId, SemKind,
+    SemRef, Stmt, WaitPart,
 };
 
 /// The default size of a cell: one `(8, 128)` float32 tile.
@@ -112,10 +112,7 @@ pub struct Dma<'k> {
 
 /// `pl.ds(start, size)`: a slice of `size` positions starting at `start`.
 pub fn ds(start: impl Into<Expr>, size: usize) -> Index {
-    Index::Slice {
-        start: start.into(),
-        size,
-    }
+    Index::Slice { start: start.into(), size }
 }
 
 /// `jnp.zeros_like(x)`: the empty sum.
@@ -280,13 +277,7 @@ impl KernelBuilder {
             });
             BufferId(d.kernel.buffers.len() as u32 - 1)
         });
-        Ref {
-            k: self,
-            r: RefExpr {
-                buffer: id,
-                indexing: Vec::new(),
-            },
-        }
+        Ref { k: self, r: RefExpr { buffer: id, indexing: Vec::new() } }
     }
 
     /// An input buffer of this device (`in_specs`), with `shape` in cells.
@@ -314,18 +305,10 @@ impl KernelBuilder {
             if len == Some(0) {
                 d.errors.push(format!("semaphore array `{name}` has length 0"));
             }
-            d.kernel.semaphores.push(SemDecl {
-                name: name.to_string(),
-                kind,
-                len,
-                scoped,
-            });
+            d.kernel.semaphores.push(SemDecl { name: name.to_string(), kind, len, scoped });
             SemId(d.kernel.semaphores.len() as u32 - 1)
         });
-        Sem {
-            k: self,
-            r: SemRef { sem: id, index: None },
-        }
+        Sem { k: self, r: SemRef { sem: id, index: None } }
     }
 
     /// `pltpu.SemaphoreType.DMA`
@@ -351,10 +334,7 @@ impl KernelBuilder {
     /// `pltpu.get_barrier_semaphore()`: the collective's barrier semaphore.
     pub fn get_barrier_semaphore(&self) -> Sem<'_> {
         if let Some(id) = self.with(|d| d.barrier) {
-            return Sem {
-                k: self,
-                r: SemRef { sem: id, index: None },
-            };
+            return Sem { k: self, r: SemRef { sem: id, index: None } };
         }
         let sem = self.semaphore("barrier", SemKind::Barrier, None, false);
         self.with(|d| d.barrier = Some(sem.r.sem));
@@ -390,10 +370,7 @@ impl KernelBuilder {
     /// `@pl.when(cond)`: `body` runs on the devices and grid indices where `cond` holds.
     pub fn when(&self, cond: impl Into<Expr>, body: impl FnOnce(&KernelBuilder)) {
         let body = self.record_block(body);
-        self.push(Stmt::When {
-            cond: cond.into(),
-            body,
-        });
+        self.push(Stmt::When { cond: cond.into(), body });
     }
 
     /// `pl.run_scoped(body, sem=SemaphoreType.<kind>)`: a semaphore allocated for `body`.
@@ -411,14 +388,7 @@ impl KernelBuilder {
         self.own(src.k, "the source");
         self.own(dst.k, "the destination");
         self.own(sem.k, "the semaphore");
-        Dma {
-            k: self,
-            desc: DmaDesc::Local {
-                src: src.r.clone(),
-                dst: dst.r.clone(),
-                sem: sem.r.clone(),
-            },
-        }
+        Dma { k: self, desc: DmaDesc::Local { src: src.r.clone(), dst: dst.r.clone(), sem: sem.r.clone() } }
     }
 
     /// `pltpu.async_copy(src, dst, sem)`: builds and starts a local copy.
@@ -457,20 +427,13 @@ impl KernelBuilder {
     /// [`Dest::Own`] for this device.
     pub fn semaphore_signal<'k>(&'k self, sem: &Sem<'k>, inc: impl Into<Expr>, device: impl Into<Dest>) {
         self.own(sem.k, "the semaphore");
-        self.push(Stmt::Signal {
-            sem: sem.r.clone(),
-            inc: inc.into(),
-            device: device.into(),
-        });
+        self.push(Stmt::Signal { sem: sem.r.clone(), inc: inc.into(), device: device.into() });
     }
 
     /// `pl.semaphore_wait(sem, n)`
     pub fn semaphore_wait<'k>(&'k self, sem: &Sem<'k>, n: impl Into<Expr>) {
         self.own(sem.k, "the semaphore");
-        self.push(Stmt::Wait {
-            sem: sem.r.clone(),
-            amount: n.into(),
-        });
+        self.push(Stmt::Wait { sem: sem.r.clone(), amount: n.into() });
     }
 }
 
@@ -491,10 +454,7 @@ impl<'k> Ref<'k> {
     /// An elementwise function of this view, for `assign` (`vmem[...] * 2.0`); `{}` in
     /// `template` stands for the argument.
     pub fn map(&self, template: &str) -> Rhs {
-        Rhs::Map {
-            func: template.to_string(),
-            src: self.r.clone(),
-        }
+        Rhs::Map { func: template.to_string(), src: self.r.clone() }
     }
 
     /// The IR of the view.
@@ -506,10 +466,7 @@ impl<'k> Ref<'k> {
 impl<'k> AddAssign<&Ref<'k>> for Ref<'k> {
     fn add_assign(&mut self, src: &Ref<'k>) {
         self.k.own(src.k, "the added view");
-        self.k.push(Stmt::AddAssign {
-            dst: self.r.clone(),
-            src: src.r.clone(),
-        });
+        self.k.push(Stmt::AddAssign { dst: self.r.clone(), src: src.r.clone() });
     }
 }
 
@@ -522,13 +479,7 @@ impl<'k> AddAssign<Ref<'k>> for Ref<'k> {
 impl<'k> Sem<'k> {
     /// `.at[i]`: one element of a semaphore array.
     pub fn at(&self, i: impl Into<Expr>) -> Sem<'k> {
-        Sem {
-            k: self.k,
-            r: SemRef {
-                sem: self.r.sem,
-                index: Some(i.into()),
-            },
-        }
+        Sem { k: self.k, r: SemRef { sem: self.r.sem, index: Some(i.into()) } }
     }
 }
 
@@ -554,9 +505,6 @@ impl Dma<'_> {
     }
 
     fn wait_part(&self, part: WaitPart) {
-        self.k.push(Stmt::DmaWait {
-            dma: self.desc.clone(),
-            part,
-        });
+        self.k.push(Stmt::DmaWait { dma: self.desc.clone(), part });
     }
 }

@@ -46,10 +46,7 @@ pub struct ModelError {
 impl ModelError {
     /// A new error of the given kind.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> ModelError {
-        ModelError {
-            kind,
-            message: message.into(),
-        }
+        ModelError { kind, message: message.into() }
     }
 
     pub(crate) fn mesh(message: impl Into<String>) -> ModelError {
@@ -68,10 +65,7 @@ impl ModelError {
 
     /// The same error with a context prefix (e.g. the kernel and operation).
     pub fn context(self, prefix: impl fmt::Display) -> ModelError {
-        ModelError {
-            kind: self.kind,
-            message: format!("{prefix}: {}", self.message),
-        }
+        ModelError { kind: self.kind, message: format!("{prefix}: {}", self.message) }
     }
 }
 

@@ -5,7 +5,7 @@
 //! device and grid index when a kernel is compiled for a mesh; no data flows into them.
 
 use std::fmt;
-use std::ops::{Add, Mul, Neg, Not, Sub};
+use std::ops::{Add, Div, Mul, Neg, Not, Rem, Sub};
 
 use crate::error::{ErrorKind, ModelError};
 use crate::mesh::Mesh;
@@ -78,7 +78,7 @@ pub enum Expr {
     Neg(Box<Expr>),
     /// logical not (`~cond`)
     Not(Box<Expr>),
-    /// `a op b`
+    /// `a op b`; `%` is `lax.rem` (the sign of the dividend) and `/` truncates.
     Binary(BinOp, Box<Expr>, Box<Expr>),
 }
 
@@ -98,16 +98,6 @@ pub struct EvalEnv<'a> {
 impl Expr {
     fn binary(op: BinOp, a: Expr, b: impl Into<Expr>) -> Expr {
         Expr::Binary(op, Box::new(a), Box::new(b.into()))
-    }
-
-    /// `lax.rem(self, n)`.
-    pub fn rem(self, n: impl Into<Expr>) -> Expr {
-        Expr::binary(BinOp::Rem, self, n)
-    }
-
-    /// Truncating division.
-    pub fn div(self, n: impl Into<Expr>) -> Expr {
-        Expr::binary(BinOp::Div, self, n)
     }
 
     /// `self == other`.
@@ -156,25 +146,27 @@ impl Expr {
         Ok(match self {
             Expr::Const(c) => *c,
             Expr::AxisIndex(name) => {
-                let pos = env
-                    .mesh
-                    .axis_position(name)
-                    .ok_or_else(|| bad(format!("axis_index(\"{name}\"): the mesh ({}) has no axis `{name}`", env.mesh)))?;
+                let pos = env.mesh.axis_position(name).ok_or_else(|| {
+                    bad(format!("axis_index(\"{name}\"): the mesh ({}) has no axis `{name}`", env.mesh))
+                })?;
                 env.coords[pos] as i64
             }
             Expr::AxisSize(name) => {
-                let pos = env
-                    .mesh
-                    .axis_position(name)
-                    .ok_or_else(|| bad(format!("axis_size(\"{name}\"): the mesh ({}) has no axis `{name}`", env.mesh)))?;
+                let pos = env.mesh.axis_position(name).ok_or_else(|| {
+                    bad(format!("axis_size(\"{name}\"): the mesh ({}) has no axis `{name}`", env.mesh))
+                })?;
                 env.mesh.axes()[pos].size as i64
             }
-            Expr::ProgramId(dim) => *env.program_ids.get(*dim).ok_or_else(|| {
-                bad(format!("program_id({dim}): the grid has {} dimension(s)", env.grid.len()))
-            })? as i64,
-            Expr::NumPrograms(dim) => *env.grid.get(*dim).ok_or_else(|| {
-                bad(format!("num_programs({dim}): the grid has {} dimension(s)", env.grid.len()))
-            })? as i64,
+            Expr::ProgramId(dim) => *env
+                .program_ids
+                .get(*dim)
+                .ok_or_else(|| bad(format!("program_id({dim}): the grid has {} dimension(s)", env.grid.len())))?
+                as i64,
+            Expr::NumPrograms(dim) => *env
+                .grid
+                .get(*dim)
+                .ok_or_else(|| bad(format!("num_programs({dim}): the grid has {} dimension(s)", env.grid.len())))?
+                as i64,
             Expr::Neg(a) => a.eval(env)?.checked_neg().ok_or_else(|| bad(format!("overflow in {self}")))?,
             Expr::Not(a) => (a.eval(env)? == 0) as i64,
             Expr::Binary(op, a, b) => {
@@ -184,9 +176,7 @@ impl Expr {
                     BinOp::Add => x.checked_add(y).ok_or_else(overflow)?,
                     BinOp::Sub => x.checked_sub(y).ok_or_else(overflow)?,
                     BinOp::Mul => x.checked_mul(y).ok_or_else(overflow)?,
-                    BinOp::Div | BinOp::Rem if y == 0 => {
-                        return Err(bad(format!("division by zero in {self}")))
-                    }
+                    BinOp::Div | BinOp::Rem if y == 0 => return Err(bad(format!("division by zero in {self}"))),
                     BinOp::Div => x.checked_div(y).ok_or_else(overflow)?,
                     BinOp::Rem => x.checked_rem(y).ok_or_else(overflow)?,
                     BinOp::Eq => (x == y) as i64,
@@ -274,6 +264,8 @@ macro_rules! arith {
 arith!(Add, add, BinOp::Add);
 arith!(Sub, sub, BinOp::Sub);
 arith!(Mul, mul, BinOp::Mul);
+arith!(Rem, rem, BinOp::Rem);
+arith!(Div, div, BinOp::Div);
 
 impl Neg for Expr {
     type Output = Expr;
@@ -308,8 +300,8 @@ mod tests {
             let coords = [d];
             let env = EvalEnv { mesh: &mesh, coords: &coords, grid: &grid, program_ids: &[1] };
             let my_id = Expr::AxisIndex("x".into());
-            let left = (my_id.clone() - 1 + 4i64).rem(4i64);
-            let slot = (my_id - Expr::ProgramId(0) + 4i64).rem(4i64);
+            let left = (my_id.clone() - 1 + 4i64) % 4i64;
+            let slot = (my_id - Expr::ProgramId(0) + 4i64) % 4i64;
             assert_eq!(left.eval(&env).unwrap(), ((d + 3) % 4) as i64);
             assert_eq!(slot.eval(&env).unwrap(), ((d + 3) % 4) as i64);
         }
@@ -321,7 +313,7 @@ mod tests {
         let env = EvalEnv { mesh: &mesh, coords: &[0], grid: &[2], program_ids: &[0] };
         assert!(Expr::AxisIndex("y".into()).eval(&env).is_err());
         assert!(Expr::ProgramId(1).eval(&env).is_err());
-        assert!(Expr::Const(1).rem(0i64).eval(&env).is_err());
+        assert!((Expr::Const(1) % 0i64).eval(&env).is_err());
         assert!((Expr::Const(i64::MAX) + 1i64).eval(&env).is_err());
     }
 }

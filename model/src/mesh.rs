@@ -58,9 +58,7 @@ impl Mesh {
             total = total.saturating_mul(axis.size);
         }
         if total > MAX_DEVICES {
-            return Err(ModelError::mesh(format!(
-                "{total} devices is more than the {MAX_DEVICES} semcheck supports"
-            )));
+            return Err(ModelError::mesh(format!("{total} devices is more than the {MAX_DEVICES} semcheck supports")));
         }
         Ok(Mesh { axes })
     }
@@ -72,9 +70,7 @@ impl Mesh {
 
     /// The two TensorCores of one chip, on axis `tc`.
     pub fn tensor_cores() -> Mesh {
-        Mesh {
-            axes: vec![Axis { name: "tc".into(), size: 2 }],
-        }
+        Mesh { axes: vec![Axis { name: "tc".into(), size: 2 }] }
     }
 
     /// The axes, outermost first.
@@ -126,11 +122,7 @@ impl Mesh {
 
 impl fmt::Display for Mesh {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let parts: Vec<String> = self
-            .axes
-            .iter()
-            .map(|a| format!("{}={}", a.name, a.size))
-            .collect();
+        let parts: Vec<String> = self.axes.iter().map(|a| format!("{}={}", a.name, a.size)).collect();
         write!(f, "{}", parts.join(","))
     }
 }
@@ -141,11 +133,7 @@ mod tests {
 
     #[test]
     fn coordinates_round_trip() {
-        let mesh = Mesh::new(vec![
-            Axis { name: "x".into(), size: 3 },
-            Axis { name: "tc".into(), size: 2 },
-        ])
-        .unwrap();
+        let mesh = Mesh::new(vec![Axis { name: "x".into(), size: 3 }, Axis { name: "tc".into(), size: 2 }]).unwrap();
         for d in mesh.devices() {
             let c: Vec<i64> = mesh.coords(d).iter().map(|&c| c as i64).collect();
             assert_eq!(mesh.device_at(&c), Some(d));

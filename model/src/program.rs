@@ -279,11 +279,7 @@ impl Program {
     /// `d1 (2) wait capacity_sem 1`.
     pub fn describe_op(&self, device: DeviceId, pc: u32) -> String {
         let info = &self.devices[device.index()].info[pc as usize];
-        let inv = if self.repeat > 1 {
-            format!("#{} ", info.invocation)
-        } else {
-            String::new()
-        };
+        let inv = if self.repeat > 1 { format!("#{} ", info.invocation) } else { String::new() };
         if info.grid.is_empty() {
             format!("{device} {inv}{}", info.label)
         } else {

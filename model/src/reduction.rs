@@ -40,7 +40,8 @@ impl Program {
             Op::Wait { .. } | Op::EntryBarrier => true,
             Op::Signal { target, sem, .. } => target == d || self.sem_kind(sem) == SemKind::Barrier,
             Op::LocalDma { src, dst, .. } | Op::RemoteDma { src, dst, .. } => {
-                self.untouched_by_others(state, d, self.span(src), false) && self.untouched_by_others(state, d, self.span(dst), true)
+                self.untouched_by_others(state, d, self.span(src), false)
+                    && self.untouched_by_others(state, d, self.span(dst), true)
             }
             Op::Compute { kind, dst, src } => {
                 let reads_dst = kind == ComputeKind::Add;

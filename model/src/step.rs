@@ -100,7 +100,13 @@ impl Program {
         }
     }
 
-    fn run_op(&self, state: &[u32], d: DeviceId, values: &mut ValueTable, next: &mut Vec<u32>) -> Result<(), Violation> {
+    fn run_op(
+        &self,
+        state: &[u32],
+        d: DeviceId,
+        values: &mut ValueTable,
+        next: &mut Vec<u32>,
+    ) -> Result<(), Violation> {
         let pc = self.pc(state, d);
         let dp = &self.devices[d.index()];
         let op = dp.ops[pc as usize];
@@ -126,7 +132,11 @@ impl Program {
                     self.inside_kernel(state, target, inv).map_err(|why| Violation {
                         rule: Rule::OutsideKernel,
                         devices: vec![d, target],
-                        message: format!("`{}` signals {} on {target}, which {why}", self.describe_op(d, pc), self.sem_name(sem)),
+                        message: format!(
+                            "`{}` signals {} on {target}, which {why}",
+                            self.describe_op(d, pc),
+                            self.sem_name(sem)
+                        ),
                     })?;
                 }
                 next[self.sem_offset() + sem.0 as usize] += inc;
@@ -137,10 +147,8 @@ impl Program {
                 self.race(state, self.span(src), self.span(dst), &who, d)?;
                 let key = DmaKey { issuer: d, pc };
                 let header = DmaRecord::header(key, 0);
-                let at = self
-                    .dmas(state)
-                    .find(|r| DmaRecord::header(r.key, 0) > header)
-                    .map_or(state.len(), |r| r.offset);
+                let at =
+                    self.dmas(state).find(|r| DmaRecord::header(r.key, 0) > header).map_or(state.len(), |r| r.offset);
                 let off = self.cell_offset();
                 let words = std::iter::once(header).chain(self.span(src).iter().map(|c| state[off + c.0 as usize]));
                 next.splice(at..at, words);
@@ -175,12 +183,21 @@ impl Program {
         match self.lifecycle(target, self.pc(state, target)) {
             Some((inv, true)) if inv == k => Ok(()),
             Some((inv, false)) if inv == k => Err(format!("has not entered invocation {k}")),
-            Some((inv, _)) if inv < k => Err(format!("has not entered invocation {k} (it is still in invocation {inv})")),
+            Some((inv, _)) if inv < k => {
+                Err(format!("has not entered invocation {k} (it is still in invocation {inv})"))
+            }
             _ => Err(format!("has already left invocation {k}")),
         }
     }
 
-    fn exit_checks(&self, state: &[u32], d: DeviceId, pc: u32, next: &[u32], values: &ValueTable) -> Result<(), Violation> {
+    fn exit_checks(
+        &self,
+        state: &[u32],
+        d: DeviceId,
+        pc: u32,
+        next: &[u32],
+        values: &ValueTable,
+    ) -> Result<(), Violation> {
         let dp = &self.devices[d.index()];
         let who = self.describe_op(d, pc);
         let notation = self.spec.notation;
@@ -227,7 +244,10 @@ impl Program {
                 return Err(Violation {
                     rule: Rule::SemaphoreLeak,
                     devices: vec![d],
-                    message: format!("{d} exits (invocation {inv}) while its DMA `{}` is {p}", self.describe_op(d, rec.key.pc)),
+                    message: format!(
+                        "{d} exits (invocation {inv}) while its DMA `{}` is {p}",
+                        self.describe_op(d, rec.key.pc)
+                    ),
                 });
             }
         }
@@ -250,7 +270,10 @@ impl Program {
                     return Err(Violation {
                         rule: Rule::SemaphoreLeak,
                         devices: vec![self.sem_device(slot)],
-                        message: format!("{} is {v} after the last invocation of every device, not 0", self.sem_full_name(slot)),
+                        message: format!(
+                            "{} is {v} after the last invocation of every device, not 0",
+                            self.sem_full_name(slot)
+                        ),
                     });
                 }
             }
@@ -258,7 +281,14 @@ impl Program {
         Ok(())
     }
 
-    fn race(&self, state: &[u32], reads: &[CellId], writes: &[CellId], who: &str, d: DeviceId) -> Result<(), Violation> {
+    fn race(
+        &self,
+        state: &[u32],
+        reads: &[CellId],
+        writes: &[CellId],
+        who: &str,
+        d: DeviceId,
+    ) -> Result<(), Violation> {
         for rec in self.dmas(state) {
             let (src, dst, reading, writing) = match self.dma_op(rec.key) {
                 Op::LocalDma { src, dst, .. } => (src, dst, true, true),
@@ -280,7 +310,10 @@ impl Program {
                 return Err(Violation {
                     rule: Rule::Race,
                     devices,
-                    message: format!("race on {}: `{who}` {access} it while it is being {what} by the in-flight DMA `{other}`", self.cell_full_name(cell)),
+                    message: format!(
+                        "race on {}: `{who}` {access} it while it is being {what} by the in-flight DMA `{other}`",
+                        self.cell_full_name(cell)
+                    ),
                 });
             }
         }
@@ -349,7 +382,10 @@ impl Program {
                     } else {
                         format!("it could still be incremented by {}, which cannot proceed", signallers.join(", "))
                     };
-                    lines.push(format!("`{who}` waits for {} >= {amount} (it is {have}); {tail}", self.sem_full_name(sem)));
+                    lines.push(format!(
+                        "`{who}` waits for {} >= {amount} (it is {have}); {tail}",
+                        self.sem_full_name(sem)
+                    ));
                 }
                 Op::EntryBarrier => {
                     let k = dp.info[pc as usize].invocation;

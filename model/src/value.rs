@@ -144,9 +144,7 @@ impl ValueTable {
         if let Some(&v) = self.sums.get(&key) {
             return v;
         }
-        let (Value::Sum(x), Value::Sum(y)) = (self.get(a), self.get(b)) else {
-            unreachable!("Undef handled above")
-        };
+        let (Value::Sum(x), Value::Sum(y)) = (self.get(a), self.get(b)) else { unreachable!("Undef handled above") };
         let mut merged: Vec<(Term, u32)> = Vec::with_capacity(x.len() + y.len());
         let (mut i, mut j) = (0, 0);
         while i < x.len() || j < y.len() {

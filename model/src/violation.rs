@@ -35,7 +35,8 @@ impl Rule {
     }
 
     /// Every rule.
-    pub const ALL: [Rule; 5] = [Rule::Race, Rule::WrongResult, Rule::Deadlock, Rule::SemaphoreLeak, Rule::OutsideKernel];
+    pub const ALL: [Rule; 5] =
+        [Rule::Race, Rule::WrongResult, Rule::Deadlock, Rule::SemaphoreLeak, Rule::OutsideKernel];
 
     /// The rule with this name.
     pub fn from_name(name: &str) -> Option<Rule> {

@@ -13,14 +13,19 @@ pub enum MeshKind {
 }
 
 /// A named one-idea change to a protocol.
+///
+/// Several expected rules mean one mechanism that shows up as either, depending on the
+/// schedule: a slot read while a DMA still writes it is a `race`, the same slot read after
+/// the wrong DMA landed is a `wrong-result`.
 #[derive(Clone, Copy, Debug)]
 pub struct Mutant {
     /// The name on the command line (`no-capacity`).
     pub name: &'static str,
     /// What the change is, in one line.
     pub description: &'static str,
-    /// The rule the seeds say it breaks; `None` when SPEC §6 leaves it open.
-    pub expected: Option<Rule>,
+    /// The rules it is expected to break (any one of them counts); empty when SPEC §6
+    /// leaves the question open and the checker's finding is the answer.
+    pub expected: &'static [Rule],
     /// The repeat count it needs to manifest (`single-barrier` needs repeated invocations).
     pub repeat: u32,
 }
@@ -130,6 +135,9 @@ pub fn catalogue() -> &'static [Protocol] {
 pub fn find(name: &str) -> Result<&'static Protocol, ModelError> {
     catalogue().iter().find(|p| p.name == name).ok_or_else(|| {
         let names: Vec<&str> = catalogue().iter().map(|p| p.name).collect();
-        ModelError::new(ErrorKind::UnknownName, format!("unknown protocol `{name}`; the protocols are: {}", names.join(", ")))
+        ModelError::new(
+            ErrorKind::UnknownName,
+            format!("unknown protocol `{name}`; the protocols are: {}", names.join(", ")),
+        )
     })
 }

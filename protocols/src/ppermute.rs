@@ -25,7 +25,7 @@ fn kernel(num_devices: usize, _mutant: Option<&str>) -> Result<Kernel, ModelErro
         let recv_sem = k.dma_semaphore("recv_sem");
 
         let my_id = k.axis_index("x");
-        let target = (my_id + 1).rem(num_devices);
+        let target = (my_id + 1) % num_devices;
 
         let dma = k.make_async_remote_copy(&x_ref, &y_ref, &send_sem, &recv_sem, target);
         dma.start();
@@ -34,8 +34,6 @@ fn kernel(num_devices: usize, _mutant: Option<&str>) -> Result<Kernel, ModelErro
 }
 
 fn spec(n: usize) -> Spec {
-    let outputs = (0..n)
-        .map(|d| expect(d, "y_ref", &[], Expected::Sum(vec![atom((d + n - 1) % n, 0, 0)])))
-        .collect();
+    let outputs = (0..n).map(|d| expect(d, "y_ref", &[], Expected::Sum(vec![atom((d + n - 1) % n, 0, 0)]))).collect();
     Spec { notation: Notation::Plain, outputs }
 }

@@ -16,7 +16,7 @@ pub(crate) const PROTOCOL: Protocol = Protocol::new(
     &[Mutant {
         name: "no-signal",
         description: "drop the REGULAR semaphore signal and wait: the consumer reads HBM before the producer wrote it",
-        expected: Some(Rule::WrongResult),
+        expected: &[Rule::Race, Rule::WrongResult],
         repeat: 1,
     }],
     kernel,

@@ -16,7 +16,7 @@ pub(crate) const PROTOCOL: Protocol = Protocol::new(
     &[Mutant {
         name: "no-barrier",
         description: "drop the rendezvous before the remote DMA: it can write into a TensorCore that has not entered",
-        expected: Some(Rule::OutsideKernel),
+        expected: &[Rule::OutsideKernel],
         repeat: 1,
     }],
     kernel,
@@ -42,13 +42,8 @@ fn kernel(_devices: usize, mutant: Option<&str>) -> Result<Kernel, ModelError> {
             k.semaphore_wait(&ready, 1);
         }
 
-        let transfer = k.make_async_remote_copy(
-            &send_vmem,
-            &recv_vmem,
-            &sems.at(1),
-            &sems.at(2),
-            k.device(&[("tc", 1 - &core)]),
-        );
+        let transfer =
+            k.make_async_remote_copy(&send_vmem, &recv_vmem, &sems.at(1), &sems.at(2), k.device(&[("tc", 1 - &core)]));
         transfer.start();
         transfer.wait_send();
         transfer.wait_recv();
@@ -58,8 +53,6 @@ fn kernel(_devices: usize, mutant: Option<&str>) -> Result<Kernel, ModelError> {
 
 fn spec(_devices: usize) -> Spec {
     // "Output block 0 comes from TensorCore 1, block 1 from TensorCore 0."
-    let outputs = (0..2)
-        .map(|c| expect(c, "o_hbm", &[c], Expected::Sum(vec![atom(1 - c, 0, 0)])))
-        .collect();
+    let outputs = (0..2).map(|c| expect(c, "o_hbm", &[c], Expected::Sum(vec![atom(1 - c, 0, 0)]))).collect();
     Spec { notation: Notation::Plain, outputs }
 }

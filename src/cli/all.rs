@@ -25,7 +25,10 @@ const CASE_SECONDS: f64 = 30.0;
 
 pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
     if args.mutant.is_some() {
-        return Err(ModelError::new(semcheck::model::ErrorKind::UnknownName, "`check all` checks every mutant; drop --mutant"));
+        return Err(ModelError::new(
+            semcheck::model::ErrorKind::UnknownName,
+            "`check all` checks every mutant; drop --mutant",
+        ));
     }
     let mut config: Config = args.config();
     config.budget.max_seconds = config.budget.max_seconds.or(Some(CASE_SECONDS));
@@ -65,12 +68,22 @@ pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
             for &n in &sizes {
                 let case = Case::check(p.name, Some(m.name), n, args.repeat, &config)?;
                 progress(&case, args.json);
-                let note = match (&case.report.verdict, m.expected) {
-                    (Verdict::Violation(c), Some(r)) if c.violation.rule == r => "caught, expected rule".to_string(),
-                    (Verdict::Violation(c), Some(r)) => format!("caught, but the seeds suggest {r}; the checker found {}", c.violation.rule),
-                    (Verdict::Violation(_), None) => "open question: the checker finds a violation".to_string(),
-                    (Verdict::Proved, _) => format!("no violation at N={n}"),
-                    (Verdict::Incomplete { .. }, _) => "budget reached".to_string(),
+                let open = m.expected.is_empty();
+                let note = match &case.report.verdict {
+                    Verdict::Violation(_) if open => "open question: the checker finds a violation".to_string(),
+                    Verdict::Violation(c) if m.expected.contains(&c.violation.rule) => {
+                        "caught, expected rule".to_string()
+                    }
+                    Verdict::Violation(c) => {
+                        failures.push(format!(
+                            "{} --mutant {} broke {}, not an expected rule",
+                            p.name, m.name, c.violation.rule
+                        ));
+                        "FAIL: caught, but not with an expected rule".to_string()
+                    }
+                    Verdict::Proved if open => format!("open question: no violation at N={n}"),
+                    Verdict::Proved => format!("no violation at N={n}"),
+                    Verdict::Incomplete { .. } => "budget reached".to_string(),
                 };
                 let stop = !matches!(case.report.verdict, Verdict::Proved);
                 caught = matches!(case.report.verdict, Verdict::Violation(_));
@@ -79,7 +92,7 @@ pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
                     break;
                 }
             }
-            if !caught && m.expected.is_some() {
+            if !caught && !m.expected.is_empty() {
                 failures.push(format!("{} --mutant {} was not caught", p.name, m.name));
             }
         }

@@ -19,7 +19,13 @@ pub(crate) struct Case {
 
 impl Case {
     /// Builds the program and explores it.
-    pub(crate) fn check(protocol: &str, mutant: Option<&str>, devices: usize, repeat: Option<u32>, config: &Config) -> Result<Case, ModelError> {
+    pub(crate) fn check(
+        protocol: &str,
+        mutant: Option<&str>,
+        devices: usize,
+        repeat: Option<u32>,
+        config: &Config,
+    ) -> Result<Case, ModelError> {
         let p = find(protocol)?;
         let repeat = match (repeat, mutant) {
             (Some(r), _) => r,

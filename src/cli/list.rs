@@ -10,11 +10,8 @@ pub(crate) fn run(json: bool) -> Result<i32, semcheck::ModelError> {
         let all: Vec<_> = catalogue()
             .iter()
             .map(|p| {
-                let mutants: Vec<_> = p
-                    .mutants
-                    .iter()
-                    .map(|m| json!({"name": m.name, "description": m.description}))
-                    .collect();
+                let mutants: Vec<_> =
+                    p.mutants.iter().map(|m| json!({"name": m.name, "description": m.description})).collect();
                 json!({"name": p.name, "description": p.description, "mutants": mutants})
             })
             .collect();

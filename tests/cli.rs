@@ -1,0 +1,97 @@
+//! The `semcheck` binary: exit codes, JSON shape and errors on bad input.
+
+use std::process::Command;
+
+use serde_json::Value;
+
+fn semcheck(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_semcheck")).args(args).output().expect("run semcheck");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+#[test]
+fn list_json_has_every_protocol_and_mutant() {
+    let (code, out, _) = semcheck(&["list", "--json"]);
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let names: Vec<&str> = v.as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["ppermute", "all_gather", "psum", "psum_scatter", "tc_exchange", "producer_consumer"]);
+    let psum = &v[2];
+    let mutants: Vec<&str> = psum["mutants"].as_array().unwrap().iter().map(|m| m["name"].as_str().unwrap()).collect();
+    assert_eq!(mutants, ["no-capacity", "no-barrier", "single-barrier"]);
+    assert!(psum["mutants"][0]["description"].as_str().unwrap().contains("capacity"));
+}
+
+#[test]
+fn psum_no_capacity_is_a_violation_with_a_trace_and_psum_is_proved() {
+    let (code, out, _) = semcheck(&["check", "psum", "--mutant", "no-capacity", "--devices", "2", "--json"]);
+    assert_eq!(code, 1);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["verdict"], "violation");
+    assert_eq!(v["protocol"], "psum");
+    assert_eq!(v["mutant"], "no-capacity");
+    assert_eq!(v["devices"], 2);
+    assert_eq!(v["repeat"], 1);
+    let rule = v["violation"]["rule"].as_str().unwrap();
+    assert!(rule == "race" || rule == "wrong-result", "{rule}");
+    assert!(!v["violation"]["trace"].as_array().unwrap().is_empty());
+    assert!(v["states"].as_u64().unwrap() > 0);
+    assert!(v["seconds"].is_number());
+
+    let (code, out, _) = semcheck(&["check", "psum", "--devices", "2", "--json"]);
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["verdict"], "proved");
+    assert_eq!(v["mutant"], Value::Null);
+    assert_eq!(v["violation"], Value::Null);
+}
+
+#[test]
+fn a_budget_gives_incomplete_never_proved() {
+    let (code, out, _) = semcheck(&["check", "psum", "--devices", "3", "--max-states", "100", "--json"]);
+    assert_eq!(code, 3);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["verdict"], "incomplete");
+    assert_eq!(v["incomplete"]["reason"], "states");
+    assert!(v["incomplete"]["detail"].as_str().unwrap().contains("nothing was proved"));
+    let (code, out, _) = semcheck(&["check", "psum", "--devices", "3", "--max-states", "100"]);
+    assert_eq!(code, 3);
+    assert!(out.contains("INCOMPLETE") && !out.contains("PROVED"), "{out}");
+}
+
+#[test]
+fn bad_arguments_exit_2_with_a_message() {
+    for args in [
+        &["check"][..],
+        &["check", "nope"],
+        &["check", "psum", "--mutant", "nope"],
+        &["check", "psum", "--devices", "0"],
+        &["check", "psum", "--devices", "1"],
+        &["check", "psum", "--devices", "abc"],
+        &["check", "psum", "--repeat", "0"],
+        &["check", "tc_exchange", "--devices", "4"],
+        &["check", "psum", "--max-seconds", "-1"],
+        &["check", "psum", "--max-seconds", "NaN"],
+        &["check", "psum", "--strategy", "sideways"],
+        &["check", "all", "--mutant", "no-capacity"],
+        &["frobnicate"],
+    ] {
+        let (code, out, err) = semcheck(args);
+        assert_eq!(code, 2, "{args:?}: stdout {out} stderr {err}");
+        assert!(!err.trim().is_empty(), "{args:?} printed no error");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn text_output_reads_like_a_report() {
+    let (code, out, _) = semcheck(&["check", "tc_exchange", "--mutant", "no-barrier"]);
+    assert_eq!(code, 1);
+    assert!(out.contains("VIOLATION (outside-kernel)"), "{out}");
+    assert!(out.contains("has not entered"), "{out}");
+    assert!(out.contains("start remote_copy send_vmem -> d1 recv_vmem"), "{out}");
+}
