@@ -2,6 +2,7 @@
 
 use std::time::Instant;
 
+use semcheck_model::reduction::PorScratch;
 use semcheck_model::{Event, Program, StepOutcome, ValueTable, Violation};
 use tracing::{debug, info, trace};
 
@@ -15,8 +16,16 @@ const CHECK_EVERY: u64 = 4096;
 /// Explores every reachable state of `program` under `config`.
 pub fn explore(program: &Program, config: &Config) -> Report {
     let start = Instant::now();
-    let mut run =
-        Run { program, config, store: Store::new(), values: program.values.clone(), stats: Stats::default(), start };
+    let mut run = Run {
+        program,
+        config,
+        store: Store::new(),
+        values: program.values.clone(),
+        stats: Stats::default(),
+        start,
+        por: PorScratch::default(),
+        chosen: Vec::new(),
+    };
     let verdict = run.search();
     run.stats.states = run.store.len() as u64;
     run.stats.seconds = start.elapsed().as_secs_f64();
@@ -39,6 +48,8 @@ struct Run<'a> {
     values: ValueTable,
     stats: Stats,
     start: Instant,
+    por: PorScratch,
+    chosen: Vec<Event>,
 }
 
 enum Expanded {
@@ -111,18 +122,19 @@ impl Run<'_> {
     }
 
     fn over_budget(&mut self, expanded: u64) -> Option<Verdict> {
-        if expanded % CHECK_EVERY != 0 {
-            return None;
-        }
         let b = &self.config.budget;
         let states = self.store.len() as u64;
+        let state_limit = b.max_states.is_some_and(|m| states >= m);
+        if expanded % CHECK_EVERY != 0 && !state_limit {
+            return None;
+        }
         let secs = self.start.elapsed().as_secs_f64();
         let mem = self.store.memory_bytes();
         self.stats.memory_bytes = self.stats.memory_bytes.max(mem);
         if expanded > 0 && expanded % (CHECK_EVERY * 256) == 0 {
             info!(states, expanded, transitions = self.stats.transitions, seconds = secs, "exploring");
         }
-        let reason = if b.max_states.is_some_and(|m| states >= m) {
+        let reason = if state_limit {
             StopReason::States
         } else if b.max_seconds.is_some_and(|m| secs >= m) {
             StopReason::Time
@@ -168,13 +180,14 @@ impl Run<'_> {
             let violation = program.deadlock(state);
             return Expanded::Stop(self.counterexample(id, None, violation));
         }
-        if self.config.reduction == Reduction::PartialOrder {
-            if let Some(e) = program.persistent_singleton(state, enabled) {
-                enabled.clear();
-                enabled.push(e);
-            }
-        }
-        for &event in enabled.iter() {
+        let events: &[Event] = if self.config.reduction == Reduction::PartialOrder {
+            program.persistent_set(state, enabled, &mut self.por, &mut self.chosen);
+            &self.chosen
+        } else {
+            enabled
+        };
+        for i in 0..events.len() {
+            let event = if self.config.reduction == Reduction::PartialOrder { self.chosen[i] } else { enabled[i] };
             self.stats.transitions += 1;
             trace!(event = %program.describe_event(state, event), "step");
             match program.step(state, event, &mut self.values, next) {

@@ -31,7 +31,7 @@ pub fn compile(kernel: &Kernel, mesh: &Mesh, spec: &Spec, repeat: u32) -> Result
         dp.expected = exp;
     }
     let accesses = c.accesses(&devices);
-    Ok(Program {
+    let mut program = Program {
         kernel: kernel.name.clone(),
         mesh: mesh.clone(),
         repeat,
@@ -46,7 +46,10 @@ pub fn compile(kernel: &Kernel, mesh: &Mesh, spec: &Spec, repeat: u32) -> Result
         values: c.values,
         spec: spec.clone(),
         accesses,
-    })
+        dependencies: Default::default(),
+    };
+    program.dependencies = crate::reduction::Dependencies::build(&program);
+    Ok(program)
 }
 
 fn validate_declarations(kernel: &Kernel) -> Result<(), ModelError> {

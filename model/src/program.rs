@@ -8,6 +8,7 @@
 
 use crate::ir::{BufferDecl, SemDecl, SemKind};
 use crate::mesh::{DeviceId, Mesh};
+use crate::reduction::Dependencies;
 use crate::spec::Spec;
 use crate::value::{ValueId, ValueTable};
 
@@ -197,6 +198,8 @@ pub struct Program {
     pub spec: Spec,
     /// Every static access of every cell.
     pub accesses: Vec<Vec<Access>>,
+    /// Static indexes for partial-order reduction.
+    pub dependencies: Dependencies,
 }
 
 impl Program {

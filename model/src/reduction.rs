@@ -1,65 +1,489 @@
-//! Partial-order reduction: events that can be explored alone.
+//! Partial-order reduction: stubborn sets.
 //!
-//! An event `t` enabled in a state `s` can be explored *alone* (a singleton persistent
-//! set) when it stays enabled and is independent of every event any other device or DMA
-//! can run from `s` before it: then every execution from `s` is equivalent, with the same
-//! rule checks, to one that runs `t` first. Independence here includes the checks: two
-//! accesses to a cell whose order decides whether a race is reported are dependent.
+//! In a state `s`, the explorer may follow only the enabled events of a *stubborn set*
+//! `T` instead of every enabled event. `T` is built by closure from one enabled
+//! transition:
 //!
-//! Programs are straight-line, so "can run later" is exact for operations: the operation
-//! at pc `p` of device `e` can still run iff `pc(e) <= p`. The safe events are:
+//! * for an **enabled** transition `t` in `T`, every transition that is *dependent* on `t`
+//!   and *can occur before `t`* joins `T`;
+//! * for a **disabled** transition in `T` (a device blocked at a wait or at the entry
+//!   barrier), a *necessary enabling set* joins `T`: everything that could increment the
+//!   semaphore it waits on, or the devices that have not entered yet.
 //!
-//! * an enabled `semaphore_wait` (only its own device decrements that semaphore, and
-//!   increments commute with it);
-//! * a passed implicit entry barrier;
-//! * a signal of the device's own semaphore or of a barrier semaphore (increments commute,
-//!   and neither is checked against the target's lifecycle);
-//! * a local computation or DMA start none of whose cells another device can still touch
-//!   in a conflicting way (if an in-flight DMA conflicts, the event itself reports the race).
+//! Then every execution from `s` is equivalent, rule checks included, to one that starts
+//! with an event of `T`, so every reachable violation and deadlock is still found (the
+//! state graph is finite and acyclic, so no cycle proviso is needed).
 //!
-//! Entry, exit, remote signals and DMA completions are never explored alone: their order
-//! against the target's entry and exit is what rule 5 checks.
+//! **Transitions.** A device contributes its current operation (any later operation of a
+//! device is enabled only through the current one, so adding "a later operation of `g`"
+//! means adding `g`). An in-flight DMA contributes all its pending events as one unit.
+//!
+//! **Dependence** includes the checks, not just the state: two accesses to a cell are
+//! dependent when at least one writes it (the order decides whether a race is reported and
+//! which value is read); a non-barrier signal or a DMA landing is dependent on its target's
+//! entry and exit (rule 5); an exit is dependent on everything that increments the device's
+//! semaphores, lands in its cells, or is its own outstanding DMA (rule 4 and outputs).
+//! Semaphore increments commute with each other and with waits, and an enabled wait cannot
+//! be disabled (only its own device decrements its semaphores), so waits, the implicit
+//! entry barrier and increments of barrier or own semaphores have no dependents.
+//!
+//! **Can occur before `t`.** Programs are straight-line, so a *progress bound* is computed
+//! for each device: how far it could get if `t` never happened, assuming every increment
+//! any reachable operation or in-flight DMA can make is available to every wait. An
+//! operation beyond the bound needs `t` first, so it cannot be reordered before `t`; this
+//! is what lets a DMA landing run alone when the only operations that touch its
+//! destination wait for its bytes.
 
 use crate::event::Event;
 use crate::ir::SemKind;
 use crate::mesh::DeviceId;
-use crate::program::{CellId, ComputeKind, Op, Program};
+use crate::program::{CellId, ComputeKind, Op, Program, SemSlot};
+use crate::state::{DmaRecord, RECEIVED, SENT};
+
+/// Static indexes used by the reduction, built once per program.
+#[derive(Clone, Debug, Default)]
+pub struct Dependencies {
+    /// Per semaphore slot: the operations `(device, pc)` that can increment it.
+    pub incrementers: Vec<Vec<(DeviceId, u32)>>,
+    /// Per device: operations of other devices checked against its lifecycle
+    /// (non-barrier signals to it, remote copies into it).
+    pub lifecycle_touchers: Vec<Vec<(DeviceId, u32)>>,
+}
+
+impl Dependencies {
+    /// Builds the indexes of a program.
+    pub fn build(program: &Program) -> Dependencies {
+        let mut incrementers = vec![Vec::new(); program.num_sems()];
+        let mut lifecycle_touchers = vec![Vec::new(); program.num_devices()];
+        for (d, dp) in program.devices.iter().enumerate() {
+            let me = DeviceId(d as u16);
+            for (pc, op) in dp.ops.iter().enumerate() {
+                let at = (me, pc as u32);
+                match *op {
+                    Op::Signal { target, sem, .. } => {
+                        incrementers[sem.0 as usize].push(at);
+                        if target != me && program.sem_kind(sem) != SemKind::Barrier {
+                            lifecycle_touchers[target.index()].push(at);
+                        }
+                    }
+                    Op::LocalDma { sem, .. } => incrementers[sem.0 as usize].push(at),
+                    Op::RemoteDma { target, send_sem, recv_sem, .. } => {
+                        incrementers[send_sem.0 as usize].push(at);
+                        incrementers[recv_sem.0 as usize].push(at);
+                        if target != me {
+                            lifecycle_touchers[target.index()].push(at);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Dependencies { incrementers, lifecycle_touchers }
+    }
+}
+
+/// Reusable buffers for [`Program::persistent_set`], so the explorer's hot path does not
+/// allocate.
+#[derive(Clone, Debug, Default)]
+pub struct PorScratch {
+    dmas: Vec<DmaRecord>,
+    bounds: Vec<u32>,
+    have_bounds: Vec<bool>,
+    avail: Vec<u64>,
+    used: Vec<u64>,
+    in_t: Vec<bool>,
+    work: Vec<usize>,
+    best: Vec<usize>,
+}
+
+/// A member of a stubborn set: device `i < n`, or in-flight DMA `i - n`.
+type Unit = usize;
 
 impl Program {
-    /// An enabled event that may be explored alone in `state`, if there is one.
-    pub fn persistent_singleton(&self, state: &[u32], enabled: &[Event]) -> Option<Event> {
-        enabled.iter().copied().find(|&e| match e {
-            Event::Step(d) => self.step_is_independent(state, d),
-            _ => false,
-        })
-    }
-
-    fn step_is_independent(&self, state: &[u32], d: DeviceId) -> bool {
-        let pc = self.pc(state, d);
-        match self.devices[d.index()].ops[pc as usize] {
-            Op::Wait { .. } | Op::EntryBarrier => true,
-            Op::Signal { target, sem, .. } => target == d || self.sem_kind(sem) == SemKind::Barrier,
-            Op::LocalDma { src, dst, .. } | Op::RemoteDma { src, dst, .. } => {
-                self.untouched_by_others(state, d, self.span(src), false)
-                    && self.untouched_by_others(state, d, self.span(dst), true)
+    /// Writes to `out` the enabled events of a stubborn set of `state`: a subset of
+    /// `enabled` that is enough to explore.
+    pub fn persistent_set(&self, state: &[u32], enabled: &[Event], scratch: &mut PorScratch, out: &mut Vec<Event>) {
+        out.clear();
+        // Fast path: transitions with no dependents at all.
+        for &e in enabled {
+            if let Event::Step(d) = e {
+                let trivial = match self.devices[d.index()].ops[self.pc(state, d) as usize] {
+                    Op::Wait { .. } | Op::EntryBarrier => true,
+                    Op::Signal { target, sem, .. } => target == d || self.sem_kind(sem) == SemKind::Barrier,
+                    _ => false,
+                };
+                if trivial {
+                    out.push(e);
+                    return;
+                }
             }
-            Op::Compute { kind, dst, src } => {
-                let reads_dst = kind == ComputeKind::Add;
-                self.untouched_by_others(state, d, self.span(src), false)
-                    && self.untouched_by_others(state, d, self.span(dst), true)
-                    && (!reads_dst || self.untouched_by_others(state, d, self.span(dst), false))
+        }
+        let n = self.num_devices();
+        let s = scratch;
+        s.dmas.clear();
+        s.dmas.extend(self.dmas(state));
+        let units = n + s.dmas.len();
+        s.bounds.clear();
+        s.bounds.resize(units * n, 0);
+        s.have_bounds.clear();
+        s.have_bounds.resize(units, false);
+        s.avail.resize(self.num_sems(), 0);
+        s.used.resize(self.num_sems(), 0);
+        let mut best_count = usize::MAX;
+        s.best.clear();
+        for seed in 0..units {
+            if !self.unit_enabled(state, seed) {
+                continue;
             }
-            Op::Enter | Op::Exit => false,
+            let Some(count) = self.closure(state, s, seed, best_count) else { continue };
+            if count < best_count {
+                best_count = count;
+                s.best.clear();
+                s.best.extend((0..units).filter(|&u| s.in_t[u]));
+                if count == 1 {
+                    break;
+                }
+            }
+        }
+        if best_count == usize::MAX {
+            out.extend_from_slice(enabled);
+            return;
+        }
+        for &e in enabled {
+            let unit = match e {
+                Event::Step(d) => d.index(),
+                Event::Sent(k) | Event::Received(k) | Event::Done(k) => {
+                    n + s.dmas.iter().position(|r| r.key == k).expect("enabled DMA is in flight")
+                }
+            };
+            if s.best.contains(&unit) {
+                out.push(e);
+            }
         }
     }
 
-    /// No operation of another device that can still run accesses `cells` in a way that
-    /// conflicts with an access of `d` (a write if `write`, else a read).
-    fn untouched_by_others(&self, state: &[u32], d: DeviceId, cells: &[CellId], write: bool) -> bool {
-        cells.iter().all(|c| {
-            self.accesses[c.0 as usize]
-                .iter()
-                .all(|a| a.device == d || (!write && !a.write) || a.pc < self.pc(state, a.device))
-        })
+    fn unit_enabled(&self, state: &[u32], u: Unit) -> bool {
+        // An in-flight DMA always has a pending event.
+        u >= self.num_devices() || self.device_enabled(state, DeviceId(u as u16))
+    }
+
+    /// Number of enabled events a unit contributes.
+    fn unit_events(&self, state: &[u32], s: &PorScratch, u: Unit) -> usize {
+        let n = self.num_devices();
+        if u < n {
+            usize::from(self.unit_enabled(state, u))
+        } else {
+            let r = &s.dmas[u - n];
+            match self.dma_op(r.key) {
+                Op::LocalDma { .. } => 1,
+                _ => usize::from(r.flags & SENT == 0) + usize::from(r.flags & RECEIVED == 0),
+            }
+        }
+    }
+
+    /// Builds the stubborn set from `seed` into `s.in_t`; returns its number of enabled
+    /// events, or `None` once it exceeds `limit`.
+    fn closure(&self, state: &[u32], s: &mut PorScratch, seed: Unit, limit: usize) -> Option<usize> {
+        let units = s.have_bounds.len();
+        s.in_t.clear();
+        s.in_t.resize(units, false);
+        s.work.clear();
+        let mut count = 0usize;
+        let add = |s: &mut PorScratch, u: Unit, count: &mut usize| -> bool {
+            if !s.in_t[u] {
+                s.in_t[u] = true;
+                s.work.push(u);
+                *count += self.unit_events(state, s, u);
+            }
+            *count < limit
+        };
+        if !add(s, seed, &mut count) {
+            return None;
+        }
+        let mut found = Vec::new();
+        while let Some(u) = s.work.pop() {
+            found.clear();
+            self.dependents(state, s, u, &mut found);
+            for &v in &found {
+                if !add(s, v, &mut count) {
+                    return None;
+                }
+            }
+        }
+        Some(count)
+    }
+
+    /// The units that must join a stubborn set containing `u`.
+    fn dependents(&self, state: &[u32], s: &mut PorScratch, u: Unit, found: &mut Vec<Unit>) {
+        let n = self.num_devices();
+        if u < n {
+            let d = DeviceId(u as u16);
+            if self.finished(state, d) {
+                return;
+            }
+            let pc = self.pc(state, d);
+            let op = self.devices[d.index()].ops[pc as usize];
+            if !self.device_enabled(state, d) {
+                self.enabling_set(state, s, d, op, found);
+                return;
+            }
+            match op {
+                Op::Wait { .. } | Op::EntryBarrier => {}
+                Op::Signal { target, sem, .. } => {
+                    if target != d && self.sem_kind(sem) != SemKind::Barrier {
+                        self.ensure_bounds(state, s, u);
+                        if self.lifecycle_reachable(state, s, u, target) {
+                            found.push(target.index());
+                        }
+                    }
+                }
+                Op::Enter | Op::Exit => {
+                    self.ensure_bounds(state, s, u);
+                    self.lifecycle_dependents(state, s, u, d, found);
+                    if op == Op::Exit && !self.shared_expected.is_empty() {
+                        found.extend(0..n);
+                        found.extend(n..n + s.dmas.len());
+                    }
+                }
+                Op::LocalDma { src, dst, .. } | Op::RemoteDma { src, dst, .. } => {
+                    self.ensure_bounds(state, s, u);
+                    self.cell_dependents(state, s, u, Some(d), self.span(src), false, found);
+                    self.cell_dependents(state, s, u, Some(d), self.span(dst), true, found);
+                }
+                Op::Compute { kind, dst, src } => {
+                    self.ensure_bounds(state, s, u);
+                    self.cell_dependents(state, s, u, Some(d), self.span(src), false, found);
+                    self.cell_dependents(state, s, u, Some(d), self.span(dst), true, found);
+                    if kind == ComputeKind::Add {
+                        self.cell_dependents(state, s, u, Some(d), self.span(dst), false, found);
+                    }
+                }
+            }
+        } else {
+            let rec = s.dmas[u - n];
+            self.ensure_bounds(state, s, u);
+            let op = self.dma_op(rec.key);
+            let (src, dst, target, local) = match op {
+                Op::LocalDma { src, dst, .. } => (src, dst, rec.key.issuer, true),
+                Op::RemoteDma { src, dst, target, .. } => (src, dst, target, false),
+                _ => unreachable!("DMA record of a DMA op"),
+            };
+            let issuer = rec.key.issuer;
+            // The issuer's exit checks that the DMA has been sent (or is done).
+            if (local || rec.flags & SENT == 0) && self.exit_reachable(state, s, u, issuer) {
+                found.push(issuer.index());
+            }
+            // The landing checks the target's lifecycle and writes its cells.
+            if self.lifecycle_reachable(state, s, u, target) {
+                found.push(target.index());
+            }
+            self.cell_dependents(state, s, u, None, self.span(dst), true, found);
+            if rec.flags == 0 || local {
+                self.cell_dependents(state, s, u, None, self.span(src), false, found);
+            }
+        }
+    }
+
+    /// Devices whose ops touching `cells` conflict with an access (`write` or read) and can
+    /// occur before unit `u`, and in-flight DMAs whose active accesses conflict.
+    #[allow(clippy::too_many_arguments)]
+    fn cell_dependents(
+        &self,
+        state: &[u32],
+        s: &PorScratch,
+        u: Unit,
+        me: Option<DeviceId>,
+        cells: &[CellId],
+        write: bool,
+        found: &mut Vec<Unit>,
+    ) {
+        let n = self.num_devices();
+        for c in cells {
+            for a in &self.accesses[c.0 as usize] {
+                if Some(a.device) == me || !(write || a.write) {
+                    continue;
+                }
+                if self.reachable(state, s, u, a.device, a.pc) {
+                    found.push(a.device.index());
+                }
+            }
+        }
+        for (j, r) in s.dmas.iter().enumerate() {
+            if u == n + j {
+                continue;
+            }
+            let (src, dst, reading, writing) = match self.dma_op(r.key) {
+                Op::LocalDma { src, dst, .. } => (src, dst, true, true),
+                Op::RemoteDma { src, dst, .. } => (src, dst, r.flags == 0, r.flags & RECEIVED == 0),
+                _ => continue,
+            };
+            let hit = |span| cells.iter().any(|c| self.span(span).contains(c));
+            if (writing && hit(dst)) || (write && reading && hit(src)) {
+                found.push(n + j);
+            }
+        }
+    }
+
+    /// What must join a set containing device `d` blocked at `op` (a wait or the barrier).
+    fn enabling_set(&self, state: &[u32], s: &PorScratch, d: DeviceId, op: Op, found: &mut Vec<Unit>) {
+        let n = self.num_devices();
+        match op {
+            Op::Wait { sem, .. } => {
+                for &(g, pc) in &self.dependencies.incrementers[sem.0 as usize] {
+                    if pc >= self.pc(state, g) {
+                        found.push(g.index());
+                    }
+                }
+                for (j, r) in s.dmas.iter().enumerate() {
+                    if self.dma_increments(r, sem) {
+                        found.push(n + j);
+                    }
+                }
+            }
+            Op::EntryBarrier => {
+                let k = self.devices[d.index()].info[self.pc(state, d) as usize].invocation;
+                for e in self.mesh.devices() {
+                    if !self.has_entered(state, e, k) {
+                        found.push(e.index());
+                    }
+                }
+            }
+            _ => unreachable!("only waits and the entry barrier block"),
+        }
+    }
+
+    fn dma_increments(&self, r: &DmaRecord, sem: SemSlot) -> bool {
+        match self.dma_op(r.key) {
+            Op::LocalDma { sem: s, .. } => s == sem,
+            Op::RemoteDma { send_sem, recv_sem, .. } => {
+                (r.flags & SENT == 0 && send_sem == sem) || (r.flags & RECEIVED == 0 && recv_sem == sem)
+            }
+            _ => false,
+        }
+    }
+
+    /// For an entry or exit of `d` (unit `u`): everything checked against `d`'s lifecycle
+    /// or incrementing its semaphores that can occur before it, and its DMAs in flight.
+    fn lifecycle_dependents(&self, state: &[u32], s: &PorScratch, u: Unit, d: DeviceId, found: &mut Vec<Unit>) {
+        let n = self.num_devices();
+        for &(g, pc) in &self.dependencies.lifecycle_touchers[d.index()] {
+            if self.reachable(state, s, u, g, pc) {
+                found.push(g.index());
+            }
+        }
+        for (j, r) in s.dmas.iter().enumerate() {
+            let target = match self.dma_op(r.key) {
+                Op::RemoteDma { target, .. } => target,
+                _ => r.key.issuer,
+            };
+            if r.key.issuer == d || target == d {
+                found.push(n + j);
+            }
+        }
+    }
+
+    /// Whether an `Enter` or `Exit` of `target` can occur before unit `u`.
+    fn lifecycle_reachable(&self, state: &[u32], s: &PorScratch, u: Unit, target: DeviceId) -> bool {
+        let dp = &self.devices[target.index()];
+        let (lo, hi) = self.window(state, s, u, target);
+        dp.enter_pc.iter().chain(&dp.exit_pc).any(|&p| lo <= p && p < hi)
+    }
+
+    /// Whether an `Exit` of `d` can occur before unit `u`.
+    fn exit_reachable(&self, state: &[u32], s: &PorScratch, u: Unit, d: DeviceId) -> bool {
+        let (lo, hi) = self.window(state, s, u, d);
+        self.devices[d.index()].exit_pc.iter().any(|&p| lo <= p && p < hi)
+    }
+
+    /// Whether the operation at `pc` of `g` can occur before unit `u`.
+    fn reachable(&self, state: &[u32], s: &PorScratch, u: Unit, g: DeviceId, pc: u32) -> bool {
+        let (lo, hi) = self.window(state, s, u, g);
+        lo <= pc && pc < hi
+    }
+
+    /// The pcs of `g` that can run before unit `u`: from its pc up to its progress bound.
+    fn window(&self, state: &[u32], s: &PorScratch, u: Unit, g: DeviceId) -> (u32, u32) {
+        let n = self.num_devices();
+        debug_assert!(s.have_bounds[u]);
+        (self.pc(state, g), s.bounds[u * n + g.index()])
+    }
+
+    /// Computes the progress bounds of every device if unit `u` never happens.
+    fn ensure_bounds(&self, state: &[u32], s: &mut PorScratch, u: Unit) {
+        if s.have_bounds[u] {
+            return;
+        }
+        let n = self.num_devices();
+        let off = self.sem_offset();
+        for (i, a) in s.avail.iter_mut().enumerate() {
+            *a = state[off + i] as u64;
+        }
+        s.used.iter_mut().for_each(|x| *x = 0);
+        for (j, r) in s.dmas.iter().enumerate() {
+            if u == n + j {
+                continue;
+            }
+            match self.dma_op(r.key) {
+                Op::LocalDma { sem, bytes, .. } => s.avail[sem.0 as usize] += bytes as u64,
+                Op::RemoteDma { send_sem, recv_sem, bytes, .. } => {
+                    if r.flags & SENT == 0 {
+                        s.avail[send_sem.0 as usize] += bytes as u64;
+                    }
+                    if r.flags & RECEIVED == 0 {
+                        s.avail[recv_sem.0 as usize] += bytes as u64;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let base = u * n;
+        for g in 0..n {
+            s.bounds[base + g] = state[g];
+        }
+        loop {
+            let mut changed = false;
+            for g in 0..n {
+                if g == u {
+                    continue; // the excluded device never moves
+                }
+                let dp = &self.devices[g];
+                loop {
+                    let b = s.bounds[base + g];
+                    let Some(&op) = dp.ops.get(b as usize) else { break };
+                    match op {
+                        Op::Wait { sem, amount } => {
+                            let i = sem.0 as usize;
+                            if s.avail[i] < s.used[i] + amount as u64 {
+                                break;
+                            }
+                            s.used[i] += amount as u64;
+                        }
+                        Op::EntryBarrier => {
+                            let k = dp.info[b as usize].invocation;
+                            let all = (0..n).all(|e| {
+                                let enter = self.devices[e].enter_pc[k as usize];
+                                state[e] > enter || s.bounds[base + e] > enter
+                            });
+                            if !all {
+                                break;
+                            }
+                        }
+                        Op::Signal { sem, inc, .. } => s.avail[sem.0 as usize] += inc as u64,
+                        Op::LocalDma { sem, bytes, .. } => s.avail[sem.0 as usize] += bytes as u64,
+                        Op::RemoteDma { send_sem, recv_sem, bytes, .. } => {
+                            s.avail[send_sem.0 as usize] += bytes as u64;
+                            s.avail[recv_sem.0 as usize] += bytes as u64;
+                        }
+                        _ => {}
+                    }
+                    s.bounds[base + g] = b + 1;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        s.have_bounds[u] = true;
     }
 }

@@ -58,7 +58,7 @@ impl Program {
         }
     }
 
-    fn device_enabled(&self, state: &[u32], d: DeviceId) -> bool {
+    pub(crate) fn device_enabled(&self, state: &[u32], d: DeviceId) -> bool {
         let pc = self.pc(state, d) as usize;
         let dp = &self.devices[d.index()];
         match dp.ops.get(pc) {
@@ -73,7 +73,7 @@ impl Program {
     }
 
     /// Whether device `e` has entered invocation `k` (or gone past it).
-    fn has_entered(&self, state: &[u32], e: DeviceId, k: u32) -> bool {
+    pub(crate) fn has_entered(&self, state: &[u32], e: DeviceId, k: u32) -> bool {
         match self.lifecycle(e, self.pc(state, e)) {
             None => true,
             Some((inv, running)) => inv > k || (inv == k && running),
