@@ -19,7 +19,7 @@ pub fn explore(program: &Program, config: &Config) -> Report {
     let mut run = Run {
         program,
         config,
-        store: Store::new(),
+        store: Store::new(&program.initial_state()),
         values: program.values.clone(),
         stats: Stats::default(),
         start,
@@ -80,8 +80,7 @@ impl Run<'_> {
                     if let Some(v) = self.over_budget(cursor as u64) {
                         return v;
                     }
-                    state.clear();
-                    state.extend_from_slice(self.store.get(cursor));
+                    self.store.get(cursor, &mut state);
                     if let Expanded::Stop(v) = self.expand(cursor, &state, &mut next, &mut enabled, &mut children) {
                         return v;
                     }
@@ -97,8 +96,7 @@ impl Run<'_> {
                         return v;
                     }
                     expanded += 1;
-                    state.clear();
-                    state.extend_from_slice(self.store.get(id));
+                    self.store.get(id, &mut state);
                     if let Expanded::Stop(v) = self.expand(id, &state, &mut next, &mut enabled, &mut children) {
                         return v;
                     }

@@ -437,9 +437,7 @@ impl Program {
             }
         }
         let base = u * n;
-        for g in 0..n {
-            s.bounds[base + g] = state[g];
-        }
+        s.bounds[base..base + n].copy_from_slice(&state[..n]);
         loop {
             let mut changed = false;
             for g in 0..n {

@@ -10,7 +10,7 @@ use super::case::Case;
 use super::{EXIT_PROVED, EXIT_VIOLATION};
 
 /// The largest ring size `check all` tries.
-const MAX_RING: usize = 6;
+const MAX_RING: usize = 8;
 
 /// The ring sizes a correct protocol must be proved for.
 fn required_sizes(protocol: &str) -> usize {

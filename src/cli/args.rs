@@ -73,7 +73,7 @@ pub(crate) struct CheckArgs {
     #[arg(long, value_parser = positive_seconds)]
     pub(crate) max_seconds: Option<f64>,
     /// Stop (verdict incomplete) when the explorer's tables reach this many MiB.
-    #[arg(long, default_value_t = 16384, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = 8192, value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) max_memory_mib: u64,
 }
 
