@@ -1,4 +1,11 @@
 //! `lax.all_gather` (seed 000 §2): each step forwards one slot to the right neighbour.
+//!
+//! **`shared-recv-sem`.** From N = 3 on, the checker finds the corruption the seed warns
+//! about: a device's step-0 `wait_recv` is satisfied by the bytes of its left neighbour's
+//! step-1 DMA, so at step 1 it forwards slot `my_id - 1` while the step-0 DMA is still
+//! writing it (`race`; had the DMA landed later still, the forwarded value would be `-`, a
+//! `wrong-result`). At N = 2 the grid has a single step: one DMA per device, nothing to
+//! confuse, and the checker proves the mutant correct.
 
 use semcheck_model::dsl::trace;
 use semcheck_model::ir::{Kernel, MemorySpace};

@@ -1,5 +1,22 @@
 //! `lax.psum` (seed 000 §3): one-directional ring all-reduce with double-buffered HBM
 //! slots and a capacity semaphore.
+//!
+//! **What the checker finds for the mutants.**
+//!
+//! * `no-capacity` (N = 2): a race. Without the capacity handshake a device can start its
+//!   step-0 DMA into its neighbour before its own prologue DMA has landed there; both DMAs
+//!   count on the one `remote_recv_sem`, so the neighbour's `wait_recv` is satisfied by the
+//!   later DMA and its local copy reads `hbm_buf[0]` while the prologue DMA is still
+//!   writing it. Run ahead further and the same mechanism overwrites a working slot.
+//! * `no-barrier` (N = 2): the prologue DMA lands in a device that has not entered.
+//! * `single-barrier` (open question; invoked twice): proved at every size `check all`
+//!   reaches (N = 2..8, repeat 2; `tests/open_questions.rs` also has N = 4, repeat 3). The
+//!   double barrier protects a slow neighbour from consuming a fast device's barrier
+//!   signal of the *next* invocation. In psum a device cannot finish an invocation before
+//!   both neighbours passed their barrier wait: it needs its right neighbour's capacity
+//!   signals and its left neighbour's data, both sent after that neighbour's wait. A kernel
+//!   without that two-sided dependency does break with a single barrier (from 5 devices on),
+//!   which the same test shows.
 
 use semcheck_model::dsl::{trace, zeros_like};
 use semcheck_model::ir::{Kernel, MemorySpace};

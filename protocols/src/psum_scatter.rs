@@ -1,5 +1,20 @@
 //! `lax.psum_scatter` (seed 000 §4): bidirectional reduce-scatter; top halves travel
 //! left, bottom halves right, partial sums accumulate on the way.
+//!
+//! **What the checker finds.** The official kernel is proved for N = 2..7 (N = 8 exceeds
+//! `check all`'s 30 s budget). For the mutants:
+//!
+//! * `no-capacity` (open question): proved at every size reached (N = 2..7). Every phase
+//!   ends with `send_*.wait()`, whose `wait_recv` waits for the data the neighbour it writes
+//!   to sends in the *same* phase, after finishing the phase that reads the slot being
+//!   overwritten next. The receive semaphores already give the back-pressure that the
+//!   capacity semaphores were added for; they are redundant in this kernel (they would not
+//!   be in a one-directional one: see psum's `no-capacity`).
+//! * `no-final-drain` (N = 2): without the last `semaphore_wait(left_capacity_sem, 1)` the
+//!   neighbour's final capacity signal is never consumed. The shortest schedule has it
+//!   arrive after the device left the kernel (`outside-kernel`); arriving earlier, it is a
+//!   `semaphore-leak` at exit. Both are the one mechanism.
+//! * `no-barrier` (N = 2): `init_left` lands in a device that has not entered.
 
 use semcheck_model::dsl::{ds, trace, zeros_like, KernelBuilder, Sem};
 use semcheck_model::ir::{Kernel, MemorySpace};
