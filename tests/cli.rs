@@ -95,3 +95,16 @@ fn text_output_reads_like_a_report() {
     assert!(out.contains("has not entered"), "{out}");
     assert!(out.contains("start remote_copy send_vmem -> d1 recv_vmem"), "{out}");
 }
+
+#[test]
+fn bench_prints_a_table_with_peak_memory() {
+    let (code, out, err) = semcheck(&["bench", "--protocol", "ppermute", "--max-devices", "3", "--max-seconds", "10"]);
+    assert_eq!(code, 0, "{err}");
+    let header = out.lines().next().unwrap();
+    for column in ["protocol", "N", "states", "transitions", "seconds", "peak MiB"] {
+        assert!(header.contains(column), "{header}");
+    }
+    let rows: Vec<&str> = out.lines().skip(1).collect();
+    assert_eq!(rows.len(), 2, "{out}");
+    assert!(rows.iter().all(|r| r.starts_with("ppermute") && r.contains("proved")), "{out}");
+}

@@ -143,8 +143,7 @@ impl Program {
             }
             Op::Wait { sem, amount } => next[self.sem_offset() + sem.0 as usize] -= amount,
             Op::LocalDma { src, dst, .. } | Op::RemoteDma { src, dst, .. } => {
-                let who = self.describe_op(d, pc);
-                self.race(state, self.span(src), self.span(dst), &who, d)?;
+                self.race(state, self.span(src), self.span(dst), d, pc)?;
                 let key = DmaKey { issuer: d, pc };
                 let header = DmaRecord::header(key, 0);
                 let at =
@@ -154,12 +153,11 @@ impl Program {
                 next.splice(at..at, words);
             }
             Op::Compute { kind, dst, src } => {
-                let who = self.describe_op(d, pc);
                 let (dcells, scells) = (self.span(dst), self.span(src));
                 if kind == ComputeKind::Add {
-                    self.race(state, dcells, dcells, &who, d)?;
+                    self.race(state, dcells, dcells, d, pc)?;
                 }
-                self.race(state, scells, dcells, &who, d)?;
+                self.race(state, scells, dcells, d, pc)?;
                 let off = self.cell_offset();
                 for (i, c) in dcells.iter().enumerate() {
                     let slot = off + c.0 as usize;
@@ -199,7 +197,6 @@ impl Program {
         values: &ValueTable,
     ) -> Result<(), Violation> {
         let dp = &self.devices[d.index()];
-        let who = self.describe_op(d, pc);
         let notation = self.spec.notation;
         let mut wrong = Vec::new();
         for &(cell, want) in &dp.expected {
@@ -259,7 +256,11 @@ impl Program {
                 return Err(Violation {
                     rule: Rule::SemaphoreLeak,
                     devices: vec![d],
-                    message: format!("`{who}`: {} is {v} at exit, not 0", self.sem_full_name(slot)),
+                    message: format!(
+                        "`{}`: {} is {v} at exit, not 0",
+                        self.describe_op(d, pc),
+                        self.sem_full_name(slot)
+                    ),
                 });
             }
         }
@@ -281,14 +282,8 @@ impl Program {
         Ok(())
     }
 
-    fn race(
-        &self,
-        state: &[u32],
-        reads: &[CellId],
-        writes: &[CellId],
-        who: &str,
-        d: DeviceId,
-    ) -> Result<(), Violation> {
+    /// Checks the accesses of the operation at `pc` of `d` against every in-flight DMA.
+    fn race(&self, state: &[u32], reads: &[CellId], writes: &[CellId], d: DeviceId, pc: u32) -> Result<(), Violation> {
         for rec in self.dmas(state) {
             let (src, dst, reading, writing) = match self.dma_op(rec.key) {
                 Op::LocalDma { src, dst, .. } => (src, dst, true, true),
@@ -304,6 +299,7 @@ impl Program {
             .or_else(|| if reading { hit(writes, src).map(|c| (c, "read")) } else { None });
             if let Some((cell, what)) = conflict {
                 let access = if writes.contains(&cell) { "writes" } else { "reads" };
+                let who = self.describe_op(d, pc);
                 let other = self.describe_op(rec.key.issuer, rec.key.pc);
                 let mut devices = vec![d, rec.key.issuer];
                 devices.dedup();

@@ -23,6 +23,29 @@ pub(crate) enum Command {
     },
     /// Check a protocol (or `all`: every protocol and mutant).
     Check(CheckArgs),
+    /// Print the performance table: states, transitions, seconds and peak memory per
+    /// protocol and mesh size.
+    Bench(BenchArgs),
+}
+
+/// Arguments of `semcheck bench`.
+#[derive(Args, Debug)]
+pub(crate) struct BenchArgs {
+    /// Only this protocol.
+    #[arg(long)]
+    pub(crate) protocol: Option<String>,
+    /// Largest ring size.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(2..=64))]
+    pub(crate) max_devices: u16,
+    /// Time budget per case; the first case over it ends that protocol's rows.
+    #[arg(long, default_value_t = 60.0, value_parser = positive_seconds)]
+    pub(crate) max_seconds: f64,
+    /// Explore without partial-order reduction.
+    #[arg(long)]
+    pub(crate) no_reduction: bool,
+    /// Also print the rows as JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
 }
 
 /// Exploration order on the command line.

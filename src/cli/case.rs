@@ -83,6 +83,7 @@ impl Case {
             "max_depth": s.max_depth,
             "seconds": s.seconds,
             "memory_bytes": s.memory_bytes,
+            "peak_rss_bytes": super::bench::peak_rss_bytes(),
             "strategy": self.report.config.strategy,
             "reduction": self.report.config.reduction,
         })

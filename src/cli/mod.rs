@@ -2,6 +2,7 @@
 
 mod all;
 mod args;
+mod bench;
 mod case;
 mod list;
 
@@ -31,6 +32,7 @@ pub(crate) fn run() -> i32 {
     init_logging();
     let result = match cli.command {
         Command::List { json } => list::run(json),
+        Command::Bench(args) => bench::run(&args),
         Command::Check(args) => {
             if args.protocol == "all" {
                 all::run(&args)
