@@ -3,6 +3,17 @@
 use semcheck_model::dsl::KernelBuilder;
 use semcheck_model::expr::Expr;
 use semcheck_model::ir::SemKind;
+use semcheck_model::Rule;
+
+use crate::catalogue::Mutant;
+
+/// The `no-barrier` mutant of the kernels that use [`neighbor_barrier`].
+pub(crate) const NO_BARRIER: Mutant = Mutant {
+    name: "no-barrier",
+    description: "drop neighbor_barrier: the first DMA can land in a device that has not entered the kernel",
+    expected: &[Rule::OutsideKernel],
+    repeat: 1,
+};
 
 /// How a kernel synchronises with its neighbours before the first DMA.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -22,7 +22,7 @@ use semcheck_model::dsl::{trace, zeros_like};
 use semcheck_model::ir::{Kernel, MemorySpace};
 use semcheck_model::{Expected, ModelError, Notation, Rule, Spec};
 
-use crate::barrier::{neighbor_barrier, Barrier};
+use crate::barrier::{neighbor_barrier, Barrier, NO_BARRIER};
 use crate::catalogue::{MeshKind, Mutant, Protocol};
 use crate::expect::{atom, expect};
 
@@ -39,12 +39,7 @@ pub(crate) const PROTOCOL: Protocol = Protocol::new(
             expected: &[Rule::Race, Rule::WrongResult],
             repeat: 1,
         },
-        Mutant {
-            name: "no-barrier",
-            description: "drop neighbor_barrier: the first DMA can land in a device that has not entered the kernel",
-            expected: &[Rule::OutsideKernel],
-            repeat: 1,
-        },
+        NO_BARRIER,
         Mutant {
             name: "single-barrier",
             description:

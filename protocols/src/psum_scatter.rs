@@ -20,7 +20,7 @@ use semcheck_model::dsl::{ds, trace, zeros_like, KernelBuilder, Sem};
 use semcheck_model::ir::{Kernel, MemorySpace};
 use semcheck_model::{Expected, ModelError, Notation, Rule, Spec};
 
-use crate::barrier::{neighbor_barrier, Barrier};
+use crate::barrier::{neighbor_barrier, Barrier, NO_BARRIER};
 use crate::catalogue::{MeshKind, Mutant, Protocol};
 use crate::expect::{atom, expect};
 
@@ -36,12 +36,7 @@ pub(crate) const PROTOCOL: Protocol = Protocol::new(
             expected: &[],
             repeat: 1,
         },
-        Mutant {
-            name: "no-barrier",
-            description: "drop neighbor_barrier: the first DMA can land in a device that has not entered the kernel",
-            expected: &[Rule::OutsideKernel],
-            repeat: 1,
-        },
+        NO_BARRIER,
         Mutant {
             name: "no-final-drain",
             description: "drop the last semaphore_wait(left_capacity_sem, 1): a semaphore is left non-zero at exit",
