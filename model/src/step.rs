@@ -86,7 +86,11 @@ impl Program {
     }
 
     /// Applies `event` to `state`, writing the next state to `next`.
+    ///
+    /// `event` must be enabled in `state` (it is one that [`Program::enabled`] listed, or
+    /// [`Program::is_enabled`] accepts); replaying untrusted schedules must check first.
     pub fn step(&self, state: &[u32], event: Event, values: &mut ValueTable, next: &mut Vec<u32>) -> StepOutcome {
+        debug_assert!(self.is_enabled(state, event), "{event} is not enabled");
         next.clear();
         next.extend_from_slice(state);
         let result = match event {
