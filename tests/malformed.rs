@@ -201,4 +201,7 @@ fn bad_protocol_requests_are_errors() {
     let tc = find("tc_exchange").unwrap();
     assert!(tc.program(3, None, 1).unwrap_err().to_string().contains("2 TensorCores"));
     assert!(Mesh::ring(100_000).is_err());
+    // A mesh far too large to explore is rejected when compiled, not after eating memory.
+    let err = psum.program(4096, None, 1).unwrap_err();
+    assert_eq!(err.kind(), &ErrorKind::TooLarge, "{err}");
 }

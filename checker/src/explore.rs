@@ -10,8 +10,10 @@ use crate::config::{Config, Reduction, Strategy};
 use crate::report::{Counterexample, Report, Stats, StopReason, TraceStep, Verdict};
 use crate::store::{Store, NO_PARENT};
 
-/// How often (in expanded states) budgets are checked and progress logged.
-const CHECK_EVERY: u64 = 4096;
+/// How often (in expanded states) the time and memory budgets are checked.
+const CHECK_EVERY: u64 = 64;
+/// How often (in expanded states) progress is logged.
+const LOG_EVERY: u64 = 1 << 20;
 
 /// Explores every reachable state of `program` under `config`.
 pub fn explore(program: &Program, config: &Config) -> Report {
@@ -129,7 +131,7 @@ impl Run<'_> {
         let secs = self.start.elapsed().as_secs_f64();
         let mem = self.store.memory_bytes();
         self.stats.memory_bytes = self.stats.memory_bytes.max(mem);
-        if expanded > 0 && expanded % (CHECK_EVERY * 256) == 0 {
+        if expanded > 0 && expanded % LOG_EVERY == 0 {
             info!(states, expanded, transitions = self.stats.transitions, seconds = secs, "exploring");
         }
         let reason = if state_limit {

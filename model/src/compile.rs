@@ -13,6 +13,10 @@ use crate::value::{Atom, ValueId, ValueTable};
 /// The largest pc a packed state can hold.
 pub const MAX_OPS_PER_DEVICE: usize = 1 << 18;
 
+/// The most operations compiled over all devices (a mesh far beyond what can be explored
+/// is rejected before it takes the machine's memory).
+pub const MAX_OPS_TOTAL: usize = 16_000_000;
+
 /// Compiles `kernel` for `mesh`, `repeat` back-to-back invocations, checked against `spec`.
 pub fn compile(kernel: &Kernel, mesh: &Mesh, spec: &Spec, repeat: u32) -> Result<Program, ModelError> {
     let name = format!("kernel {}", kernel.name);
@@ -25,6 +29,17 @@ pub fn compile(kernel: &Kernel, mesh: &Mesh, spec: &Spec, repeat: u32) -> Result
     let mut devices = Vec::with_capacity(mesh.num_devices());
     for d in mesh.devices() {
         devices.push(c.device_program(d, repeat)?);
+        // Devices run the same kernel, so device 0 tells what the whole mesh will cost.
+        let estimate = devices[0].ops.len().saturating_mul(mesh.num_devices());
+        if d.0 == 0 && estimate > MAX_OPS_TOTAL {
+            return Err(ModelError::new(
+                ErrorKind::TooLarge,
+                format!(
+                    "{name}: about {estimate} operations over the {} devices of the mesh, more than the {MAX_OPS_TOTAL} semcheck compiles; use fewer devices",
+                    mesh.num_devices()
+                ),
+            ));
+        }
     }
     let (per_device, shared) = c.expectations(spec, mesh)?;
     for (dp, exp) in devices.iter_mut().zip(per_device) {
@@ -92,6 +107,7 @@ struct Compiler<'a> {
     sem_decls: Vec<(crate::ir::SemDecl, Option<usize>)>,
     sem_base: Vec<usize>,
     sems_per_device: usize,
+    ops_total: usize,
 }
 
 fn unravel(mut flat: usize, shape: &[usize]) -> Vec<usize> {
@@ -153,6 +169,7 @@ impl<'a> Compiler<'a> {
             sem_decls,
             sem_base,
             sems_per_device,
+            ops_total: 0,
         })
     }
 
@@ -188,20 +205,13 @@ impl<'a> Compiler<'a> {
                 let env = EvalEnv { mesh: self.mesh, coords: &coords, grid: &grid, program_ids: &ids };
                 let here = Here { device: d, env, invocation: inv };
                 self.walk(&self.kernel.body, &here, &mut out)?;
+                self.check_size(d, out.ops.len())?;
             }
             exit_pc.push(out.ops.len() as u32);
             out.push(Op::Exit, format!("exit {}", self.kernel.name), inv, &[]);
         }
-        if out.ops.len() >= MAX_OPS_PER_DEVICE {
-            return Err(ModelError::new(
-                ErrorKind::TooLarge,
-                format!(
-                    "kernel {}: {} operations on {d}, more than the {MAX_OPS_PER_DEVICE} a state can hold",
-                    self.kernel.name,
-                    out.ops.len()
-                ),
-            ));
-        }
+        self.check_size(d, out.ops.len())?;
+        self.ops_total += out.ops.len();
         let reset = self
             .cells
             .iter()
@@ -210,6 +220,26 @@ impl<'a> Compiler<'a> {
             .map(|(i, _)| (CellId(i as u32), self.initial[i]))
             .collect();
         Ok(DeviceProgram { ops: out.ops, info: out.info, enter_pc, exit_pc, reset, expected: Vec::new() })
+    }
+
+    fn check_size(&self, d: DeviceId, ops: usize) -> Result<(), ModelError> {
+        let name = &self.kernel.name;
+        if ops >= MAX_OPS_PER_DEVICE {
+            return Err(ModelError::new(
+                ErrorKind::TooLarge,
+                format!("kernel {name}: {ops} operations on {d}, more than the {MAX_OPS_PER_DEVICE} a state can hold"),
+            ));
+        }
+        if self.ops_total + ops > MAX_OPS_TOTAL {
+            return Err(ModelError::new(
+                ErrorKind::TooLarge,
+                format!(
+                    "kernel {name}: more than {MAX_OPS_TOTAL} operations over the {} devices of the mesh; use fewer devices",
+                    self.mesh.num_devices()
+                ),
+            ));
+        }
+        Ok(())
     }
 
     fn err(&self, here: &Here<'_>, what: &str, kind: ErrorKind, problem: String) -> ModelError {
