@@ -180,14 +180,11 @@ impl Run<'_> {
             let violation = program.deadlock(state);
             return Expanded::Stop(self.counterexample(id, None, violation));
         }
-        let events: &[Event] = if self.config.reduction == Reduction::PartialOrder {
+        if self.config.reduction == Reduction::PartialOrder {
             program.persistent_set(state, enabled, &mut self.por, &mut self.chosen);
-            &self.chosen
-        } else {
-            enabled
-        };
-        for i in 0..events.len() {
-            let event = if self.config.reduction == Reduction::PartialOrder { self.chosen[i] } else { enabled[i] };
+            std::mem::swap(enabled, &mut self.chosen);
+        }
+        for &event in enabled.iter() {
             self.stats.transitions += 1;
             trace!(event = %program.describe_event(state, event), "step");
             match program.step(state, event, &mut self.values, next) {
