@@ -19,6 +19,7 @@
 //! ```
 
 mod config;
+pub mod counterexample;
 mod explore;
 mod report;
 mod store;
