@@ -4,6 +4,9 @@ mod all;
 mod args;
 mod case;
 mod list;
+mod replay;
+mod simulate;
+mod trace;
 
 use clap::Parser;
 
@@ -31,6 +34,14 @@ pub(crate) fn run() -> i32 {
     init_logging();
     let result = match cli.command {
         Command::List { json } => list::run(json),
+        Command::Trace(args) => trace::run(&args),
+        Command::Simulate(args) => simulate::run(&args),
+        Command::Replay(args) => {
+            return replay::run(&args).unwrap_or_else(|e| {
+                eprintln!("semcheck: error: {e}");
+                EXIT_USAGE
+            })
+        }
         Command::Check(args) => {
             if args.protocol == "all" {
                 all::run(&args)

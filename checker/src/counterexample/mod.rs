@@ -44,7 +44,22 @@ pub use run::{run_events, run_names, Ending, NotEnabled, TracedRun};
 
 use semcheck_model::Program;
 
+use crate::config::{Config, Reduction, Strategy};
 use crate::report::Counterexample;
+
+/// The `engine` line of a trace found by the explorer with `config`, e.g.
+/// `explore strategy=bfs reduction=partial-order`.
+pub fn engine_name(config: &Config) -> String {
+    let strategy = match config.strategy {
+        Strategy::Bfs => "bfs",
+        Strategy::Dfs => "dfs",
+    };
+    let reduction = match config.reduction {
+        Reduction::None => "none",
+        Reduction::PartialOrder => "partial-order",
+    };
+    format!("explore strategy={strategy} reduction={reduction}")
+}
 
 /// A counterexample of the explorer, named, executed and (optionally) minimised.
 #[derive(Clone, Debug)]

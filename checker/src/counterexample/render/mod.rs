@@ -10,7 +10,7 @@ mod text;
 pub use dot::dot;
 pub use json::json;
 pub use mermaid::mermaid;
-pub use table::{table, table_of_trace, TableSection};
+pub use table::{slot_cells, table, table_of_trace, TableSection};
 pub use text::text;
 
 use semcheck_model::program::Op;

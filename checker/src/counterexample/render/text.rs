@@ -17,7 +17,7 @@ pub fn text(program: &Program, header: &Header, run: &TracedRun) -> String {
     let n = program.num_devices();
     let mut out = format!("{}: {} events\n\n", title(header), run.events.len());
     let rule = |out: &mut String| {
-        out.push_str(&format!("{:->5}", "+"));
+        out.push_str(&format!("{:->6}", "+"));
         for _ in 0..n {
             out.push_str(&format!("{:-<w$}+", "", w = COLUMN + 2));
         }
