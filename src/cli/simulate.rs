@@ -58,7 +58,11 @@ pub(crate) fn run(args: &SimulateArgs) -> Result<i32, ModelError> {
             return Ok(EXIT_VIOLATION);
         }
     };
-    let titles: Vec<String> = sim.checkpoints.iter().map(|c| format!("after {}", c.name)).collect();
+    let titles: Vec<String> = sim
+        .checkpoints
+        .iter()
+        .map(|c| if c.name == "initial" { c.name.clone() } else { format!("after {}", c.name) })
+        .collect();
     let sections: Vec<TableSection<'_>> =
         sim.checkpoints.iter().zip(&titles).map(|(c, t)| TableSection { title: t, state: &c.state }).collect();
     match args.format {
