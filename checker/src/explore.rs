@@ -3,7 +3,7 @@
 use std::time::Instant;
 
 use semcheck_model::{Event, Program, StepOutcome, ValueTable, Violation};
-use tracing::{debug, info, trace};
+use tracing::{debug, info, info_span, trace};
 
 use crate::config::{Config, Reduction, Strategy};
 use crate::report::{Counterexample, Report, Stats, StopReason, TraceStep, Verdict};
@@ -14,6 +14,7 @@ const CHECK_EVERY: u64 = 4096;
 
 /// Explores every reachable state of `program` under `config`.
 pub fn explore(program: &Program, config: &Config) -> Report {
+    let _span = info_span!("explore", kernel = %program.kernel, devices = program.num_devices()).entered();
     let start = Instant::now();
     let mut run =
         Run { program, config, store: Store::new(), values: program.values.clone(), stats: Stats::default(), start };

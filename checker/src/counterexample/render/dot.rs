@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 use petgraph::algo::tarjan_scc;
 use petgraph::dot::{Config, Dot};
 use petgraph::graph::{DiGraph, NodeIndex};
-use petgraph::visit::{EdgeRef, IntoNodeReferences};
+use petgraph::visit::EdgeRef;
 use rustc_hash::FxHashMap;
 use semcheck_model::ir::SemKind;
 use semcheck_model::program::{Op, SemSlot};
@@ -26,6 +26,8 @@ enum Node {
     Blocked(String),
     /// A semaphore no remaining operation increments.
     Missing(String),
+    /// The broken rule.
+    Violation(String),
 }
 
 /// Why one node must come before (or waits for) another.
@@ -36,6 +38,7 @@ enum Edge {
     Sem(String),
     Barrier,
     WaitsFor(String, bool),
+    Breaks,
 }
 
 /// Builds the graph.
@@ -107,8 +110,16 @@ fn graph(program: &Program, run: &TracedRun) -> DiGraph<Node, Edge> {
             }
         }
     }
-    if let Ending::Deadlock(_) = &run.ending {
-        wait_for(program, &namer, run.states.last().expect("a final state"), &mut g);
+    match &run.ending {
+        Ending::Violation { at, violation } => {
+            let v = g.add_node(Node::Violation(format!("VIOLATION {violation}")));
+            g.add_edge(NodeIndex::new(*at), v, Edge::Breaks);
+        }
+        Ending::Deadlock(violation) => {
+            g.add_node(Node::Violation(format!("VIOLATION {violation}")));
+            wait_for(program, &namer, run.states.last().expect("a final state"), &mut g);
+        }
+        Ending::Clean => {}
     }
     g
 }
@@ -187,7 +198,8 @@ fn wait_for(program: &Program, namer: &Namer<'_>, state: &[u32], g: &mut DiGraph
 }
 
 fn quote(s: &str) -> String {
-    s.replace('\\', "\\\\").replace('"', "\\\"")
+    let s = s.replace('\\', "\\\\").replace('"', "\\\"");
+    super::wrap(&s, 48).join("\\n")
 }
 
 /// The graph in Graphviz DOT.
@@ -199,7 +211,9 @@ pub fn dot(program: &Program, run: &TracedRun) -> String {
         }
         Node::Event(label, false) => format!("label=\"{}\", shape=box", quote(label)),
         Node::Blocked(label) => format!("label=\"{}\", shape=octagon, color=red", quote(label)),
-        Node::Missing(label) => format!("label=\"{}\", shape=note, style=filled, fillcolor=\"#ffb0b0\"", quote(label)),
+        Node::Missing(label) | Node::Violation(label) => {
+            format!("label=\"{}\", shape=note, style=filled, fillcolor=\"#ffb0b0\", color=red", quote(label))
+        }
     };
     let edge_attr = |_, e: petgraph::graph::EdgeReference<'_, Edge>| match e.weight() {
         Edge::Program => "color=black".to_string(),
@@ -208,7 +222,7 @@ pub fn dot(program: &Program, run: &TracedRun) -> String {
         Edge::Barrier => "color=gray, label=\"entry\"".to_string(),
         Edge::WaitsFor(s, true) => format!("color=red, penwidth=2, label=\"waits for {}\"", quote(s)),
         Edge::WaitsFor(s, false) => format!("color=orange, label=\"waits for {}\"", quote(s)),
+        Edge::Breaks => "color=red, penwidth=2".to_string(),
     };
-    let _ = g.node_references();
     format!("{:?}", Dot::with_attr_getters(&g, &[Config::NodeNoLabel, Config::EdgeNoLabel], &edge_attr, &node_attr))
 }
