@@ -226,3 +226,56 @@ pub fn dot(program: &Program, run: &TracedRun) -> String {
     };
     format!("{:?}", Dot::with_attr_getters(&g, &[Config::NodeNoLabel, Config::EdgeNoLabel], &edge_attr, &node_attr))
 }
+
+#[cfg(test)]
+mod tests {
+    use semcheck_model::dsl::trace;
+    use semcheck_model::{compile, Mesh, Notation, Rule, Spec};
+
+    use super::*;
+    use crate::counterexample::{counterexample, Found};
+    use crate::{explore, Config, Verdict};
+
+    /// A 2-ring kernel: each device waits on `first` before signalling its right
+    /// neighbour's `first` (a wait-for cycle), or waits on `never` which nobody signals.
+    fn deadlock(cycle: bool) -> (Program, Found) {
+        let kernel = trace("stuck", |k| {
+            k.grid(&[1]);
+            let first = k.regular_semaphore("first");
+            let never = k.regular_semaphore("never");
+            let right = (k.axis_index("x") + 1) % 2;
+            if cycle {
+                k.semaphore_wait(&first, 1);
+                k.semaphore_signal(&first, 1, right);
+            } else {
+                k.semaphore_wait(&never, 1);
+            }
+        })
+        .unwrap();
+        let program =
+            compile(&kernel, &Mesh::ring(2).unwrap(), &Spec { notation: Notation::Plain, outputs: vec![] }, 1).unwrap();
+        let Verdict::Violation(cex) = explore(&program, &Config::default()).verdict else { panic!("no deadlock") };
+        assert_eq!(cex.violation.rule, Rule::Deadlock);
+        let found = counterexample(&program, &cex, true).unwrap();
+        (program, found)
+    }
+
+    #[test]
+    fn a_wait_for_cycle_is_marked() {
+        let (program, found) = deadlock(true);
+        assert!(matches!(found.run.ending, Ending::Deadlock(_)));
+        let g = graph(&program, &found.run);
+        let on_cycle = g.edge_weights().filter(|e| matches!(e, Edge::WaitsFor(_, true))).count();
+        assert_eq!(on_cycle, 2, "d0 waits for d1 and d1 for d0");
+        assert!(dot(&program, &found.run).contains("penwidth=2, label=\"waits for d0 first"));
+    }
+
+    #[test]
+    fn a_missing_signal_is_marked() {
+        let (program, found) = deadlock(false);
+        let g = graph(&program, &found.run);
+        let missing: Vec<_> = g.node_weights().filter(|n| matches!(n, Node::Missing(_))).collect();
+        assert_eq!(missing.len(), 2, "{missing:?}");
+        assert!(dot(&program, &found.run).contains("missing signal: no remaining"));
+    }
+}
