@@ -32,7 +32,11 @@ fn committed() -> Vec<PathBuf> {
 
 fn semcheck(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_semcheck")).args(args).output().expect("run semcheck");
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
 }
 
 #[test]
@@ -58,7 +62,12 @@ fn every_mutant_with_an_expected_rule_has_a_committed_trace_and_open_ones_have_n
             let path = file_for(p.name, m.name);
             if m.expected.is_empty() {
                 assert!(!path.exists(), "{} is an open question: no trace should be committed", path.display());
-                assert!(readme.contains(&format!("{} {}", p.name, m.name)), "README must explain {} {}", p.name, m.name);
+                assert!(
+                    readme.contains(&format!("{} {}", p.name, m.name)),
+                    "README must explain {} {}",
+                    p.name,
+                    m.name
+                );
                 continue;
             }
             let text = std::fs::read_to_string(&path).unwrap_or_else(|_| panic!("missing {}", path.display()));
@@ -171,4 +180,63 @@ fn regenerate() {
             }
         }
     }
+}
+
+#[test]
+fn the_cli_trace_writes_the_committed_file_and_renders_every_format() {
+    let (code, out, err) = semcheck(&["trace", "psum", "--mutant", "no-capacity", "--devices", "2", "--format", "trace"]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(out, std::fs::read_to_string(file_for("psum", "no-capacity")).unwrap());
+    assert!(err.contains("after minimising"), "{err}");
+    let (code, out, _) = semcheck(&["trace", "psum", "--mutant", "no-capacity", "--devices", "2", "--format", "mermaid"]);
+    assert_eq!(code, 1);
+    assert!(out.starts_with("sequenceDiagram\n    participant d0\n    participant d1\n"), "{out}");
+    assert!(out.contains("rect rgb(255, 200, 200)") && out.contains("VIOLATION race"), "{out}");
+    // The run-ahead: d1's step-0 copy into d0's hbm_buf[1] lands before d0 gets past its prologue.
+    let landing = out.find("d1--)d0: ").expect("a DMA arrow from d1 to d0");
+    assert!(out[landing..].contains("hbm_buf[1]"), "{out}");
+    for format in ["text", "table", "dot", "json"] {
+        let (code, out, err) = semcheck(&["trace", "psum", "--mutant", "no-capacity", "--devices", "2", "--format", format]);
+        assert_eq!(code, 1, "{format}: {err}");
+        assert!(out.contains("race"), "{format}");
+    }
+}
+
+#[test]
+fn the_cli_trace_of_a_correct_protocol_says_there_is_nothing_to_trace() {
+    let (code, out, err) = semcheck(&["trace", "psum", "--devices", "2"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.is_empty());
+    assert!(err.contains("proved") && err.contains("no counterexample"), "{err}");
+}
+
+#[test]
+fn the_cli_rejects_bad_trace_and_simulate_arguments_with_exit_2() {
+    for args in [
+        vec!["trace", "no_such_protocol"],
+        vec!["trace", "psum", "--mutant", "no-such-mutant"],
+        vec!["trace", "tc_exchange", "--devices", "3"],
+        vec!["trace", "psum", "--format", "svg"],
+        vec!["simulate", "psum", "--devices", "4"],
+        vec!["simulate", "no_such_protocol", "--lockstep"],
+        vec!["replay"],
+    ] {
+        let (code, _, err) = semcheck(&args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(!err.is_empty() && !err.contains("panicked"), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn the_cli_simulates_the_seed_tables() {
+    let (code, out, err) = semcheck(&["simulate", "psum", "--devices", "4", "--lockstep", "--format", "table"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("== after prologue ==") && out.contains("== after (3) =="), "{out}");
+    assert!(out.contains("x0+x1+x2+x3"), "{out}");
+    let (code, out, _) = semcheck(&["simulate", "psum_scatter", "--devices", "4", "--lockstep", "--format", "json"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let last = v["checkpoints"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["checkpoint"], "(3,1)");
+    assert_eq!(last["devices"][0]["slots"]["o_ref[1]"], "B0(0+1+2+3)");
 }
