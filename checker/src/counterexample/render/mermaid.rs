@@ -11,8 +11,15 @@ use crate::counterexample::run::{Ending, TracedRun};
 /// Mermaid's statement separator `;` and entity start `#` cannot appear in message text;
 /// they are written as entity codes, and long text is wrapped with `<br/>`.
 fn esc(s: &str) -> String {
-    let s = s.replace('#', "#35;").replace(';', "#59;");
-    wrap(&s, 56).join("<br/>")
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '#' => out.push_str("#35;"),
+            ';' => out.push_str("#59;"),
+            c => out.push(c),
+        }
+    }
+    wrap(&out, 56).join("<br/>")
 }
 
 /// The diagram.
@@ -58,4 +65,15 @@ pub fn mermaid(program: &Program, run: &TracedRun) -> String {
         out.push_str("    end\n");
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::esc;
+
+    #[test]
+    fn hashes_and_semicolons_become_entity_codes_once() {
+        // Regression: escaping `#` first and `;` second turned `#` into `#35#59;`.
+        assert_eq!(esc("d0 #1 (0) wait; done"), "d0 #35;1 (0) wait#59; done");
+    }
 }
