@@ -25,9 +25,10 @@ pub struct TraceError {
 }
 
 impl TraceError {
-    /// An error of `kind` about 1-based `line` (if any).
+    /// An error of `kind` about 1-based `line` (if any; line 0, the line of a trace built
+    /// in memory rather than parsed, counts as none).
     pub fn new(kind: TraceErrorKind, line: Option<usize>, message: impl Into<String>) -> TraceError {
-        TraceError { kind, line, message: message.into() }
+        TraceError { kind, line: line.filter(|&l| l > 0), message: message.into() }
     }
 
     /// What went wrong.

@@ -12,8 +12,9 @@
 //! * one snapshot per grid index, named like the operations (`(2)`, `(1,0)`, `#1 (0)`).
 //!
 //! Within a phase, in-flight DMAs complete as soon as they can (first in the model's
-//! canonical order), then the lowest-numbered device that can run an operation of the
-//! phase runs it. Every event is a real model event, so a rule broken on the way is
+//! canonical order); otherwise the devices take turns, one operation each, round robin
+//! (a device that is blocked or done with the phase is skipped), so that every device
+//! enters before any runs ahead in its body. Every event is a real model event, so a rule broken on the way is
 //! reported, and a phase in which some device cannot finish is an error.
 
 use std::mem::discriminant;
@@ -175,19 +176,27 @@ pub fn lockstep(program: &Program) -> Result<Lockstep, LockstepError> {
         let pc = program.pc(state, d) as usize;
         pc < program.devices[d.index()].len() && phase_of[d.index()][pc] <= phase
     };
+    let mut turn = 0;
     for (phase, name) in names.iter().enumerate() {
         debug!(phase = %name, "lock-step phase");
         loop {
             enabled.clear();
             program.enabled(&state, &mut enabled);
             let dma = enabled.iter().copied().find(|e| !matches!(e, Event::Step(_)));
-            let step = enabled.iter().copied().find(|e| matches!(e, Event::Step(d) if in_phase(&state, *d, phase)));
+            let n = program.num_devices();
+            let step = (0..n)
+                .map(|k| DeviceId(((turn + k) % n) as u16))
+                .find(|&d| enabled.contains(&Event::Step(d)) && in_phase(&state, d, phase))
+                .map(Event::Step);
             let Some(event) = dma.or(step) else { break };
             let label = namer.event(&state, event);
             trace!(event = %label, "lock-step event");
             match program.step(&state, event, &mut values, &mut next) {
                 StepOutcome::Next => std::mem::swap(&mut state, &mut next),
                 StepOutcome::Violation(violation) => return Err(LockstepError::Violation { event: label, violation }),
+            }
+            if let Event::Step(d) = event {
+                turn = d.index() + 1;
             }
             events.push(label);
         }
