@@ -3,10 +3,11 @@
 
 use clap::{Args, ValueEnum};
 use semcheck::checker::counterexample::{counterexample, engine_name, render, Format, Found};
-use semcheck::checker::{explore, Config, Verdict};
+use semcheck::checker::{explore, Config, Strategy, Verdict};
 use semcheck::protocols::find;
 use semcheck::ModelError;
 
+use super::args::StrategyArg;
 use super::{EXIT_INCOMPLETE, EXIT_PROVED, EXIT_VIOLATION};
 
 /// How a counterexample is shown.
@@ -57,9 +58,13 @@ pub(crate) struct TraceArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = FormatArg::Text)]
     pub(crate) format: FormatArg,
-    /// Keep the explorer's shortest schedule as it is (no event dropped).
+    /// Keep the explorer's schedule as it is (no event dropped).
     #[arg(long)]
     pub(crate) no_minimize: bool,
+    /// Exploration order (BFS gives a shortest schedule; DFS ones are longer and show what
+    /// the minimiser drops).
+    #[arg(long, value_enum, default_value_t = StrategyArg::Bfs)]
+    pub(crate) strategy: StrategyArg,
 }
 
 pub(crate) fn run(args: &TraceArgs) -> Result<i32, ModelError> {
@@ -70,7 +75,11 @@ pub(crate) fn run(args: &TraceArgs) -> Result<i32, ModelError> {
         (None, None) => 1,
     };
     let program = p.program(args.devices as usize, args.mutant.as_deref(), repeat)?;
-    let config = Config::default();
+    let strategy = match args.strategy {
+        StrategyArg::Bfs => Strategy::Bfs,
+        StrategyArg::Dfs => Strategy::Dfs,
+    };
+    let config = Config { strategy, ..Config::default() };
     let report = explore(&program, &config);
     let cex = match report.verdict {
         Verdict::Violation(cex) => cex,
@@ -93,7 +102,7 @@ pub(crate) fn run(args: &TraceArgs) -> Result<i32, ModelError> {
         )
     })?;
     eprintln!(
-        "semcheck: {} events in the explorer's shortest schedule, {} after minimising",
+        "semcheck: {} events in the explorer's schedule, {} after minimising",
         found.before,
         found.run.events.len()
     );
