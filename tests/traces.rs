@@ -184,11 +184,13 @@ fn regenerate() {
 
 #[test]
 fn the_cli_trace_writes_the_committed_file_and_renders_every_format() {
-    let (code, out, err) = semcheck(&["trace", "psum", "--mutant", "no-capacity", "--devices", "2", "--format", "trace"]);
+    let (code, out, err) =
+        semcheck(&["trace", "psum", "--mutant", "no-capacity", "--devices", "2", "--format", "trace"]);
     assert_eq!(code, 1, "{err}");
     assert_eq!(out, std::fs::read_to_string(file_for("psum", "no-capacity")).unwrap());
     assert!(err.contains("after minimising"), "{err}");
-    let (code, out, _) = semcheck(&["trace", "psum", "--mutant", "no-capacity", "--devices", "2", "--format", "mermaid"]);
+    let (code, out, _) =
+        semcheck(&["trace", "psum", "--mutant", "no-capacity", "--devices", "2", "--format", "mermaid"]);
     assert_eq!(code, 1);
     assert!(out.starts_with("sequenceDiagram\n    participant d0\n    participant d1\n"), "{out}");
     assert!(out.contains("rect rgb(255, 200, 200)") && out.contains("VIOLATION race"), "{out}");
@@ -196,7 +198,8 @@ fn the_cli_trace_writes_the_committed_file_and_renders_every_format() {
     let landing = out.find("d1--)d0: ").expect("a DMA arrow from d1 to d0");
     assert!(out[landing..].contains("hbm_buf[1]"), "{out}");
     for format in ["text", "table", "dot", "json"] {
-        let (code, out, err) = semcheck(&["trace", "psum", "--mutant", "no-capacity", "--devices", "2", "--format", format]);
+        let (code, out, err) =
+            semcheck(&["trace", "psum", "--mutant", "no-capacity", "--devices", "2", "--format", format]);
         assert_eq!(code, 1, "{format}: {err}");
         assert!(out.contains("race"), "{format}");
     }

@@ -20,7 +20,8 @@
 //! `devices` required; `mutant`, `repeat` (default 1), `engine`, `seed`, `minimized`
 //! optional) come before the events, `rule` (required) and `message` after them. Events are
 //! the stable names of [`Namer`](super::names::Namer): no pc, no index. Each key appears at
-//! most once, except `event`.
+//! most once, except `event`. Control characters (other than tabs, and the `\r` of a CR-LF
+//! line end) are rejected, so that every file that parses prints back the same.
 
 use semcheck_model::Rule;
 
@@ -94,7 +95,8 @@ impl TraceFile {
 
     /// The file's text. Every line of free text is kept on one line.
     pub fn to_text(&self) -> String {
-        let one_line = |s: &str| s.replace(['\n', '\r'], " ");
+        let one_line =
+            |s: &str| s.chars().map(|c| if c.is_control() && c != '\t' { ' ' } else { c }).collect::<String>();
         let h = &self.header;
         let mut out = String::new();
         out.push_str("# semcheck counterexample: replay with `semcheck replay FILE`\n");
@@ -161,6 +163,9 @@ impl TraceFile {
             let n = i + 1;
             last = n;
             let line = raw.strip_suffix('\r').unwrap_or(raw);
+            if let Some(c) = line.chars().find(|&c| c.is_control() && c != '\t') {
+                return Err(syntax(n, format!("control character U+{:04X} in the line", c as u32)));
+            }
             if line.trim().is_empty() || line.starts_with('#') {
                 continue;
             }
