@@ -2,13 +2,13 @@
 //!
 //! * [`names`]: stable names of events (an event is named by its operation, a DMA event by
 //!   the operation that started the DMA), never pcs or indices;
-//! * [`format`]: the versioned, line-oriented trace file (see [`TraceFile`]);
+//! * [`format`](mod@format): the versioned, line-oriented trace file (see [`TraceFile`]);
 //! * [`run`]: executing a schedule and recording every state;
 //! * [`replay`](mod@replay): re-executing a trace file against the current model, checking every
 //!   event is enabled and the same rule breaks;
 //! * [`minimize`](mod@minimize): dropping events that play no part in the violation;
 //! * [`lockstep`](mod@lockstep): the lock-step schedule of the seed's traversal tables;
-//! * [`render`]: text, table, mermaid, dot and JSON views.
+//! * [`render`](mod@render): text, table, mermaid, dot and JSON views.
 //!
 //! ```
 //! use semcheck_checker::counterexample::{counterexample, replay, TraceFile};
