@@ -101,11 +101,13 @@ pub(crate) fn run(args: &TraceArgs) -> Result<i32, ModelError> {
             format!("internal error: the explorer's schedule does not replay at event {}: {}", e.index + 1, e.wanted),
         )
     })?;
-    eprintln!(
-        "semcheck: {} events in the explorer's schedule, {} after minimising",
-        found.before,
-        found.run.events.len()
-    );
+    if found.minimized {
+        eprintln!(
+            "semcheck: {} events in the explorer's schedule, {} after minimising",
+            found.before,
+            found.run.events.len()
+        );
+    }
     let engine = engine_name(&config);
     let file = found.trace_file(&program, p.name, args.mutant.as_deref(), &engine);
     match args.format.render() {

@@ -68,6 +68,8 @@ pub struct Found {
     pub run: TracedRun,
     /// Its length before minimising (equal to the run's length when not minimised).
     pub before: usize,
+    /// Whether the minimiser ran.
+    pub minimized: bool,
 }
 
 impl Found {
@@ -82,7 +84,7 @@ impl Found {
                 repeat: program.repeat,
                 engine: Some(engine.to_string()),
                 seed: None,
-                minimized: Some(format!("{} -> {} events", self.before, self.run.events.len())),
+                minimized: self.minimized.then(|| format!("{} -> {} events", self.before, self.run.events.len())),
             },
             self.run.names.clone(),
             violation.rule,
@@ -100,9 +102,9 @@ pub fn counterexample(program: &Program, cex: &Counterexample, shorten: bool) ->
     let before = run.events.len();
     if shorten {
         let m = minimize(&namer, run);
-        Ok(Found { run: m.run, before: m.before })
+        Ok(Found { run: m.run, before: m.before, minimized: true })
     } else {
-        Ok(Found { run, before })
+        Ok(Found { run, before, minimized: false })
     }
 }
 
