@@ -4,7 +4,7 @@ use std::time::Instant;
 
 use semcheck_model::reduction::PorScratch;
 use semcheck_model::{Event, Program, StepOutcome, ValueTable, Violation};
-use tracing::{debug, info, trace};
+use tracing::{debug, info, info_span, trace};
 
 use crate::config::{Config, Reduction, Strategy};
 use crate::report::{Counterexample, Report, Stats, StopReason, TraceStep, Verdict};
@@ -17,6 +17,7 @@ const LOG_EVERY: u64 = 1 << 20;
 
 /// Explores every reachable state of `program` under `config`.
 pub fn explore(program: &Program, config: &Config) -> Report {
+    let _span = info_span!("explore", kernel = %program.kernel, devices = program.num_devices()).entered();
     let start = Instant::now();
     let mut run = Run {
         program,

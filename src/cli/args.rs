@@ -23,6 +23,12 @@ pub(crate) enum Command {
     },
     /// Check a protocol (or `all`: every protocol and mutant).
     Check(CheckArgs),
+    /// Find, minimise and render a counterexample (`--format trace` writes a trace file).
+    Trace(super::trace::TraceArgs),
+    /// Replay a trace file against the current model (exit 1: rule reproduced, 2: bad file).
+    Replay(super::replay::ReplayArgs),
+    /// Run a protocol in the seed's lock-step schedule and print its traversal tables.
+    Simulate(super::simulate::SimulateArgs),
     /// Print the performance table: states, transitions, seconds and peak memory per
     /// protocol and mesh size.
     Bench(BenchArgs),

@@ -5,6 +5,9 @@ mod args;
 mod bench;
 mod case;
 mod list;
+mod replay;
+mod simulate;
+mod trace;
 
 use clap::Parser;
 
@@ -33,6 +36,14 @@ pub(crate) fn run() -> i32 {
     let result = match cli.command {
         Command::List { json } => list::run(json),
         Command::Bench(args) => bench::run(&args),
+        Command::Trace(args) => trace::run(&args),
+        Command::Simulate(args) => simulate::run(&args),
+        Command::Replay(args) => {
+            return replay::run(&args).unwrap_or_else(|e| {
+                eprintln!("semcheck: error: {e}");
+                EXIT_USAGE
+            })
+        }
         Command::Check(args) => {
             if args.protocol == "all" {
                 all::run(&args)

@@ -1,0 +1,50 @@
+//! JSON: the header, every event with its name, device and kind, and the violation.
+
+use semcheck_model::{Event, Program};
+use serde_json::{json, Value};
+
+use crate::counterexample::format::Header;
+use crate::counterexample::names::Namer;
+use crate::counterexample::run::{Ending, TracedRun};
+
+/// The JSON object of a counterexample.
+pub fn json(program: &Program, header: &Header, run: &TracedRun) -> String {
+    let namer = Namer::new(program);
+    let events: Vec<Value> = run
+        .events
+        .iter()
+        .zip(&run.names)
+        .map(|(&e, name)| {
+            let (kind, dma) = match e {
+                Event::Step(_) => ("step", Value::Null),
+                Event::Sent(k) => ("sent", json!(namer.op(k.issuer, k.pc))),
+                Event::Received(k) => ("received", json!(namer.op(k.issuer, k.pc))),
+                Event::Done(k) => ("done", json!(namer.op(k.issuer, k.pc))),
+            };
+            json!({"name": name, "device": namer.device_of(e).0, "kind": kind, "dma": dma})
+        })
+        .collect();
+    let (at, violation) = match &run.ending {
+        Ending::Violation { at, violation } => (json!(at + 1), Some(violation)),
+        Ending::Deadlock(v) => (Value::Null, Some(v)),
+        Ending::Clean => (Value::Null, None),
+    };
+    let v = json!({
+        "protocol": header.protocol,
+        "mutant": header.mutant,
+        "devices": header.devices,
+        "repeat": header.repeat,
+        "engine": header.engine,
+        "seed": header.seed,
+        "minimized": header.minimized,
+        "events": events,
+        "violation": violation.map(|v| json!({
+            "rule": v.rule.name(),
+            "message": v.message,
+            "devices": v.devices.iter().map(|d| d.0).collect::<Vec<_>>(),
+            "at_event": at,
+            "deadlock": matches!(run.ending, Ending::Deadlock(_)),
+        })),
+    });
+    serde_json::to_string_pretty(&v).expect("JSON of plain data") + "\n"
+}

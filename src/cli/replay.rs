@@ -1,0 +1,49 @@
+//! `semcheck replay FILE`: re-execute a trace file against the current model.
+
+use clap::Args;
+use semcheck::checker::counterexample::{render, replay, TraceError, TraceFile};
+
+use super::trace::FormatArg;
+use super::EXIT_VIOLATION;
+
+/// Arguments of `semcheck replay`.
+#[derive(Args, Debug)]
+pub(crate) struct ReplayArgs {
+    /// The trace file.
+    pub(crate) file: std::path::PathBuf,
+    /// Output format for the replayed run.
+    #[arg(long, value_enum, default_value_t = FormatArg::Text)]
+    pub(crate) format: FormatArg,
+}
+
+/// Replays; `Err` is a bad file (exit 2), `Ok(1)` a reproduced violation.
+pub(crate) fn run(args: &ReplayArgs) -> Result<i32, String> {
+    let name = args.file.display().to_string();
+    let bytes = std::fs::read(&args.file).map_err(|e| format!("cannot read {name}: {e}"))?;
+    let at = |e: TraceError| format!("{name}: {e}");
+    let file = TraceFile::parse_bytes(&bytes).map_err(at)?;
+    let program = file.program().map_err(at)?;
+    let replayed = replay(&program, &file).map_err(at)?;
+    let violation = replayed.run.ending.violation().expect("replay returns a violation");
+    eprintln!(
+        "semcheck: {name}: {} events replayed, every one enabled; rule `{}` reproduced",
+        replayed.run.events.len(),
+        violation.rule
+    );
+    if !replayed.message_matches {
+        eprintln!(
+            "semcheck: note: the message differs from the recorded one\n  recorded: {}\n  now:      {}",
+            file.message.as_deref().unwrap_or(""),
+            violation.message
+        );
+    }
+    match args.format.render() {
+        None => {
+            let mut again = file.clone();
+            again.message = Some(violation.message.clone());
+            print!("{}", again.to_text());
+        }
+        Some(f) => print!("{}", render(f, &program, &file.header, &replayed.run)),
+    }
+    Ok(EXIT_VIOLATION)
+}

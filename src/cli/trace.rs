@@ -1,0 +1,118 @@
+//! `semcheck trace PROTOCOL`: find the shortest counterexample, minimise it and render it
+//! (or write it as a trace file with `--format trace`).
+
+use clap::{Args, ValueEnum};
+use semcheck::checker::counterexample::{counterexample, engine_name, render, Format, Found};
+use semcheck::checker::{explore, Config, Strategy, Verdict};
+use semcheck::protocols::find;
+use semcheck::ModelError;
+
+use super::args::StrategyArg;
+use super::{EXIT_INCOMPLETE, EXIT_PROVED, EXIT_VIOLATION};
+
+/// How a counterexample is shown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum FormatArg {
+    /// Per-device column timeline.
+    Text,
+    /// The seed's traversal-table view after every event.
+    Table,
+    /// Mermaid sequenceDiagram.
+    Mermaid,
+    /// Graphviz happens-before / wait-for graph.
+    Dot,
+    /// JSON.
+    Json,
+    /// The replayable trace file (for `counterexamples/`).
+    Trace,
+}
+
+impl FormatArg {
+    /// The renderer, or `None` for the trace file itself.
+    pub(crate) fn render(self) -> Option<Format> {
+        match self {
+            FormatArg::Text => Some(Format::Text),
+            FormatArg::Table => Some(Format::Table),
+            FormatArg::Mermaid => Some(Format::Mermaid),
+            FormatArg::Dot => Some(Format::Dot),
+            FormatArg::Json => Some(Format::Json),
+            FormatArg::Trace => None,
+        }
+    }
+}
+
+/// Arguments of `semcheck trace`.
+#[derive(Args, Debug)]
+pub(crate) struct TraceArgs {
+    /// Protocol name (see `semcheck list`).
+    pub(crate) protocol: String,
+    /// Trace this mutant.
+    #[arg(long)]
+    pub(crate) mutant: Option<String>,
+    /// Number of devices.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..=4096))]
+    pub(crate) devices: u16,
+    /// Back-to-back invocations (default: 1, or the mutant's own need).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub(crate) repeat: Option<u32>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = FormatArg::Text)]
+    pub(crate) format: FormatArg,
+    /// Keep the explorer's schedule as it is (no event dropped).
+    #[arg(long)]
+    pub(crate) no_minimize: bool,
+    /// Exploration order (BFS gives a shortest schedule; DFS ones are longer and show what
+    /// the minimiser drops).
+    #[arg(long, value_enum, default_value_t = StrategyArg::Bfs)]
+    pub(crate) strategy: StrategyArg,
+}
+
+pub(crate) fn run(args: &TraceArgs) -> Result<i32, ModelError> {
+    let p = find(&args.protocol)?;
+    let repeat = match (args.repeat, &args.mutant) {
+        (Some(r), _) => r,
+        (None, Some(m)) => p.mutant(m)?.repeat,
+        (None, None) => 1,
+    };
+    let program = p.program(args.devices as usize, args.mutant.as_deref(), repeat)?;
+    let strategy = match args.strategy {
+        StrategyArg::Bfs => Strategy::Bfs,
+        StrategyArg::Dfs => Strategy::Dfs,
+    };
+    let config = Config { strategy, ..Config::default() };
+    let report = explore(&program, &config);
+    let cex = match report.verdict {
+        Verdict::Violation(cex) => cex,
+        Verdict::Proved => {
+            eprintln!(
+                "semcheck: {} proved on {} devices (repeat {repeat}): no rule is broken, so there is no counterexample",
+                args.protocol, args.devices
+            );
+            return Ok(EXIT_PROVED);
+        }
+        Verdict::Incomplete { detail, .. } => {
+            eprintln!("semcheck: incomplete: {detail}");
+            return Ok(EXIT_INCOMPLETE);
+        }
+    };
+    let found: Found = counterexample(&program, &cex, !args.no_minimize).map_err(|e| {
+        ModelError::new(
+            semcheck::model::ErrorKind::BadDeclaration,
+            format!("internal error: the explorer's schedule does not replay at event {}: {}", e.index + 1, e.wanted),
+        )
+    })?;
+    if found.minimized {
+        eprintln!(
+            "semcheck: {} events in the explorer's schedule, {} after minimising",
+            found.before,
+            found.run.events.len()
+        );
+    }
+    let engine = engine_name(&config);
+    let file = found.trace_file(&program, p.name, args.mutant.as_deref(), &engine);
+    match args.format.render() {
+        None => print!("{}", file.to_text()),
+        Some(f) => print!("{}", render(f, &program, &file.header, &found.run)),
+    }
+    Ok(EXIT_VIOLATION)
+}

@@ -1,0 +1,247 @@
+//! The committed counterexamples in `counterexamples/`: every mutant with an expected rule
+//! has one, and every one still replays against the current model and breaks its rule.
+//!
+//! `SEMCHECK_BLESS=1 cargo test --test traces regenerate` rewrites them from the explorer
+//! (smallest ring size that shows the bug, minimised), exactly as
+//! `semcheck trace P --mutant M --devices N --format trace` would.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use semcheck::checker::counterexample::{counterexample, engine_name, replay, TraceErrorKind, TraceFile};
+use semcheck::checker::{explore, Config, Verdict};
+use semcheck::protocols::{catalogue, MeshKind};
+
+fn dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("counterexamples")
+}
+
+fn file_for(protocol: &str, mutant: &str) -> PathBuf {
+    dir().join(format!("{protocol}--{mutant}.trace"))
+}
+
+fn committed() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir())
+        .expect("counterexamples/ exists")
+        .map(|e| e.expect("a directory entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "trace"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn semcheck(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_semcheck")).args(args).output().expect("run semcheck");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+#[test]
+fn every_committed_trace_replays_and_breaks_its_rule() {
+    let files = committed();
+    assert!(!files.is_empty(), "no committed traces");
+    for path in &files {
+        let text = std::fs::read_to_string(path).unwrap();
+        let trace = TraceFile::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let program = trace.program().unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let replayed = replay(&program, &trace).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let violation = replayed.run.ending.violation().unwrap();
+        assert_eq!(violation.rule, trace.rule.0, "{}", path.display());
+        assert_eq!(replayed.run.events.len(), trace.events.len(), "{}", path.display());
+    }
+}
+
+#[test]
+fn every_mutant_with_an_expected_rule_has_a_committed_trace_and_open_ones_have_none() {
+    let readme = std::fs::read_to_string(dir().join("README.md")).expect("counterexamples/README.md");
+    for p in catalogue() {
+        for m in p.mutants {
+            let path = file_for(p.name, m.name);
+            if m.expected.is_empty() {
+                assert!(!path.exists(), "{} is an open question: no trace should be committed", path.display());
+                assert!(
+                    readme.contains(&format!("{} {}", p.name, m.name)),
+                    "README must explain {} {}",
+                    p.name,
+                    m.name
+                );
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap_or_else(|_| panic!("missing {}", path.display()));
+            let trace = TraceFile::parse(&text).unwrap();
+            assert_eq!(trace.header.protocol, p.name);
+            assert_eq!(trace.header.mutant.as_deref(), Some(m.name));
+            assert!(m.expected.contains(&trace.rule.0), "{}: {} is not an expected rule", path.display(), trace.rule.0);
+        }
+    }
+}
+
+#[test]
+fn the_cli_replays_a_committed_trace_with_exit_1() {
+    let path = file_for("psum", "no-capacity");
+    let (code, out, err) = semcheck(&["replay", path.to_str().unwrap()]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("rule `race` reproduced") || err.contains("rule `wrong-result` reproduced"), "{err}");
+    assert!(out.contains("d0"), "{out}");
+    for format in ["table", "mermaid", "dot", "json", "trace"] {
+        let (code, out, err) = semcheck(&["replay", path.to_str().unwrap(), "--format", format]);
+        assert_eq!(code, 1, "{format}: {err}");
+        assert!(!out.is_empty(), "{format}");
+    }
+    // Replaying with `--format trace` gives back the committed file.
+    let (_, out, _) = semcheck(&["replay", path.to_str().unwrap(), "--format", "trace"]);
+    assert_eq!(out, std::fs::read_to_string(&path).unwrap());
+}
+
+fn write_temp(name: &str, text: &str) -> PathBuf {
+    let path = std::env::temp_dir().join(format!("semcheck-{}-{name}.trace", std::process::id()));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// A committed trace with one line replaced; the replay must fail with exit 2 naming it.
+fn damaged(line_starts: &str, replacement: &str) -> (PathBuf, usize) {
+    let text = std::fs::read_to_string(file_for("psum", "no-capacity")).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let i = lines.iter().position(|l| l.starts_with(line_starts)).unwrap();
+    lines[i] = replacement.to_string();
+    (write_temp(&format!("damaged{i}"), &(lines.join("\n") + "\n")), i + 1)
+}
+
+#[test]
+fn bad_trace_files_are_rejected_with_exit_2_naming_the_line() {
+    let cases = [
+        ("protocol ", "protocol psum_typo", "unknown protocol"),
+        ("devices ", "devices two", "not a number of devices"),
+        ("event d0 (0) wait barrier 2", "event d0 (0) wait barrier 3", "no longer possible"),
+        ("event d1 enter psum", "evnt d1 enter psum", "unknown key"),
+        ("rule ", "rule deadlock", "not `deadlock`"),
+        ("mutant ", "mutant no-such-mutant", "has no mutant"),
+        // The protocol changed under the trace: the correct psum has the capacity handshake.
+        ("mutant ", "# mutant dropped", "no longer possible"),
+    ];
+    for (starts, replacement, words) in cases {
+        let (path, line) = damaged(starts, replacement);
+        let (code, out, err) = semcheck(&["replay", path.to_str().unwrap()]);
+        assert_eq!(code, 2, "{replacement}: {err}");
+        assert!(out.is_empty(), "{out}");
+        assert!(err.contains(words), "`{err}` should say `{words}`");
+        if starts != "rule " && !replacement.starts_with('#') {
+            assert!(err.contains(&format!("line {line}:")), "`{err}` should name line {line}");
+        }
+        std::fs::remove_file(path).unwrap();
+    }
+    // An event removed from the middle: the next one is not enabled.
+    let text = std::fs::read_to_string(file_for("psum", "no-capacity")).unwrap();
+    let cut: Vec<&str> = text.lines().filter(|l| !l.starts_with("event d0 (0) wait barrier 2")).collect();
+    let path = write_temp("cut", &(cut.join("\n") + "\n"));
+    let trace = TraceFile::parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let err = replay(&trace.program().unwrap(), &trace).unwrap_err();
+    assert!(matches!(err.kind(), TraceErrorKind::NotEnabled | TraceErrorKind::Rule), "{err}");
+    assert!(err.line().is_some(), "{err}");
+    std::fs::remove_file(path).unwrap();
+    // Not a file at all.
+    let (code, _, err) = semcheck(&["replay", "/nonexistent/semcheck.trace"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("cannot read"), "{err}");
+}
+
+/// Rewrites `counterexamples/*.trace` when `SEMCHECK_BLESS=1`; otherwise checks that the
+/// generator still produces, for every committed trace, a trace that breaks the same rule
+/// (the schedule itself may legitimately change with the model).
+#[test]
+fn regenerate() {
+    let bless = std::env::var("SEMCHECK_BLESS").is_ok_and(|v| v == "1");
+    let config = Config::default();
+    for p in catalogue() {
+        for m in p.mutants.iter().filter(|m| !m.expected.is_empty()) {
+            let sizes: Vec<usize> = match p.mesh_kind {
+                MeshKind::Ring => vec![2, 3, 4],
+                MeshKind::TensorCores => vec![2],
+            };
+            let mut found = None;
+            for n in sizes {
+                let program = p.program(n, Some(m.name), m.repeat).unwrap();
+                if let Verdict::Violation(cex) = explore(&program, &config).verdict {
+                    let f = counterexample(&program, &cex, true).unwrap();
+                    found = Some(f.trace_file(&program, p.name, Some(m.name), &engine_name(&config)));
+                    break;
+                }
+            }
+            let file = found.unwrap_or_else(|| panic!("{} {} shows no violation up to N=4", p.name, m.name));
+            let path = file_for(p.name, m.name);
+            if bless {
+                std::fs::write(&path, file.to_text()).unwrap();
+            } else if let Ok(text) = std::fs::read_to_string(&path) {
+                let committed = TraceFile::parse(&text).unwrap();
+                assert_eq!(committed.rule.0, file.rule.0, "{}: regenerate with SEMCHECK_BLESS=1", path.display());
+                assert_eq!(committed.header.devices, file.header.devices, "{}", path.display());
+            }
+        }
+    }
+}
+
+#[test]
+fn the_cli_trace_writes_the_committed_file_and_renders_every_format() {
+    let (code, out, err) =
+        semcheck(&["trace", "psum", "--mutant", "no-capacity", "--devices", "2", "--format", "trace"]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(out, std::fs::read_to_string(file_for("psum", "no-capacity")).unwrap());
+    assert!(err.contains("after minimising"), "{err}");
+    let (code, out, _) =
+        semcheck(&["trace", "psum", "--mutant", "no-capacity", "--devices", "2", "--format", "mermaid"]);
+    assert_eq!(code, 1);
+    assert!(out.starts_with("sequenceDiagram\n    participant d0\n    participant d1\n"), "{out}");
+    assert!(out.contains("rect rgb(255, 200, 200)") && out.contains("VIOLATION race"), "{out}");
+    // The run-ahead: d1's step-0 copy into d0's hbm_buf[1] lands before d0 gets past its prologue.
+    let landing = out.find("d1--)d0: ").expect("a DMA arrow from d1 to d0");
+    assert!(out[landing..].contains("hbm_buf[1]"), "{out}");
+    for format in ["text", "table", "dot", "json"] {
+        let (code, out, err) =
+            semcheck(&["trace", "psum", "--mutant", "no-capacity", "--devices", "2", "--format", format]);
+        assert_eq!(code, 1, "{format}: {err}");
+        assert!(out.contains("race"), "{format}");
+    }
+}
+
+#[test]
+fn the_cli_trace_of_a_correct_protocol_says_there_is_nothing_to_trace() {
+    let (code, out, err) = semcheck(&["trace", "psum", "--devices", "2"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.is_empty());
+    assert!(err.contains("proved") && err.contains("no counterexample"), "{err}");
+}
+
+#[test]
+fn the_cli_rejects_bad_trace_and_simulate_arguments_with_exit_2() {
+    for args in [
+        vec!["trace", "no_such_protocol"],
+        vec!["trace", "psum", "--mutant", "no-such-mutant"],
+        vec!["trace", "tc_exchange", "--devices", "3"],
+        vec!["trace", "psum", "--format", "svg"],
+        vec!["simulate", "psum", "--devices", "4"],
+        vec!["simulate", "no_such_protocol", "--lockstep"],
+        vec!["replay"],
+    ] {
+        let (code, _, err) = semcheck(&args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(!err.is_empty() && !err.contains("panicked"), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn the_cli_simulates_the_seed_tables() {
+    let (code, out, err) = semcheck(&["simulate", "psum", "--devices", "4", "--lockstep", "--format", "table"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("== after prologue ==") && out.contains("== after (3) =="), "{out}");
+    assert!(out.contains("x0+x1+x2+x3"), "{out}");
+    let (code, out, _) = semcheck(&["simulate", "psum_scatter", "--devices", "4", "--lockstep", "--format", "json"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let last = v["checkpoints"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["checkpoint"], "(3,1)");
+    assert_eq!(last["devices"][0]["slots"]["o_ref[1]"], "B0(0+1+2+3)");
+}
