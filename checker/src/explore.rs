@@ -7,6 +7,7 @@ use semcheck_model::{Event, Program, StepOutcome, ValueTable, Violation};
 use tracing::{debug, info, info_span, trace};
 
 use crate::config::{Config, Reduction, Strategy};
+use crate::counterexample::Namer;
 use crate::report::{Counterexample, Report, Stats, StopReason, TraceStep, Verdict};
 use crate::store::{Store, NO_PARENT};
 
@@ -28,6 +29,7 @@ pub fn explore(program: &Program, config: &Config) -> Report {
         start,
         por: PorScratch::default(),
         chosen: Vec::new(),
+        namer: tracing::enabled!(tracing::Level::TRACE).then(|| Namer::new(program)),
     };
     let verdict = run.search();
     run.stats.states = run.store.len() as u64;
@@ -53,6 +55,8 @@ struct Run<'a> {
     start: Instant,
     por: PorScratch,
     chosen: Vec<Event>,
+    /// Names events for `trace`-level logging; built only when that level is on.
+    namer: Option<Namer<'a>>,
 }
 
 enum Expanded {
@@ -187,7 +191,9 @@ impl Run<'_> {
         }
         for &event in enabled.iter() {
             self.stats.transitions += 1;
-            trace!(event = %program.describe_event(state, event), "step");
+            if let Some(namer) = &self.namer {
+                trace!(event = %namer.event(state, event), "step");
+            }
             match program.step(state, event, &mut self.values, next) {
                 StepOutcome::Next => {
                     if let Some(child) = self.store.insert(next, id, event.encode()) {
@@ -219,13 +225,14 @@ impl Run<'_> {
     }
 }
 
-/// Replays `events` from the initial state and describes each one.
+/// Replays `events` from the initial state and names each one (see [`Namer`]).
 pub fn describe_schedule(program: &Program, events: &[Event], values: &mut ValueTable) -> Vec<TraceStep> {
+    let namer = Namer::new(program);
     let mut state = program.initial_state();
     let mut next = Vec::new();
     let mut steps = Vec::with_capacity(events.len());
     for &event in events {
-        steps.push(TraceStep { event, description: program.describe_event(&state, event) });
+        steps.push(TraceStep { event, description: namer.event(&state, event) });
         if program.step(&state, event, values, &mut next) == StepOutcome::Next {
             std::mem::swap(&mut state, &mut next);
         }

@@ -52,7 +52,6 @@
 //! * **Values.** `Undef + x = Undef`; functions (`vmem * 2.0`) are uninterpreted.
 
 pub mod compile;
-pub mod describe;
 pub mod dsl;
 pub mod error;
 pub mod event;

@@ -62,7 +62,7 @@ impl Case {
                 "rule": c.violation.rule.name(),
                 "message": c.violation.message,
                 "devices": c.violation.devices.iter().map(|d| d.0).collect::<Vec<_>>(),
-                "trace": c.trace.iter().map(|t| json!({"event": t.event.to_string(), "description": t.description})).collect::<Vec<_>>(),
+                "trace": c.trace.iter().map(|t| t.description.as_str()).collect::<Vec<_>>(),
             }),
             _ => Value::Null,
         };
