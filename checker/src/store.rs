@@ -169,7 +169,8 @@ impl Store {
         result
     }
 
-    /// Bytes held by the store's tables.
+    /// Bytes held by the store's tables (chunk bytes as written: a chunk's unused
+    /// capacity is never touched, so it takes no memory).
     pub(crate) fn memory_bytes(&self) -> u64 {
         let per_state = self.locs.capacity() * 8
             + self.lens.capacity() * 4
@@ -177,7 +178,7 @@ impl Store {
             + self.events.capacity() * 4
             + self.hashes.capacity() * 8
             + self.table.capacity() * (4 + 1);
-        (self.chunks.len() * CHUNK + per_state) as u64
+        (self.chunks.iter().map(Vec::len).sum::<usize>() + per_state) as u64
     }
 }
 
