@@ -53,8 +53,13 @@ pub enum Value {
 pub enum Notation {
     /// `x0+x3`: atoms by origin device.
     Plain,
-    /// `T2(2+1+0)`: block 2, top half (`T`/`B` for part 0/1), from devices 2, 1, 0.
-    BlockHalves,
+    /// `T2(2+1+0)`: block 2, top half (`T`/`B` for part 0/1), from devices 2, 1, 0, in the
+    /// order the seed writes them: the order of accumulation on a ring of `devices`, where
+    /// top halves travel left (2, 1, 0, 3) and bottom halves right (3, 0, 1, 2 for `B3`).
+    BlockHalves {
+        /// The ring size.
+        devices: u16,
+    },
 }
 
 /// The interner of values, with memoised sums.
@@ -195,8 +200,8 @@ impl ValueTable {
         if terms.is_empty() {
             return "0".to_string();
         }
-        if notation == Notation::BlockHalves {
-            if let Some(s) = self.display_block_half(terms) {
+        if let Notation::BlockHalves { devices } = notation {
+            if let Some(s) = self.display_block_half(terms, devices) {
                 return s;
             }
         }
@@ -211,7 +216,7 @@ impl ValueTable {
                         Notation::Plain => {
                             let _ = write!(out, "x{}", a.origin);
                         }
-                        Notation::BlockHalves => {
+                        Notation::BlockHalves { .. } => {
                             let _ = write!(out, "{}{}({})", half_letter(a.part), a.block, a.origin);
                         }
                     },
@@ -226,7 +231,7 @@ impl ValueTable {
         out
     }
 
-    fn display_block_half(&self, terms: &[(Term, u32)]) -> Option<String> {
+    fn display_block_half(&self, terms: &[(Term, u32)], devices: u16) -> Option<String> {
         let mut key = None;
         let mut origins = Vec::new();
         for (term, count) in terms {
@@ -235,10 +240,18 @@ impl ValueTable {
                 return None;
             }
             for _ in 0..*count {
-                origins.push(a.origin.to_string());
+                origins.push(a.origin);
             }
         }
         let (block, part) = key?;
+        let n = devices.max(1) as i64;
+        // Hops from the block's own device, leftwards for top halves, rightwards for bottom.
+        let hops = |o: u16| {
+            let d = if part == 0 { block as i64 - o as i64 } else { o as i64 - block as i64 };
+            d.rem_euclid(n)
+        };
+        origins.sort_by_key(|&o| (hops(o), o));
+        let origins: Vec<String> = origins.iter().map(|o| o.to_string()).collect();
         Some(format!("{}{}({})", half_letter(part), block, origins.join("+")))
     }
 }
@@ -279,9 +292,12 @@ mod tests {
     fn block_half_notation_matches_the_seed() {
         let mut t = ValueTable::new();
         let v = t.sum_of([atom(2, 2, 0), atom(1, 2, 0), atom(0, 2, 0)]);
-        assert_eq!(t.display(v, Notation::BlockHalves), "T2(0+1+2)");
+        let four = Notation::BlockHalves { devices: 4 };
+        assert_eq!(t.display(v, four), "T2(2+1+0)");
+        let b = t.sum_of([atom(0, 3, 1), atom(1, 3, 1), atom(3, 3, 1)]);
+        assert_eq!(t.display(b, four), "B3(3+0+1)");
         let mixed = t.sum_of([atom(2, 2, 0), atom(1, 3, 1)]);
-        assert_eq!(t.display(mixed, Notation::BlockHalves), "B3(1)+T2(2)");
+        assert_eq!(t.display(mixed, four), "B3(1)+T2(2)");
     }
 
     #[test]

@@ -231,5 +231,5 @@ fn spec(n: usize) -> Spec {
             outputs.push(expect(d, "o_ref", &[half], Expected::Sum(contributions)));
         }
     }
-    Spec { notation: Notation::BlockHalves, outputs }
+    Spec { notation: Notation::BlockHalves { devices: n as u16 }, outputs }
 }
