@@ -2,8 +2,10 @@
 //! the traversal tables of seed 000 (§2.5 all_gather, §3.5 psum, §4.6 psum_scatter, all at
 //! N = 4), transcribed verbatim into `tests/data/seed000/*.tsv`.
 //!
-//! Cells are compared as multisets of contributions, since the seed writes the terms of a
-//! sum in the order they were added (`x3+x2`, `T2(2+1+0)`) and the model in sorted order.
+//! Cells are compared as multisets of contributions: the seed writes the terms of a sum in
+//! the order one device added them (`x3+x2`), which the value alone does not record (the
+//! model prints half blocks in the ring's order of accumulation, `T2(2+1+0)`, and plain
+//! sums sorted, `x2+x3`).
 //!
 //! One disagreement is known and asserted, so that it cannot grow or silently disappear:
 //! in §4.6 the seed shows `o_ref` as `-` until the last step, but the kernel executes
