@@ -93,6 +93,7 @@ pub struct PorScratch {
     used: Vec<u64>,
     in_t: Vec<bool>,
     work: Vec<usize>,
+    found: Vec<usize>,
     best: Vec<usize>,
 }
 
@@ -200,17 +201,20 @@ impl Program {
         if !add(s, seed, &mut count) {
             return None;
         }
-        let mut found = Vec::new();
-        while let Some(u) = s.work.pop() {
+        let mut found = std::mem::take(&mut s.found);
+        let mut result = Some(0);
+        'closure: while let Some(u) = s.work.pop() {
             found.clear();
             self.dependents(state, s, u, &mut found);
             for &v in &found {
                 if !add(s, v, &mut count) {
-                    return None;
+                    result = None;
+                    break 'closure;
                 }
             }
         }
-        Some(count)
+        s.found = found;
+        result.map(|_| count)
     }
 
     /// The units that must join a stubborn set containing `u`.
