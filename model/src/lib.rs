@@ -50,6 +50,25 @@
 //! * **Outputs** of a device are checked at its exit; outputs in shared buffers when the
 //!   last device exits the invocation.
 //! * **Values.** `Undef + x = Undef`; functions (`vmem * 2.0`) are uninterpreted.
+//!
+//! ## Limitations
+//!
+//! * **Per size, not parametric.** A proof covers one mesh size and one repeat count
+//!   (`tests/protocols.rs`, `tests/open_questions.rs` list the sizes proved); nothing is
+//!   claimed for sizes not explored.
+//! * **Cells, not bytes.** Buffers are split at the granularity the kernel slices them;
+//!   two views that partly overlap one cell are treated as touching the whole cell, and
+//!   data inside a cell is one symbolic value (`tests/rules.rs`).
+//! * **Every completion order is possible.** DMA engines are modelled with no ordering or
+//!   bandwidth: a schedule the checker reports may be one hardware makes rare, never one
+//!   the semantics forbids. Partial arrival is modelled only through the read and write
+//!   intervals of the race rule.
+//! * **No arithmetic.** Sums are multisets and other computations uninterpreted functions,
+//!   so a kernel is checked for *which* contributions reach an output, not for rounding.
+//! * **Scoped semaphores** live for the whole kernel, and shared HBM buffers are initialised
+//!   once per run, not per invocation (see above).
+//! * **Implicit entry barrier** keyed on the absence of a `collective_id`, a reading of
+//!   SPEC §3 that the psum `no-barrier` mutant requires (`tests/protocols.rs`).
 
 pub mod compile;
 pub mod dsl;
