@@ -4,7 +4,7 @@
 //! A [`Kernel`] is plain data: declarations of buffers and semaphores, a grid, and a body
 //! of statements that every device runs once per grid index. Nothing in it refers to Rust
 //! closures; indices, conditions and device ids are [`Expr`]s evaluated per device when the
-//! kernel is compiled for a mesh ([`crate::compile`]).
+//! kernel is compiled for a mesh ([`crate::compile()`]).
 
 use std::fmt;
 
