@@ -245,3 +245,13 @@ fn the_cli_simulates_the_seed_tables() {
     assert_eq!(last["checkpoint"], "(3,1)");
     assert_eq!(last["devices"][0]["slots"]["o_ref[1]"], "B0(0+1+2+3)");
 }
+
+#[test]
+fn replay_of_an_endless_file_stops_with_exit_2() {
+    // /dev/zero never ends; replay must refuse it rather than read forever.
+    if std::path::Path::new("/dev/zero").exists() {
+        let (code, _, err) = semcheck(&["replay", "/dev/zero"]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("not a trace file"), "{err}");
+    }
+}

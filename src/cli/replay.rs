@@ -19,7 +19,7 @@ pub(crate) struct ReplayArgs {
 /// Replays; `Err` is a bad file (exit 2), `Ok(1)` a reproduced violation.
 pub(crate) fn run(args: &ReplayArgs) -> Result<i32, String> {
     let name = args.file.display().to_string();
-    let bytes = std::fs::read(&args.file).map_err(|e| format!("cannot read {name}: {e}"))?;
+    let bytes = read_bounded(&args.file).map_err(|e| format!("cannot read {name}: {e}"))?;
     let at = |e: TraceError| format!("{name}: {e}");
     let file = TraceFile::parse_bytes(&bytes).map_err(at)?;
     let program = file.program().map_err(at)?;
@@ -46,4 +46,19 @@ pub(crate) fn run(args: &ReplayArgs) -> Result<i32, String> {
         Some(f) => print!("{}", render(f, &program, &file.header, &replayed.run)),
     }
     Ok(EXIT_VIOLATION)
+}
+
+/// The largest trace file `replay` reads (a trace of a million events is far smaller).
+const MAX_TRACE_BYTES: u64 = 256 << 20;
+
+/// Reads a file of at most [`MAX_TRACE_BYTES`], so a device or a runaway file cannot hang
+/// or exhaust memory.
+fn read_bounded(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?.take(MAX_TRACE_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_TRACE_BYTES {
+        return Err(std::io::Error::other(format!("larger than {} MiB; not a trace file", MAX_TRACE_BYTES >> 20)));
+    }
+    Ok(bytes)
 }
