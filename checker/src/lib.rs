@@ -26,3 +26,4 @@ mod store;
 pub use config::{Budget, Config, Reduction, Strategy};
 pub use explore::{describe_schedule, explore};
 pub use report::{Counterexample, Report, Stats, StopReason, TraceStep, Verdict};
+pub mod runtime;
