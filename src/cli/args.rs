@@ -23,6 +23,10 @@ pub(crate) enum Command {
     },
     /// Check a protocol (or `all`: every protocol and mutant).
     Check(CheckArgs),
+    /// Run a protocol many times on OS threads with real f32 data (sampled; proves nothing).
+    Stress(super::stress::StressArgs),
+    /// Run every corpus case on every engine and print where they agree.
+    Engines(super::engines::EnginesArgs),
 }
 
 /// Exploration order on the command line.
@@ -75,6 +79,9 @@ pub(crate) struct CheckArgs {
     /// Stop (verdict incomplete) when the explorer's tables reach this many MiB.
     #[arg(long, default_value_t = 16384, value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) max_memory_mib: u64,
+    /// The engine and its options.
+    #[command(flatten)]
+    pub(crate) engine: super::shuttle::EngineArgs,
 }
 
 fn positive_seconds(s: &str) -> Result<f64, String> {

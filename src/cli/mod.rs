@@ -3,7 +3,10 @@
 mod all;
 mod args;
 mod case;
+mod engines;
 mod list;
+mod shuttle;
+mod stress;
 
 use clap::Parser;
 
@@ -31,8 +34,12 @@ pub(crate) fn run() -> i32 {
     init_logging();
     let result = match cli.command {
         Command::List { json } => list::run(json),
+        Command::Stress(args) => stress::run(&args),
+        Command::Engines(args) => engines::run(&args),
         Command::Check(args) => {
-            if args.protocol == "all" {
+            if let Some(code) = shuttle::dispatch(&args) {
+                code
+            } else if args.protocol == "all" {
                 all::run(&args)
             } else {
                 case::run(&args)

@@ -32,6 +32,12 @@ impl Sink {
         self.abort.load(Ordering::SeqCst)
     }
 
+    /// Forgets the violation of a previous run (one sink serves many shuttle iterations).
+    pub fn reset(&self) {
+        *self.first.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        self.abort.store(false, Ordering::SeqCst);
+    }
+
     /// The first violation, if any.
     pub fn take(&self) -> Option<Violation> {
         self.first.lock().unwrap_or_else(|e| e.into_inner()).take()

@@ -16,11 +16,11 @@ pub struct World {
     unsent: Vec<AtomicU32>,
     exits: Vec<AtomicU32>,
     finished: AtomicU32,
-    sink: Sink,
+    sink: std::sync::Arc<Sink>,
 }
 
 impl World {
-    fn new(program: std::sync::Arc<Program>, config: &RunConfig) -> World {
+    fn new(program: std::sync::Arc<Program>, config: &RunConfig, sink: std::sync::Arc<Sink>) -> World {
         let reference = Reference::new(config.elems, config.seed);
         let n = program.num_devices();
         let queues = match config.dma {
@@ -37,7 +37,7 @@ impl World {
             unsent: (0..n).map(|_| AtomicU32::new(0)).collect(),
             exits: (0..program.repeat).map(|_| AtomicU32::new(0)).collect(),
             finished: AtomicU32::new(0),
-            sink: Sink::default(),
+            sink,
             reference,
             config: *config,
             program,
@@ -262,7 +262,15 @@ enum Stop {
 /// and returns the first violation, if any. Under loom and shuttle, call it inside the
 /// tool's model closure with `OnViolation::Panic`.
 pub fn run(program: &std::sync::Arc<Program>, config: &RunConfig) -> Option<Violation> {
-    let world = sync::Arc::new(World::new(program.clone(), config));
+    let sink = std::sync::Arc::new(Sink::default());
+    run_into(program, config, &sink);
+    sink.take()
+}
+
+/// Like [`run`], recording the violation in `sink`, which outlives a run that a
+/// violation stopped by panicking (`OnViolation::Panic`).
+pub fn run_into(program: &std::sync::Arc<Program>, config: &RunConfig, sink: &std::sync::Arc<Sink>) {
+    let world = sync::Arc::new(World::new(program.clone(), config, sink.clone()));
     let mut handles = Vec::new();
     for d in program.mesh.devices() {
         let w = world.clone();
@@ -284,5 +292,4 @@ pub fn run(program: &std::sync::Arc<Program>, config: &RunConfig) -> Option<Viol
             let _ = h.join();
         }
     }
-    world.sink.take()
 }

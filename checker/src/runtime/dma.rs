@@ -125,16 +125,17 @@ pub(crate) fn engine_loop(world: &World, d: DeviceId) {
 
 /// Spawns the completion threads of a DMA just started (`DmaMode::PerEvent`).
 pub(crate) fn spawn_completions(world: &sync::Arc<World>, job: sync::Arc<Job>) {
-    let remote = matches!(world.program.dma_op(job.key), Op::RemoteDma { .. });
-    let mut handles = world.dma_threads.lock().expect("lock poisoned");
-    if remote {
+    // Spawning is a scheduling point: never hold the (std) list's lock across it.
+    let mut spawned = Vec::new();
+    if matches!(world.program.dma_op(job.key), Op::RemoteDma { .. }) {
         let (w, j) = (world.clone(), job.clone());
-        handles.push(sync::thread::spawn(move || w.sent(&j)));
+        spawned.push(sync::thread::spawn(move || w.sent(&j)));
     }
     let w = world.clone();
-    handles.push(sync::thread::spawn(move || {
+    spawned.push(sync::thread::spawn(move || {
         if let Err(v) = w.landed(&job) {
             w.fail(v);
         }
     }));
+    world.dma_threads.lock().expect("lock poisoned").extend(spawned);
 }

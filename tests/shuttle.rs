@@ -1,0 +1,113 @@
+//! The shuttle engine on the corpus: random and PCT campaigns at N = 4 and N = 8 for every
+//! protocol and mutant, and the replay of every committed schedule.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use semcheck::checker::runtime::shuttle_engine::{
+    check, replay, Campaign, RecordedSchedule, ScheduleFile, SchedulerKind, ShuttleVerdict,
+};
+use semcheck::corpus::{cases, Case, Engine, Expect};
+
+/// Iterations per campaign: the budget within which every mutant must be caught.
+fn budget(n: usize) -> usize {
+    if n <= 4 {
+        300
+    } else {
+        100
+    }
+}
+
+fn run_case(case: &Case, scheduler: SchedulerKind) -> (ShuttleVerdict, f64) {
+    let program = semcheck::protocols::find(case.protocol)
+        .unwrap()
+        .program(case.devices, case.mutant, case.repeat)
+        .unwrap();
+    let start = Instant::now();
+    let report = check(&program, Campaign { scheduler, iterations: budget(case.devices), seed: 0 }).unwrap();
+    (report.verdict, start.elapsed().as_secs_f64())
+}
+
+fn campaign(n: usize, scheduler: SchedulerKind) {
+    let mut failures = Vec::new();
+    for case in cases().iter().filter(|c| c.devices == n && c.skipped_by(Engine::Shuttle).is_none()) {
+        let (verdict, secs) = run_case(case, scheduler);
+        let line = match (&verdict, case.expect) {
+            (ShuttleVerdict::Incomplete { iterations }, Expect::Clean) => {
+                format!("ok   {} clean after {iterations} iterations", case.name())
+            }
+            (ShuttleVerdict::Violation { violation, iteration, .. }, Expect::Broken(rules))
+                if rules.contains(&violation.rule) =>
+            {
+                format!("ok   {} {} at iteration {iteration}", case.name(), violation.rule)
+            }
+            _ => {
+                failures.push(case.name());
+                format!("FAIL {} {verdict:?}", case.name())
+            }
+        };
+        println!("{} [{:.2} s, {}]", line, secs, scheduler.name());
+    }
+    assert!(failures.is_empty(), "shuttle disagrees with the corpus on {failures:?}");
+}
+
+#[test]
+fn random_scheduler_at_4_devices() {
+    campaign(4, SchedulerKind::Random);
+}
+
+#[test]
+fn pct_scheduler_at_4_devices() {
+    campaign(4, SchedulerKind::Pct { depth: 3 });
+}
+
+#[test]
+fn random_scheduler_at_8_devices() {
+    campaign(8, SchedulerKind::Random);
+}
+
+#[test]
+fn pct_scheduler_at_8_devices() {
+    campaign(8, SchedulerKind::Pct { depth: 3 });
+}
+
+fn committed() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("counterexamples/shuttle");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "schedule")).collect())
+        .unwrap_or_default();
+    files.sort();
+    files
+}
+
+#[test]
+fn committed_schedules_replay() {
+    let files = committed();
+    let mutants: usize = semcheck::protocols::catalogue().iter().map(|p| p.mutants.iter().filter(|m| !m.expected.is_empty()).count()).sum();
+    assert_eq!(files.len(), mutants, "one committed schedule per mutant with an expected rule: {files:?}");
+    for path in files {
+        let f = ScheduleFile::read(&path).unwrap();
+        let program = semcheck::protocols::find(&f.protocol).unwrap().program(f.devices, f.mutant.as_deref(), f.repeat).unwrap();
+        let v = replay(&program, &f.schedule).unwrap();
+        let v = v.unwrap_or_else(|| panic!("{}: the schedule no longer breaks a rule", path.display()));
+        assert_eq!(v.rule, f.rule, "{}: {v}", path.display());
+    }
+}
+
+#[test]
+fn a_schedule_file_round_trips() {
+    let f = ScheduleFile {
+        protocol: "psum".into(),
+        mutant: Some("no-capacity".into()),
+        devices: 4,
+        repeat: 1,
+        rule: semcheck::Rule::Race,
+        found_by: "random scheduler, seed 0, iteration 3".into(),
+        message: "race on d1 hbm_buf[0]".into(),
+        schedule: RecordedSchedule { seed: 42, steps: vec![Some(0), Some(1), None, Some(2)] },
+    };
+    let text = f.to_text("x.schedule");
+    assert_eq!(ScheduleFile::parse(&text).unwrap(), f);
+    assert!(ScheduleFile::parse("protocol psum\n").unwrap_err().contains("needs"));
+    assert!(ScheduleFile::parse("bogus 1\n").unwrap_err().contains("unknown key"));
+}
