@@ -14,8 +14,9 @@ pub struct World {
     dma_threads: std::sync::Mutex<Vec<sync::thread::JoinHandle<()>>>,
     lifecycle: Vec<Lifecycle>,
     unsent: Vec<AtomicU32>,
-    exits: Vec<AtomicU32>,
     finished: AtomicU32,
+    /// Device threads that have stopped (finished or not), to close shared DMA queues.
+    done: AtomicU32,
     sink: std::sync::Arc<Sink>,
 }
 
@@ -25,6 +26,7 @@ impl World {
         let n = program.num_devices();
         let queues = match config.dma {
             DmaMode::PerIssuer => (0..n).map(|_| DmaQueue::default()).collect(),
+            DmaMode::ByKind => (0..2).map(|_| DmaQueue::default()).collect(),
             DmaMode::PerEvent => Vec::new(),
         };
         World {
@@ -35,8 +37,8 @@ impl World {
             dma_threads: std::sync::Mutex::new(Vec::new()),
             lifecycle: (0..n).map(|_| Lifecycle::new()).collect(),
             unsent: (0..n).map(|_| AtomicU32::new(0)).collect(),
-            exits: (0..program.repeat).map(|_| AtomicU32::new(0)).collect(),
             finished: AtomicU32::new(0),
+            done: AtomicU32::new(0),
             sink,
             reference,
             config: *config,
@@ -71,53 +73,56 @@ impl World {
     }
 
     /// Runs device `d`'s program to its end, or until a violation.
-    fn run_device(self: &sync::Arc<Self>, d: DeviceId) {
-        let n = self.program.num_devices();
-        for pc in 0..self.program.devices[d.index()].len() as u32 {
-            if sync::TIMED_WAITS && self.sink.aborted() {
+    fn run_device(this: &std::sync::Arc<World>, d: DeviceId) {
+        let n = this.program.num_devices();
+        for pc in 0..this.program.devices[d.index()].len() as u32 {
+            if sync::TIMED_WAITS && this.sink.aborted() {
                 break;
             }
-            if let Err(v) = self.run_op(d, pc) {
+            if let Err(v) = World::run_op(this, d, pc) {
                 match v {
-                    Stop::Violation(v) => self.fail(v),
-                    Stop::Interrupted(why) => self.interrupted(d, pc, why),
+                    Stop::Violation(v) => this.fail(v),
+                    Stop::Interrupted(why) => this.interrupted(d, pc, why),
                 }
                 break;
             }
         }
-        if let Some(q) = self.queues.get(d.index()) {
-            q.close();
+        let last = this.done.fetch_add(1, SeqCst) + 1 == n as u32;
+        match this.config.dma {
+            DmaMode::PerIssuer => this.queues[d.index()].close(),
+            DmaMode::ByKind if last => this.queues.iter().for_each(DmaQueue::close),
+            _ => {}
         }
-        let _ = n;
     }
 
-    fn run_op(self: &sync::Arc<Self>, d: DeviceId, pc: u32) -> Result<(), Stop> {
-        let p = &*self.program;
+    fn run_op(this: &std::sync::Arc<World>, d: DeviceId, pc: u32) -> Result<(), Stop> {
+        let p = &*this.program;
         let dp = &p.devices[d.index()];
         let inv = dp.info[pc as usize].invocation;
         match dp.ops[pc as usize] {
             Op::Enter => {
+                // Semaphores start at 0: only later invocations need the reset.
                 let first = d.index() * p.sems_per_device;
-                for i in 0..p.sems_per_device {
+                for i in (0..p.sems_per_device).filter(|_| inv > 0) {
                     let slot = SemSlot((first + i) as u32);
                     if p.sem_kind(slot) != SemKind::Barrier {
-                        self.sems[slot.0 as usize].reset();
+                        this.sems[slot.0 as usize].reset();
                     }
                 }
                 for &(cell, v) in &dp.reset {
-                    self.memory.write(cell, &self.reference.concrete(p, v));
+                    this.memory.write(cell, &this.reference.concrete(p, v));
                 }
-                self.lifecycle[d.index()].enter(inv);
-                self.gate.arrive(inv);
+                this.lifecycle[d.index()].enter(inv);
+                this.gate.arrive(inv);
             }
             Op::EntryBarrier => {
-                let watch = Watch::new(&self.sink, self.config.deadlock_after);
-                self.gate.wait(inv, p.num_devices() as u32, &watch).map_err(Stop::Interrupted)?;
+                let watch = Watch::new(&this.sink, this.config.deadlock_after);
+                this.gate.wait(inv, p.num_devices() as u32, &watch).map_err(Stop::Interrupted)?;
             }
-            Op::Exit => self.exit(d, pc, inv)?,
+            Op::Exit => this.exit(d, pc, inv)?,
             Op::Signal { target, sem, inc } => {
                 if p.sem_kind(sem) != SemKind::Barrier {
-                    self.lifecycle[target.index()].inside(inv).map_err(|why| {
+                    this.lifecycle[target.index()].inside(inv).map_err(|why| {
                         Stop::Violation(Violation {
                             rule: Rule::OutsideKernel,
                             devices: vec![d, target],
@@ -129,48 +134,85 @@ impl World {
                         })
                     })?;
                 }
-                self.sems[sem.0 as usize].signal(inc);
+                this.sems[sem.0 as usize].signal(inc);
             }
             Op::Wait { sem, amount } => {
-                let watch = Watch::new(&self.sink, self.config.deadlock_after);
-                self.sems[sem.0 as usize].wait(amount, &watch).map_err(Stop::Interrupted)?;
+                let watch = Watch::new(&this.sink, this.config.deadlock_after);
+                this.sems[sem.0 as usize].wait(amount, &watch).map_err(Stop::Interrupted)?;
             }
             Op::LocalDma { src, dst, .. } | Op::RemoteDma { src, dst, .. } => {
                 let (s, t) = (p.span(src), p.span(dst));
-                self.memory.check(p, s, t, &p.describe_op(d, pc), d).map_err(Stop::Violation)?;
+                this.memory.check(p, s, t, &p.describe_op(d, pc), d).map_err(Stop::Violation)?;
                 let key = DmaKey { issuer: d, pc };
-                self.memory.start_dma(s, t, (d.0 as u64) << 32 | pc as u64);
-                self.unsent[d.index()].fetch_add(1, SeqCst);
-                let job = sync::Arc::new(Job::new(key));
-                match self.config.dma {
-                    DmaMode::PerIssuer => self.queues[d.index()].push(job),
-                    DmaMode::PerEvent => spawn_completions(self, job),
+                this.memory.start_dma(s, t, (d.0 as u64) << 32 | pc as u64);
+                this.unsent[d.index()].fetch_add(1, SeqCst);
+                let job = std::sync::Arc::new(Job::new(key));
+                match this.config.dma {
+                    DmaMode::PerIssuer => this.queues[d.index()].push(job),
+                    DmaMode::ByKind => this.queues[matches!(dp.ops[pc as usize], Op::RemoteDma { .. }) as usize].push(job),
+                    DmaMode::PerEvent => spawn_completions(this, job),
                 }
             }
             Op::Compute { kind, dst, src } => {
                 let (dcells, scells) = (p.span(dst), p.span(src));
                 let who = p.describe_op(d, pc);
                 if kind == ComputeKind::Add {
-                    self.memory.check(p, dcells, dcells, &who, d).map_err(Stop::Violation)?;
+                    this.memory.check(p, dcells, dcells, &who, d).map_err(Stop::Violation)?;
                 }
-                self.memory.check(p, scells, dcells, &who, d).map_err(Stop::Violation)?;
-                let elems = self.reference.elems();
+                this.memory.check(p, scells, dcells, &who, d).map_err(Stop::Violation)?;
+                let elems = this.reference.elems();
                 for (i, &c) in dcells.iter().enumerate() {
-                    let s = scells.get(i).map(|&s| self.memory.read(s));
+                    let s = scells.get(i).map(|&s| this.memory.read(s));
                     let v: Box<[f32]> = match (kind, s) {
                         (ComputeKind::Zero, _) => vec![0.0; elems].into(),
                         (ComputeKind::Copy, Some(s)) => s,
                         (ComputeKind::Add, Some(s)) => {
-                            self.memory.read(c).iter().zip(s.iter()).map(|(a, b)| a + b).collect()
+                            this.memory.read(c).iter().zip(s.iter()).map(|(a, b)| a + b).collect()
                         }
                         (ComputeKind::Apply(f), Some(s)) => s.iter().map(|&x| Reference::apply(f, x)).collect(),
                         (_, None) => vec![f32::NAN; elems].into(),
                     };
-                    self.memory.write(c, &v);
+                    this.memory.write(c, &v);
                 }
             }
         }
         Ok(())
+    }
+
+    fn wrong_result(&self, wrong: &[(CellId, ValueId, Box<[f32]>)], d: DeviceId, inv: u32) -> Option<Violation> {
+        let p = &*self.program;
+        let (cell, want, got) = wrong.first()?;
+        let (w, _) = self.reference.eval(p, *want);
+        Some(Violation {
+            rule: Rule::WrongResult,
+            devices: vec![d],
+            message: format!(
+                "{d} exits (invocation {inv}) with {} = {:?} but the specification says {} = {:?}{}",
+                p.cell_full_name(*cell),
+                &got[..got.len().min(2)],
+                p.values.display(*want, p.spec.notation),
+                &w[..w.len().min(2)],
+                if wrong.len() > 1 { format!(" ({} wrong cells in all)", wrong.len()) } else { String::new() }
+            ),
+        })
+    }
+
+    /// The shared outputs, checked by the main thread once every device thread has been
+    /// joined (so that reading them is ordered after every write, also for loom). With
+    /// `repeat > 1` this checks the last invocation's shared outputs only.
+    fn check_shared(&self) {
+        let p = &*self.program;
+        let mut wrong = Vec::new();
+        for &(cell, want) in &p.shared_expected {
+            let got = self.memory.read(cell);
+            if !self.reference.matches(p, want, &got) {
+                wrong.push((cell, want, got));
+            }
+        }
+        let last = DeviceId(p.num_devices() as u16 - 1);
+        if let Some(v) = self.wrong_result(&wrong, last, p.repeat - 1) {
+            self.fail(v);
+        }
     }
 
     /// The checks at a device's exit, in the model's order: outputs, DMAs still being read,
@@ -186,28 +228,8 @@ impl World {
                 wrong.push((cell, want, got));
             }
         }
-        if self.exits[inv as usize].fetch_add(1, SeqCst) + 1 == n {
-            for &(cell, want) in &p.shared_expected {
-                let got = self.memory.read(cell);
-                if !self.reference.matches(p, want, &got) {
-                    wrong.push((cell, want, got));
-                }
-            }
-        }
-        if let Some((cell, want, got)) = wrong.first() {
-            let (w, _) = self.reference.eval(p, *want);
-            return Err(Stop::Violation(Violation {
-                rule: Rule::WrongResult,
-                devices: vec![d],
-                message: format!(
-                    "{d} exits (invocation {inv}) with {} = {:?} but the specification says {} = {:?}{}",
-                    p.cell_full_name(*cell),
-                    &got[..got.len().min(2)],
-                    p.values.display(*want, p.spec.notation),
-                    &w[..w.len().min(2)],
-                    if wrong.len() > 1 { format!(" ({} wrong cells in all)", wrong.len()) } else { String::new() }
-                ),
-            }));
+        if let Some(v) = self.wrong_result(&wrong, d, inv) {
+            return Err(Stop::Violation(v));
         }
         let pending = self.unsent[d.index()].load(SeqCst);
         if pending > 0 {
@@ -270,16 +292,21 @@ pub fn run(program: &std::sync::Arc<Program>, config: &RunConfig) -> Option<Viol
 /// Like [`run`], recording the violation in `sink`, which outlives a run that a
 /// violation stopped by panicking (`OnViolation::Panic`).
 pub fn run_into(program: &std::sync::Arc<Program>, config: &RunConfig, sink: &std::sync::Arc<Sink>) {
-    let world = sync::Arc::new(World::new(program.clone(), config, sink.clone()));
+    let world = std::sync::Arc::new(World::new(program.clone(), config, sink.clone()));
     let mut handles = Vec::new();
-    for d in program.mesh.devices() {
+    let n = program.num_devices();
+    for q in 0..world.queues.len() {
         let w = world.clone();
-        handles.push(sync::thread::spawn(move || w.run_device(d)));
-        if config.dma == DmaMode::PerIssuer {
+        handles.push(sync::thread::spawn(move || engine_loop(&w, q)));
+    }
+    for d in program.mesh.devices() {
+        if d.index() + 1 < n {
             let w = world.clone();
-            handles.push(sync::thread::spawn(move || engine_loop(&w, d)));
+            handles.push(sync::thread::spawn(move || World::run_device(&w, d)));
         }
     }
+    // The last device runs on the calling thread: one thread fewer for loom's limit.
+    World::run_device(&world, DeviceId(n as u16 - 1));
     for h in handles {
         let _ = h.join();
     }
@@ -291,5 +318,8 @@ pub fn run_into(program: &std::sync::Arc<Program>, config: &RunConfig, sink: &st
         for h in more {
             let _ = h.join();
         }
+    }
+    if !sink.aborted() && world.finished.load(SeqCst) == program.num_devices() as u32 {
+        world.check_shared();
     }
 }

@@ -1,42 +1,53 @@
 // Included by `runtime::os` and `runtime::sim`: DMAs in flight and the engines that
-// complete them. `DmaMode::PerIssuer` gives each device one engine thread completing its
-// DMAs in start order (`sent` then `received`); `DmaMode::PerEvent` gives every completion
-// event (`sent`, `received`, `done`) a thread of its own, so the scheduler chooses every
-// order the model allows.
+// complete them (see `DmaMode` for which orders each mode can produce).
 
 /// A started DMA: which one, and its payload once the source has been read.
 #[derive(Debug)]
 pub(crate) struct Job {
     pub(crate) key: DmaKey,
-    payload: sync::Mutex<Option<Vec<Box<[f32]>>>>,
+    /// Instrumentation-free bookkeeping: whichever completion event comes first reads the
+    /// source; taking this plain `std` lock is no scheduling point (the backends run one
+    /// thread at a time, and no scheduling point is reached while it is held).
+    payload: std::sync::Mutex<Option<Vec<Box<[f32]>>>>,
 }
 
 impl Job {
     pub(crate) fn new(key: DmaKey) -> Job {
-        Job { key, payload: sync::Mutex::new(None) }
+        Job { key, payload: std::sync::Mutex::new(None) }
     }
 }
 
-/// One device's DMA engine: the DMAs it started, in order (`DmaMode::PerIssuer`).
+/// A DMA engine's queue of started DMAs, completed in order.
 #[derive(Debug, Default)]
 pub struct DmaQueue {
-    jobs: sync::Mutex<(std::collections::VecDeque<sync::Arc<Job>>, bool)>,
+    /// The queue, whether it is closed, and whether the engine is blocked on it.
+    jobs: sync::Mutex<(std::collections::VecDeque<std::sync::Arc<Job>>, bool, bool)>,
     cv: sync::Condvar,
 }
 
 impl DmaQueue {
-    pub(crate) fn push(&self, job: sync::Arc<Job>) {
-        self.jobs.lock().expect("lock poisoned").0.push_back(job);
-        self.cv.notify_all();
+    pub(crate) fn push(&self, job: std::sync::Arc<Job>) {
+        let mut q = self.jobs.lock().expect("lock poisoned");
+        q.0.push_back(job);
+        let waiting = q.2;
+        drop(q);
+        if waiting {
+            self.cv.notify_all();
+        }
     }
 
     /// No more DMAs will be started: the engine stops once the queue is empty.
     pub(crate) fn close(&self) {
-        self.jobs.lock().expect("lock poisoned").1 = true;
-        self.cv.notify_all();
+        let mut q = self.jobs.lock().expect("lock poisoned");
+        q.1 = true;
+        let waiting = q.2;
+        drop(q);
+        if waiting {
+            self.cv.notify_all();
+        }
     }
 
-    fn pop(&self, sink: &Sink) -> Option<sync::Arc<Job>> {
+    fn pop(&self, sink: &Sink) -> Option<std::sync::Arc<Job>> {
         let mut q = self.jobs.lock().expect("lock poisoned");
         loop {
             if let Some(j) = q.0.pop_front() {
@@ -45,7 +56,9 @@ impl DmaQueue {
             if q.1 || (sync::TIMED_WAITS && sink.aborted()) {
                 return None;
             }
+            q.2 = true;
             q = sync::wait(&self.cv, q);
+            q.2 = false;
         }
     }
 }
@@ -113,9 +126,9 @@ impl World {
     }
 }
 
-/// The engine thread of one device in `DmaMode::PerIssuer`.
-pub(crate) fn engine_loop(world: &World, d: DeviceId) {
-    while let Some(job) = world.queues[d.index()].pop(&world.sink) {
+/// The engine thread of queue `q` (`DmaMode::PerIssuer`, `DmaMode::ByKind`).
+pub(crate) fn engine_loop(world: &World, q: usize) {
+    while let Some(job) = world.queues[q].pop(&world.sink) {
         if let Err(v) = world.complete_in_order(&job) {
             world.fail(v);
             return;
@@ -124,7 +137,7 @@ pub(crate) fn engine_loop(world: &World, d: DeviceId) {
 }
 
 /// Spawns the completion threads of a DMA just started (`DmaMode::PerEvent`).
-pub(crate) fn spawn_completions(world: &sync::Arc<World>, job: sync::Arc<Job>) {
+pub(crate) fn spawn_completions(world: &std::sync::Arc<World>, job: std::sync::Arc<Job>) {
     // Spawning is a scheduling point: never hold the (std) list's lock across it.
     let mut spawned = Vec::new();
     if matches!(world.program.dma_op(job.key), Op::RemoteDma { .. }) {

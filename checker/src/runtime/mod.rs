@@ -32,8 +32,15 @@ pub enum DmaMode {
     /// One engine thread per device completes the DMAs that device started, in start
     /// order, each `sent` before `received`. Orders *between* devices' DMAs, and between
     /// DMAs and every device's operations, are the scheduler's choice; two DMAs of one
-    /// issuer never overtake each other. Uses `2N + 1` threads (loom's limit is 5: N = 2).
+    /// issuer never overtake each other. Uses `2N` threads (the last device runs on the
+    /// calling thread). Used by `stress`.
     PerIssuer,
+    /// Two engine threads shared by every device: one completes the local copies, the
+    /// other the remote copies (`sent` then `received`), each in global start order. A
+    /// local copy and a remote copy complete in either order, whoever issued them; two
+    /// remote copies (or two local copies) never overtake each other. Uses `N + 2`
+    /// threads with the last device on the calling thread: 4 at N = 2, within loom's 5.
+    ByKind,
     /// Every completion event (`sent`, `received`, `done`) runs on a thread of its own:
     /// every order the model allows is a schedule.
     PerEvent,
@@ -65,12 +72,12 @@ pub struct RunConfig {
 }
 
 impl RunConfig {
-    /// The configuration for loom: one number per cell, per-issuer DMA engines, panics.
+    /// The configuration for loom: one number per cell, local/remote DMA engines, panics.
     pub fn loom() -> RunConfig {
         RunConfig {
             elems: 1,
             seed: 1,
-            dma: DmaMode::PerIssuer,
+            dma: DmaMode::ByKind,
             on_violation: OnViolation::Panic,
             deadlock_after: None,
         }

@@ -2,10 +2,15 @@
 // counters behind the backend's mutex, with blocking waits on its condition variable.
 
 /// One semaphore: a counter with a blocking `wait(n)`.
+///
+/// The counter and the number of blocked waiters live behind the backend's mutex; the
+/// condition variable is notified only when somebody waits, and a plain-`std` mirror of
+/// the count lets the exit checks read it without adding a scheduling point.
 #[derive(Debug, Default)]
 pub struct Semaphore {
-    count: sync::Mutex<u32>,
+    count: sync::Mutex<(u32, u32)>,
     cv: sync::Condvar,
+    mirror: AtomicU32,
 }
 
 /// Why a blocking wait gave up (only plain `std` waits give up).
@@ -21,29 +26,38 @@ impl Semaphore {
     /// `semaphore_signal`: adds `inc` and wakes the waiter.
     pub fn signal(&self, inc: u32) {
         let mut c = self.count.lock().expect("lock poisoned");
-        *c += inc;
+        c.0 += inc;
+        self.mirror.store(c.0, SeqCst);
+        let waiting = c.1 > 0;
         drop(c);
-        self.cv.notify_all();
+        if waiting {
+            self.cv.notify_all();
+        }
     }
 
-    /// The current value.
+    /// The current value (read from the mirror: no scheduling point).
     pub fn value(&self) -> u32 {
-        *self.count.lock().expect("lock poisoned")
+        self.mirror.load(SeqCst)
     }
 
     /// Sets the value to 0 (kernel entry).
     pub fn reset(&self) {
-        *self.count.lock().expect("lock poisoned") = 0;
+        let mut c = self.count.lock().expect("lock poisoned");
+        c.0 = 0;
+        self.mirror.store(0, SeqCst);
     }
 
     /// `semaphore_wait`: blocks until the value is `>= amount`, then subtracts it.
     pub(crate) fn wait(&self, amount: u32, watch: &Watch<'_>) -> Result<(), Interrupted> {
         let mut c = self.count.lock().expect("lock poisoned");
-        while *c < amount {
-            watch.poll(*c)?;
+        while c.0 < amount {
+            watch.poll(c.0)?;
+            c.1 += 1;
             c = sync::wait(&self.cv, c);
+            c.1 -= 1;
         }
-        *c -= amount;
+        c.0 -= amount;
+        self.mirror.store(c.0, SeqCst);
         Ok(())
     }
 }
@@ -51,28 +65,36 @@ impl Semaphore {
 /// The implicit entry barrier: how many devices have entered each invocation.
 #[derive(Debug)]
 pub struct EntryGate {
-    entered: sync::Mutex<Vec<u32>>,
+    /// Devices entered per invocation, and the number of blocked waiters.
+    entered: sync::Mutex<(Vec<u32>, u32)>,
     cv: sync::Condvar,
 }
 
 impl EntryGate {
     /// A gate for `repeat` invocations.
     pub fn new(repeat: u32) -> EntryGate {
-        EntryGate { entered: sync::Mutex::new(vec![0; repeat as usize]), cv: sync::Condvar::new() }
+        EntryGate { entered: sync::Mutex::new((vec![0; repeat as usize], 0)), cv: sync::Condvar::new() }
     }
 
     /// A device has entered invocation `inv`.
     pub fn arrive(&self, inv: u32) {
-        self.entered.lock().expect("lock poisoned")[inv as usize] += 1;
-        self.cv.notify_all();
+        let mut e = self.entered.lock().expect("lock poisoned");
+        e.0[inv as usize] += 1;
+        let waiting = e.1 > 0;
+        drop(e);
+        if waiting {
+            self.cv.notify_all();
+        }
     }
 
     /// Blocks until `n` devices have entered invocation `inv`.
     pub(crate) fn wait(&self, inv: u32, n: u32, watch: &Watch<'_>) -> Result<(), Interrupted> {
         let mut e = self.entered.lock().expect("lock poisoned");
-        while e[inv as usize] < n {
-            watch.poll(e[inv as usize])?;
+        while e.0[inv as usize] < n {
+            watch.poll(e.0[inv as usize])?;
+            e.1 += 1;
             e = sync::wait(&self.cv, e);
+            e.1 -= 1;
         }
         Ok(())
     }

@@ -46,11 +46,11 @@ pub mod os {
     #[cfg(loom)]
     pub use loom::cell::UnsafeCell;
     #[cfg(loom)]
-    pub use loom::sync::{Arc, Condvar, Mutex, MutexGuard};
+    pub use loom::sync::{Condvar, Mutex, MutexGuard};
     #[cfg(loom)]
     pub use loom::thread;
     #[cfg(not(loom))]
-    pub use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+    pub use std::sync::{Condvar, Mutex, MutexGuard};
     #[cfg(not(loom))]
     pub use std::thread;
 
@@ -80,7 +80,7 @@ pub mod os {
 /// shuttle's controlled threads and locks.
 #[cfg(feature = "shuttle")]
 pub mod shuttle {
-    pub use shuttle::sync::{Arc, Condvar, Mutex, MutexGuard};
+    pub use shuttle::sync::{Condvar, Mutex, MutexGuard};
     pub use shuttle::thread;
 
     pub use super::StdCell as UnsafeCell;
