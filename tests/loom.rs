@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use semcheck::checker::runtime::checks::{from_tool_panic, panic_message, Sink};
-use semcheck::checker::runtime::{os, RunConfig};
+use semcheck::checker::runtime::{os, DmaMode, RunConfig};
 use semcheck::corpus::{cases, Engine, Expect};
 use semcheck::model::Violation;
 
@@ -47,7 +47,7 @@ struct Outcome {
     cut: bool,
 }
 
-fn run_loom(protocol: &str, mutant: Option<&str>, repeat: u32, bound: Bound) -> Outcome {
+fn run_loom(protocol: &str, mutant: Option<&str>, repeat: u32, bound: Bound, config: RunConfig) -> Outcome {
     let program = Arc::new(semcheck::protocols::find(protocol).unwrap().program(2, mutant, repeat).unwrap());
     let sink = Arc::new(Sink::default());
     let count = Arc::new(AtomicUsize::new(0));
@@ -67,7 +67,7 @@ fn run_loom(protocol: &str, mutant: Option<&str>, repeat: u32, bound: Bound) -> 
         builder.check(move || {
             c.fetch_add(1, Ordering::SeqCst);
             s.reset();
-            os::run_into(&program, &RunConfig::loom(), &s);
+            os::run_into(&program, &config, &s);
         })
     }));
     let seconds = start.elapsed().as_secs_f64();
@@ -78,7 +78,12 @@ fn run_loom(protocol: &str, mutant: Option<&str>, repeat: u32, bound: Bound) -> 
             Some(sink.take().or_else(|| from_tool_panic("loom", &msg)).unwrap_or_else(|| panic!("loom: {msg}")))
         }
     };
-    Outcome { cut: violation.is_none() && seconds >= case_cap().as_secs_f64(), violation, executions: count.load(Ordering::SeqCst), seconds }
+    Outcome {
+        cut: violation.is_none() && seconds >= case_cap().as_secs_f64(),
+        violation,
+        executions: count.load(Ordering::SeqCst),
+        seconds,
+    }
 }
 
 fn check(protocol: &str, mutant: Option<&str>) {
@@ -91,7 +96,7 @@ fn check(protocol: &str, mutant: Option<&str>) {
         Ok(k) => Bound::Preemptions(k.parse().expect("LOOM_MAX_PREEMPTIONS is a number")),
         Err(_) => bound_of(protocol, mutant),
     };
-    let o = run_loom(protocol, mutant, case.repeat, bound);
+    let o = run_loom(protocol, mutant, case.repeat, bound, RunConfig::loom());
     let label = match (bound, o.cut) {
         (_, true) => "CUT by the time cap".to_string(),
         (Bound::Exhaustive, false) => "exhaustive".to_string(),
@@ -179,4 +184,21 @@ fn producer_consumer_no_signal() {
 #[test]
 fn all_gather_shared_recv_sem() {
     check("all_gather", Some("shared-recv-sem"));
+}
+
+/// The limitation that chose `DmaMode::ByKind`: with one FIFO engine per issuing device, a
+/// device's local copy always completes before its next remote copy, so the psum
+/// run-ahead race is unreachable (the explorer and `ByKind` both find it).
+#[test]
+fn per_issuer_engines_miss_psum_no_capacity() {
+    let config = RunConfig { dma: DmaMode::PerIssuer, ..RunConfig::loom() };
+    let o = run_loom("psum", Some("no-capacity"), 1, Bound::Preemptions(1), config);
+    println!(
+        "loom psum/no-capacity N=2 with per-issuer engines: {:?}; {} executions, {:.1} s",
+        o.violation.as_ref().map(|v| v.rule),
+        o.executions,
+        o.seconds
+    );
+    assert!(!o.cut, "did not finish");
+    assert!(o.violation.is_none(), "{:?}", o.violation);
 }

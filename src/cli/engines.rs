@@ -37,11 +37,20 @@ fn explorer_cell(protocol: &str, mutant: Option<&str>, n: usize, repeat: u32, se
     }
 }
 
-fn shuttle_cell(protocol: &str, mutant: Option<&str>, n: usize, repeat: u32, s: SchedulerKind, it: usize) -> (String, bool) {
+fn shuttle_cell(
+    protocol: &str,
+    mutant: Option<&str>,
+    n: usize,
+    repeat: u32,
+    s: SchedulerKind,
+    it: usize,
+) -> (String, bool) {
     let program = find(protocol).and_then(|p| p.program(n, mutant, repeat)).expect("corpus cases compile");
     match check(&program, Campaign { scheduler: s, iterations: it, seed: 0 }) {
         Ok(r) => match r.verdict {
-            ShuttleVerdict::Violation { violation, iteration, .. } => (format!("{} @{iteration}", violation.rule), true),
+            ShuttleVerdict::Violation { violation, iteration, .. } => {
+                (format!("{} @{iteration}", violation.rule), true)
+            }
             ShuttleVerdict::Incomplete { iterations } => (format!("clean x{iterations}"), false),
         },
         Err(e) => (format!("error: {e}"), true),

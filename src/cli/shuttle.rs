@@ -128,8 +128,7 @@ fn run(args: &CheckArgs) -> Result<i32, ModelError> {
         SchedulerArg::Random => SchedulerKind::Random,
         SchedulerArg::Pct => SchedulerKind::Pct { depth: e.pct_depth.unwrap_or(3) as usize },
     };
-    let campaign =
-        Campaign { scheduler, iterations: e.iterations.unwrap_or(1000) as usize, seed: e.seed.unwrap_or(0) };
+    let campaign = Campaign { scheduler, iterations: e.iterations.unwrap_or(1000) as usize, seed: e.seed.unwrap_or(0) };
     let report = check(&program, campaign).map_err(usage)?;
     let head = format!(
         "{}{}, {} devices, repeat {}",

@@ -88,7 +88,15 @@ pub(crate) struct Tracking {
     pub(crate) last: AtomicU64,
 }
 
-pub(crate) fn race(program: &Program, cell: u32, who: &str, access: &str, what: &str, dma: u64, d: DeviceId) -> Violation {
+pub(crate) fn race(
+    program: &Program,
+    cell: u32,
+    who: &str,
+    access: &str,
+    what: &str,
+    dma: u64,
+    d: DeviceId,
+) -> Violation {
     let issuer = DeviceId((dma >> 32) as u16);
     let other = program.describe_op(issuer, dma as u32);
     let mut devices = vec![d, issuer];

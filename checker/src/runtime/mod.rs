@@ -74,13 +74,7 @@ pub struct RunConfig {
 impl RunConfig {
     /// The configuration for loom: one number per cell, local/remote DMA engines, panics.
     pub fn loom() -> RunConfig {
-        RunConfig {
-            elems: 1,
-            seed: 1,
-            dma: DmaMode::ByKind,
-            on_violation: OnViolation::Panic,
-            deadlock_after: None,
-        }
+        RunConfig { elems: 1, seed: 1, dma: DmaMode::ByKind, on_violation: OnViolation::Panic, deadlock_after: None }
     }
 
     /// The configuration for shuttle: one number per cell, a thread per DMA event, panics.

@@ -130,7 +130,8 @@ struct Recorder<S> {
 impl<S: Scheduler> Scheduler for Recorder<S> {
     fn new_execution(&mut self) -> Option<Schedule> {
         let s = self.inner.new_execution()?;
-        self.rec.lock().unwrap_or_else(|e| e.into_inner()).current = RecordedSchedule { seed: s.seed, steps: Vec::new() };
+        self.rec.lock().unwrap_or_else(|e| e.into_inner()).current =
+            RecordedSchedule { seed: s.seed, steps: Vec::new() };
         Some(s)
     }
 
@@ -241,7 +242,7 @@ impl ScheduleFile {
         let flag = self.mutant.as_deref().map_or(String::new(), |m| format!(" --mutant {m}"));
         format!(
             "# semcheck shuttle schedule, format 1\n\
-             # {}\n\
+             # violation: {}\n\
              # found by shuttle {}\n\
              # replay: semcheck check {}{flag} --devices {} --repeat {} --engine shuttle --replay {path}\n\
              # replayed by CI: cargo test --release --test shuttle committed_schedules_replay\n\
@@ -277,6 +278,9 @@ impl ScheduleFile {
             let line = line.trim();
             if let Some(c) = line.strip_prefix("# found by shuttle ") {
                 f.found_by = c.to_string();
+            }
+            if let Some(c) = line.strip_prefix("# violation: ") {
+                f.message = c.to_string();
             }
             if line.is_empty() || line.starts_with('#') {
                 continue;
