@@ -41,7 +41,7 @@ pub(crate) fn run(args: &StressArgs) -> Result<i32, ModelError> {
     };
     let program = p.program(args.devices as usize, args.mutant.as_deref(), repeat)?;
     let r = stress(&program, args.runs, args.seed);
-    let broken: u64 = r.by_rule.iter().map(|(_, k)| k).sum();
+    let broken: u64 = r.by_rule.iter().map(|(_, k)| k).sum::<u64>() + r.raced;
     if args.json {
         let out = serde_json::json!({
             "protocol": args.protocol, "mutant": args.mutant, "devices": args.devices, "repeat": repeat,
@@ -56,6 +56,7 @@ pub(crate) fn run(args: &StressArgs) -> Result<i32, ModelError> {
             args.protocol, args.devices, r.runs, r.seconds
         );
         println!("  {} of {} runs mismatched the reference (wrong-result)", r.mismatched, r.runs);
+        println!("  {} of {} runs had a racing access (race rule; the run went on)", r.raced, r.runs);
         for (rule, k) in &r.by_rule {
             if *k > 0 && *rule != semcheck::Rule::WrongResult {
                 println!("  {k} runs broke {rule}");

@@ -15,6 +15,8 @@ use semcheck_model::{DeviceId, Program, Rule, Violation};
 pub struct Sink {
     first: Mutex<Option<Violation>>,
     abort: AtomicBool,
+    /// Races observed but not stopped at (`RunConfig::stop_on_race == false`).
+    races: Mutex<Option<Violation>>,
 }
 
 impl Sink {
@@ -32,9 +34,20 @@ impl Sink {
         self.abort.load(Ordering::SeqCst)
     }
 
+    /// Notes a race and lets the run go on (so that its numbers can still be compared).
+    pub fn note_race(&self, v: Violation) {
+        self.races.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(v);
+    }
+
+    /// The first race noted with [`Sink::note_race`], if any.
+    pub fn take_race(&self) -> Option<Violation> {
+        self.races.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+
     /// Forgets the violation of a previous run (one sink serves many shuttle iterations).
     pub fn reset(&self) {
         *self.first.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        *self.races.lock().unwrap_or_else(|e| e.into_inner()) = None;
         self.abort.store(false, Ordering::SeqCst);
     }
 

@@ -142,7 +142,7 @@ impl World {
             }
             Op::LocalDma { src, dst, .. } | Op::RemoteDma { src, dst, .. } => {
                 let (s, t) = (p.span(src), p.span(dst));
-                this.memory.check(p, s, t, &p.describe_op(d, pc), d).map_err(Stop::Violation)?;
+                this.race(this.memory.check(p, s, t, &p.describe_op(d, pc), d))?;
                 let key = DmaKey { issuer: d, pc };
                 this.memory.start_dma(s, t, (d.0 as u64) << 32 | pc as u64);
                 this.unsent[d.index()].fetch_add(1, SeqCst);
@@ -157,9 +157,9 @@ impl World {
                 let (dcells, scells) = (p.span(dst), p.span(src));
                 let who = p.describe_op(d, pc);
                 if kind == ComputeKind::Add {
-                    this.memory.check(p, dcells, dcells, &who, d).map_err(Stop::Violation)?;
+                    this.race(this.memory.check(p, dcells, dcells, &who, d))?;
                 }
-                this.memory.check(p, scells, dcells, &who, d).map_err(Stop::Violation)?;
+                this.race(this.memory.check(p, scells, dcells, &who, d))?;
                 let elems = this.reference.elems();
                 for (i, &c) in dcells.iter().enumerate() {
                     let s = scells.get(i).map(|&s| this.memory.read(s));
@@ -177,6 +177,18 @@ impl World {
             }
         }
         Ok(())
+    }
+
+    /// A race stops the device, or is noted (`stop_on_race == false`).
+    fn race(&self, check: Result<(), Violation>) -> Result<(), Stop> {
+        match check {
+            Err(v) if self.config.stop_on_race => Err(Stop::Violation(v)),
+            Err(v) => {
+                self.sink.note_race(v);
+                Ok(())
+            }
+            Ok(()) => Ok(()),
+        }
     }
 
     fn wrong_result(&self, wrong: &[(CellId, ValueId, Box<[f32]>)], d: DeviceId, inv: u32) -> Option<Violation> {

@@ -66,6 +66,9 @@ pub struct RunConfig {
     pub dma: DmaMode,
     /// What a violation does.
     pub on_violation: OnViolation,
+    /// Whether a race stops the run (else it is noted and the run goes on, so that a
+    /// stress run can also say whether the numbers came out wrong).
+    pub stop_on_race: bool,
     /// On `std`, a wait blocked this long is reported as a deadlock (ignored by loom and
     /// shuttle, which detect deadlocks themselves).
     pub deadlock_after: Option<Duration>,
@@ -74,7 +77,14 @@ pub struct RunConfig {
 impl RunConfig {
     /// The configuration for loom: one number per cell, local/remote DMA engines, panics.
     pub fn loom() -> RunConfig {
-        RunConfig { elems: 1, seed: 1, dma: DmaMode::ByKind, on_violation: OnViolation::Panic, deadlock_after: None }
+        RunConfig {
+            elems: 1,
+            seed: 1,
+            dma: DmaMode::ByKind,
+            on_violation: OnViolation::Panic,
+            stop_on_race: true,
+            deadlock_after: None,
+        }
     }
 
     /// The configuration for shuttle: one number per cell, a thread per DMA event, panics.
@@ -89,6 +99,7 @@ impl RunConfig {
             seed,
             dma: DmaMode::PerIssuer,
             on_violation: OnViolation::Abort,
+            stop_on_race: false,
             deadlock_after: Some(Duration::from_secs(10)),
         }
     }

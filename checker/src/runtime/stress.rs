@@ -6,6 +6,7 @@ use std::time::Instant;
 use semcheck_model::{Program, Rule, Violation};
 use serde::Serialize;
 
+use super::checks::Sink;
 use super::{os, RunConfig};
 
 /// What a stress campaign found.
@@ -15,7 +16,10 @@ pub struct StressReport {
     pub runs: u64,
     /// Runs whose outputs differed from the reference (`wrong-result`).
     pub mismatched: u64,
-    /// Runs that broke each rule, in [`Rule::ALL`] order (`wrong-result` included).
+    /// Runs in which the race rule saw a conflicting access (noted; the run went on).
+    pub raced: u64,
+    /// Runs that broke each rule, in [`Rule::ALL`] order (`wrong-result` included; a
+    /// race that was only noted is counted in `raced`, not here).
     pub by_rule: Vec<(Rule, u64)>,
     /// The first violation seen, with the seed of its run.
     pub first: Option<(u64, Violation)>,
@@ -29,9 +33,16 @@ pub fn stress(program: &Program, runs: u64, seed: u64) -> StressReport {
     let start = Instant::now();
     let mut counts = [0u64; 5];
     let mut first = None;
+    let mut raced = 0;
     for i in 0..runs {
         let s = seed.wrapping_add(i);
-        if let Some(v) = os::run(&program, &RunConfig::stress(s)) {
+        let sink = Arc::new(Sink::default());
+        os::run_into(&program, &RunConfig::stress(s), &sink);
+        if let Some(v) = sink.take_race() {
+            raced += 1;
+            first.get_or_insert((s, v));
+        }
+        if let Some(v) = sink.take() {
             let k = Rule::ALL.iter().position(|r| *r == v.rule).expect("a rule of ALL");
             counts[k] += 1;
             first.get_or_insert((s, v));
@@ -40,6 +51,7 @@ pub fn stress(program: &Program, runs: u64, seed: u64) -> StressReport {
     StressReport {
         runs,
         mismatched: counts[1],
+        raced,
         by_rule: Rule::ALL.iter().copied().zip(counts).collect(),
         first,
         seconds: start.elapsed().as_secs_f64(),
