@@ -21,15 +21,25 @@ use semcheck::model::Violation;
 enum Bound {
     /// Every interleaving (no preemption bound).
     Exhaustive,
-    /// At most this many preemptions per execution.
+    /// At most this many preemptions per execution, explored to the end.
     Preemptions(usize),
+    /// At most this many preemptions per execution, and stopped after this many seconds:
+    /// a partial run that can find bugs but covers only part of even the bounded space.
+    Partial(usize, u64),
 }
 
-/// The explicit per-case bounds: every case not listed is exhaustive. Each entry is the
-/// smallest bound measured to finish within the CI budget (see the README).
+/// The explicit per-case bounds, measured on 2 shared cores (README, "Loom"): no case
+/// finishes without a preemption bound (ppermute alone runs past 2 million executions in
+/// 120 s), so each runs with the largest bound measured to finish in about a minute, and
+/// psum and psum_scatter, which do not finish even at bound 1 (psum: 6 million executions
+/// in 500 s), run partially at bound 1 for 20 s.
 fn bound_of(protocol: &str, mutant: Option<&str>) -> Bound {
     match (protocol, mutant) {
-        _ => Bound::Exhaustive,
+        ("ppermute", None) | ("producer_consumer", None) => Bound::Preemptions(2),
+        ("all_gather", _) | ("tc_exchange", None) => Bound::Preemptions(1),
+        ("psum", None | Some("single-barrier")) | ("psum_scatter", None | Some("no-capacity")) => Bound::Partial(1, 20),
+        // Mutants: loom stops at the first violation (all found within 1 s).
+        _ => Bound::Preemptions(1),
     }
 }
 
@@ -56,10 +66,14 @@ fn run_loom(protocol: &str, mutant: Option<&str>, repeat: u32, bound: Bound, con
     if std::env::var_os("LOOM_MAX_PREEMPTIONS").is_none() {
         builder.preemption_bound = match bound {
             Bound::Exhaustive => None,
-            Bound::Preemptions(k) => Some(k),
+            Bound::Preemptions(k) | Bound::Partial(k, _) => Some(k),
         };
     }
-    builder.max_duration = Some(case_cap());
+    let cap = match bound {
+        Bound::Partial(_, secs) => Duration::from_secs(secs),
+        _ => case_cap(),
+    };
+    builder.max_duration = Some(cap);
     builder.max_branches = 100_000;
     let (s, c) = (sink.clone(), count.clone());
     let start = Instant::now();
@@ -79,7 +93,7 @@ fn run_loom(protocol: &str, mutant: Option<&str>, repeat: u32, bound: Bound, con
         }
     };
     Outcome {
-        cut: violation.is_none() && seconds >= case_cap().as_secs_f64(),
+        cut: violation.is_none() && seconds >= cap.as_secs_f64(),
         violation,
         executions: count.load(Ordering::SeqCst),
         seconds,
@@ -98,6 +112,7 @@ fn check(protocol: &str, mutant: Option<&str>) {
     };
     let o = run_loom(protocol, mutant, case.repeat, bound, RunConfig::loom());
     let label = match (bound, o.cut) {
+        (Bound::Partial(k, secs), _) => format!("PARTIAL (preemption bound {k}, stopped after {secs} s)"),
         (_, true) => "CUT by the time cap".to_string(),
         (Bound::Exhaustive, false) => "exhaustive".to_string(),
         (Bound::Preemptions(k), false) => format!("bounded (preemption bound {k})"),
@@ -105,7 +120,12 @@ fn check(protocol: &str, mutant: Option<&str>) {
     let what = o.violation.as_ref().map_or("no violation".to_string(), |v| format!("{}", v.rule));
     println!("loom {}: {what}; {} executions, {:.1} s, {label}", case.name(), o.executions, o.seconds);
     match (case.expect, &o.violation) {
-        (Expect::Clean, None) => assert!(!o.cut, "{}: loom did not finish within {:?}", case.name(), case_cap()),
+        (Expect::Clean, None) => assert!(
+            !o.cut || matches!(bound, Bound::Partial(..)),
+            "{}: loom did not finish within {:?}",
+            case.name(),
+            case_cap()
+        ),
         (Expect::Broken(rules), Some(v)) => assert!(rules.contains(&v.rule), "{}: {v}", case.name()),
         (expect, v) => panic!("{}: expected {expect:?}, loom found {v:?}", case.name()),
     }

@@ -149,7 +149,9 @@ impl World {
                 let job = std::sync::Arc::new(Job::new(key));
                 match this.config.dma {
                     DmaMode::PerIssuer => this.queues[d.index()].push(job),
-                    DmaMode::ByKind => this.queues[matches!(dp.ops[pc as usize], Op::RemoteDma { .. }) as usize].push(job),
+                    DmaMode::ByKind => {
+                        this.queues[matches!(dp.ops[pc as usize], Op::RemoteDma { .. }) as usize].push(job)
+                    }
                     DmaMode::PerEvent => spawn_completions(this, job),
                 }
             }
