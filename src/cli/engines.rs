@@ -66,10 +66,8 @@ pub(crate) fn run(args: &EnginesArgs) -> Result<i32, ModelError> {
     }
     super::shuttle::quiet_panics();
     let it = args.iterations as usize;
-    println!(
-        "{:<34} {:<8} {:<22} {:<22} {:<22} {}",
-        "case", "expect", "explore", "shuttle random", "shuttle pct(3)", "agree"
-    );
+    let header = ["case", "expect", "explore", "shuttle random", "shuttle pct(3)", "agree"];
+    println!("{:<34} {:<8} {:<22} {:<22} {:<22} {}", header[0], header[1], header[2], header[3], header[4], header[5]);
     let mut disagreements = Vec::new();
     for case in cases().into_iter().filter(|c| args.devices.contains(&c.devices)) {
         let (p, m, n, rep) = (case.protocol, case.mutant, case.devices, case.repeat);
