@@ -222,3 +222,14 @@ fn per_issuer_engines_miss_psum_no_capacity() {
     assert!(!o.cut, "did not finish");
     assert!(o.violation.is_none(), "{:?}", o.violation);
 }
+
+/// Loom's own `UnsafeCell` causality check sees the psum run-ahead race even with the
+/// runtime's race rule switched off (the race is then only noted, and the run goes on).
+#[test]
+fn loom_causality_check_catches_psum_no_capacity_by_itself() {
+    let config = RunConfig { stop_on_race: false, ..RunConfig::loom() };
+    let o = run_loom("psum", Some("no-capacity"), 1, Bound::Preemptions(1), config);
+    let v = o.violation.expect("loom finds the race");
+    println!("loom psum/no-capacity N=2 without the race rule: {v}; {} executions, {:.1} s", o.executions, o.seconds);
+    assert!(v.rule == semcheck::Rule::Race && v.message.contains("loom detected it"), "{v}");
+}

@@ -33,8 +33,9 @@
 //!   `psum/no-capacity` at all (a device's local copy always completes before its next
 //!   remote copy); pinned by `per_issuer_engines_miss_psum_no_capacity` in `tests/loom.rs`.
 //!   Besides the runtime's own race rule, loom's `UnsafeCell` causality check sees every
-//!   unsynchronised cell access (it reports `race`), and loom's deadlock detection
-//!   reports `deadlock`.
+//!   unsynchronised cell access (it reports `race`; pinned by
+//!   `loom_causality_check_catches_psum_no_capacity_by_itself`, which switches the
+//!   runtime's rule off), and loom's deadlock detection reports `deadlock`.
 //! * **std** ([`runtime::stress`]): the OS schedules; nothing is controlled or replayable
 //!   except the inputs' seed. Buggy schedules that need an unlucky delay are rare on real
 //!   threads, so a mutant may run clean thousands of times (the README gives the counts).
