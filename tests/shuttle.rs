@@ -8,6 +8,7 @@ use semcheck::checker::runtime::shuttle_engine::{
     check, replay, Campaign, RecordedSchedule, ScheduleFile, SchedulerKind, ShuttleVerdict,
 };
 use semcheck::corpus::{cases, Case, Engine, Expect};
+use semcheck::Verdict;
 
 /// Iterations per campaign: the budget within which every mutant must be caught. The
 /// random scheduler needs thousands for `all_gather/shared-recv-sem` (one DMA must stay in
@@ -129,4 +130,24 @@ fn a_schedule_file_round_trips() {
     assert_eq!(ScheduleFile::parse(&text).unwrap(), f);
     assert!(ScheduleFile::parse("protocol psum\n").unwrap_err().contains("needs"));
     assert!(ScheduleFile::parse("bogus 1\n").unwrap_err().contains("unknown key"));
+}
+
+/// Shuttle's own deadlock detection is reported as the model's `deadlock`: a kernel whose
+/// devices wait on a semaphore nobody signals.
+#[test]
+fn shuttle_deadlock_detection_is_rule_deadlock() {
+    use semcheck::model::{compile, dsl::trace, Mesh, Notation, Spec};
+    let kernel = trace("stuck", |k| {
+        let sem = k.regular_semaphore("never_signalled");
+        k.semaphore_wait(&sem, 1);
+    })
+    .unwrap();
+    let spec = Spec { notation: Notation::Plain, outputs: Vec::new() };
+    let program = compile(&kernel, &Mesh::ring(2).unwrap(), &spec, 1).unwrap();
+    let Verdict::Violation(c) = semcheck::explore(&program, &Default::default()).verdict else { panic!("explorer") };
+    assert_eq!(c.violation.rule, semcheck::Rule::Deadlock);
+    let report = check(&program, Campaign { scheduler: SchedulerKind::Random, iterations: 10, seed: 0 }).unwrap();
+    let ShuttleVerdict::Violation { violation, .. } = report.verdict else { panic!("shuttle: {report:?}") };
+    assert_eq!(violation.rule, semcheck::Rule::Deadlock, "{violation}");
+    assert!(violation.message.contains("shuttle detected it"), "{violation}");
 }
