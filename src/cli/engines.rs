@@ -18,7 +18,7 @@ pub(crate) struct EnginesArgs {
     #[arg(long, value_delimiter = ',', default_values_t = [2usize, 4])]
     pub(crate) devices: Vec<usize>,
     /// Shuttle iterations per scheduler and case (the budget a mutant must be caught in).
-    #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub(crate) iterations: u64,
     /// Explorer seconds per case.
     #[arg(long, default_value_t = 20.0)]
