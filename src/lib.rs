@@ -22,6 +22,8 @@
 //! }
 //! ```
 
+pub mod corpus;
+
 pub use semcheck_checker as checker;
 pub use semcheck_model as model;
 pub use semcheck_protocols as protocols;

@@ -1,5 +1,54 @@
 //! # semcheck-checker: the engines
 //!
+//! Three independent engines interpret the same kernel IR ([`semcheck_model::Program`])
+//! and report violations of the same rules ([`semcheck_model::Rule`]):
+//!
+//! | engine | how | verdicts |
+//! |---|---|---|
+//! | [`explore`] | the model's pure step function, every reachable state | proved / violation / incomplete |
+//! | shuttle ([`runtime::shuttle_engine`]) | [`runtime::sim`]: one shuttle thread per device and per DMA completion event, random or PCT schedules | violation / incomplete (never proved) |
+//! | loom (`tests/loom.rs`, `--cfg loom`) | [`runtime::os`] on loom's threads, N = 2 | violation / no violation within the stated bound |
+//! | std ([`runtime::stress`]) | [`runtime::os`] on OS threads, real `f32` data | violation / incomplete (never proved) |
+//!
+//! ## What each engine can and cannot reach
+//!
+//! * **Explorer**: every interleaving of device steps and DMA events (`sent`, `received`,
+//!   `done` of every DMA in any order). It is the only engine that proves.
+//! * **Shuttle** ([`runtime::DmaMode::PerEvent`]): every completion event is a thread of
+//!   its own, so every order the model allows is *a* schedule; the random and PCT
+//!   schedulers sample them and a failing schedule replays exactly from its file. It
+//!   reaches remote copies completing out of start order (pinned:
+//!   `all_gather/shared-recv-sem` at N = 4 in `tests/shuttle.rs`, which needs a later
+//!   step's bytes to land before an earlier step's). The random scheduler rarely delays one
+//!   thread for long, so bugs that need one DMA to stay in flight across many steps take
+//!   it thousands of iterations; PCT finds them at once (see the README's table).
+//! * **Loom** ([`runtime::DmaMode::ByKind`]): loom's limit is 5 threads, so at N = 2 the
+//!   run is the main thread (device 1), device 0, and two DMA engines, one completing the
+//!   local copies and one the remote copies, each in start order. Loom explores every
+//!   interleaving of these four threads (within the preemption bound of the case): a local
+//!   copy and a remote copy complete in either order whoever issued them, relative to every
+//!   device operation. It **cannot** reorder two remote copies (or two local copies)
+//!   among themselves, nor deliver a remote copy before it is sent. One engine per issuing
+//!   device ([`runtime::DmaMode::PerIssuer`]) was tried first and cannot reach
+//!   `psum/no-capacity` at all (a device's local copy always completes before its next
+//!   remote copy); pinned by `per_issuer_engines_miss_psum_no_capacity` in `tests/loom.rs`.
+//!   Besides the runtime's own race rule, loom's `UnsafeCell` causality check sees every
+//!   unsynchronised cell access (it reports `race`; pinned by
+//!   `loom_causality_check_catches_psum_no_capacity_by_itself`, which switches the
+//!   runtime's rule off), and loom's deadlock detection reports `deadlock`.
+//! * **std** ([`runtime::stress`]): the OS schedules; nothing is controlled or replayable
+//!   except the inputs' seed. Buggy schedules that need an unlucky delay are rare on real
+//!   threads, so a mutant may run clean thousands of times (the README gives the counts).
+//!
+//! The runtime observes the execution rather than re-running the step function: checks
+//! happen at the moment a thread acts, so a check and the action it guards are not one
+//! atomic step as in the model. This can only *miss* violations (a signal checked while
+//! its target is inside the kernel and applied after it left), never invent one; shared
+//! outputs are checked after every device thread has been joined (the last invocation's
+//! only, when `repeat > 1`).
+//!
+//! ## The explorer
+//!
 //! [`explore`] is the exhaustive explicit-state explorer: it hashes every visited state,
 //! explores breadth-first by default (so a counterexample is a shortest schedule of the
 //! explored graph) or depth-first, and returns a [`Report`] with a [`Verdict`]:
@@ -41,3 +90,4 @@ mod store;
 pub use config::{Budget, Config, Reduction, Strategy};
 pub use explore::{describe_schedule, explore};
 pub use report::{Counterexample, Report, Stats, StopReason, TraceStep, Verdict};
+pub mod runtime;

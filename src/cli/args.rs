@@ -29,6 +29,10 @@ pub(crate) enum Command {
     Replay(super::replay::ReplayArgs),
     /// Run a protocol in the seed's lock-step schedule and print its traversal tables.
     Simulate(super::simulate::SimulateArgs),
+    /// Run a protocol many times on OS threads with real f32 data (sampled; proves nothing).
+    Stress(super::stress::StressArgs),
+    /// Run every corpus case on every engine and print where they agree.
+    Engines(super::engines::EnginesArgs),
     /// Print the performance table: states, transitions, seconds and peak memory per
     /// protocol and mesh size.
     Bench(BenchArgs),
@@ -104,6 +108,9 @@ pub(crate) struct CheckArgs {
     /// Stop (verdict incomplete) when the explorer's tables reach this many MiB.
     #[arg(long, default_value_t = 8192, value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) max_memory_mib: u64,
+    /// The engine and its options.
+    #[command(flatten)]
+    pub(crate) engine: super::shuttle::EngineArgs,
 }
 
 fn positive_seconds(s: &str) -> Result<f64, String> {

@@ -4,9 +4,12 @@ mod all;
 mod args;
 mod bench;
 mod case;
+mod engines;
 mod list;
 mod replay;
+mod shuttle;
 mod simulate;
+mod stress;
 mod trace;
 
 use clap::Parser;
@@ -44,8 +47,12 @@ pub(crate) fn run() -> i32 {
                 EXIT_USAGE
             })
         }
+        Command::Stress(args) => stress::run(&args),
+        Command::Engines(args) => engines::run(&args),
         Command::Check(args) => {
-            if args.protocol == "all" {
+            if let Some(code) = shuttle::dispatch(&args) {
+                code
+            } else if args.protocol == "all" {
                 all::run(&args)
             } else {
                 case::run(&args)

@@ -1,0 +1,158 @@
+//! The rule checks of the threaded runtime, with the model's rule names and wording.
+//!
+//! The runtime does not re-run the model's step function: it observes the real execution
+//! (lifecycle words, in-flight access counters, semaphore values, output numbers) and
+//! reports a [`Violation`] of the same [`Rule`] the explorer would, described with the
+//! [`Program`]'s own names (`describe_op`, `cell_full_name`, `sem_full_name`).
+
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use semcheck_model::{DeviceId, Program, Rule, Violation};
+
+/// Where the first violation of a run is recorded (instrumentation: plain `std`).
+#[derive(Debug, Default)]
+pub struct Sink {
+    first: Mutex<Option<Violation>>,
+    abort: AtomicBool,
+    /// Races observed but not stopped at (`RunConfig::stop_on_race == false`).
+    races: Mutex<Option<Violation>>,
+}
+
+impl Sink {
+    /// Records `v` if it is the first violation of the run, and asks every thread to stop.
+    pub fn record(&self, v: Violation) {
+        let mut first = self.first.lock().unwrap_or_else(|e| e.into_inner());
+        if first.is_none() {
+            *first = Some(v);
+        }
+        self.abort.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether a violation has been recorded.
+    pub fn aborted(&self) -> bool {
+        self.abort.load(Ordering::SeqCst)
+    }
+
+    /// Notes a race and lets the run go on (so that its numbers can still be compared).
+    pub fn note_race(&self, v: Violation) {
+        self.races.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(v);
+    }
+
+    /// The first race noted with [`Sink::note_race`], if any.
+    pub fn take_race(&self) -> Option<Violation> {
+        self.races.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+
+    /// Forgets the violation of a previous run (one sink serves many shuttle iterations).
+    pub fn reset(&self) {
+        *self.first.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        *self.races.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        self.abort.store(false, Ordering::SeqCst);
+    }
+
+    /// The first violation, if any.
+    pub fn take(&self) -> Option<Violation> {
+        self.first.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+}
+
+/// A device's place in its life, packed in one word: `invocation << 2 | phase`.
+#[derive(Debug)]
+pub(crate) struct Lifecycle(AtomicU32);
+
+const BEFORE: u32 = 0;
+const INSIDE: u32 = 1;
+const AFTER: u32 = 2;
+
+impl Lifecycle {
+    pub(crate) fn new() -> Lifecycle {
+        Lifecycle(AtomicU32::new(BEFORE))
+    }
+
+    pub(crate) fn enter(&self, inv: u32) {
+        self.0.store(inv << 2 | INSIDE, Ordering::SeqCst);
+    }
+
+    pub(crate) fn exit(&self, inv: u32) {
+        self.0.store(inv << 2 | AFTER, Ordering::SeqCst);
+    }
+
+    /// `Ok` if the device is running invocation `k`, else why not (the model's wording).
+    pub(crate) fn inside(&self, k: u32) -> Result<(), String> {
+        let w = self.0.load(Ordering::SeqCst);
+        let (inv, phase) = (w >> 2, w & 3);
+        match phase {
+            INSIDE if inv == k => Ok(()),
+            BEFORE if inv == k => Err(format!("has not entered invocation {k}")),
+            AFTER if inv + 1 == k => Err(format!("has not entered invocation {k} (it is still in invocation {inv})")),
+            _ if inv < k => Err(format!("has not entered invocation {k} (it is still in invocation {inv})")),
+            _ => Err(format!("has already left invocation {k}")),
+        }
+    }
+}
+
+/// The in-flight DMA accesses of one cell (instrumentation for the race rule).
+#[derive(Debug, Default)]
+pub(crate) struct Tracking {
+    pub(crate) readers: AtomicU32,
+    pub(crate) writers: AtomicU32,
+    /// The last DMA registered on the cell, `issuer << 32 | pc`, for messages.
+    pub(crate) last: AtomicU64,
+}
+
+pub(crate) fn race(
+    program: &Program,
+    cell: u32,
+    who: &str,
+    access: &str,
+    what: &str,
+    dma: u64,
+    d: DeviceId,
+) -> Violation {
+    let issuer = DeviceId((dma >> 32) as u16);
+    let other = program.describe_op(issuer, dma as u32);
+    let mut devices = vec![d, issuer];
+    devices.dedup();
+    Violation {
+        rule: Rule::Race,
+        devices,
+        message: format!(
+            "race on {}: `{who}` {access} it while it is being {what} by the in-flight DMA `{other}`",
+            program.cell_full_name(semcheck_model::program::CellId(cell))
+        ),
+    }
+}
+
+pub(crate) fn deadlock(message: String, devices: Vec<DeviceId>) -> Violation {
+    Violation { rule: Rule::Deadlock, devices, message: format!("deadlock: {message}") }
+}
+
+/// The violation a tool's own panic stands for: loom's and shuttle's deadlock detection
+/// is `deadlock`, loom's `UnsafeCell` causality check is `race`; any other panic is not a
+/// rule of the model and yields `None`.
+pub fn from_tool_panic(tool: &str, message: &str) -> Option<Violation> {
+    let rule = if message.contains("deadlock") {
+        Rule::Deadlock
+    } else if message.contains("Causality violation") {
+        Rule::Race
+    } else {
+        return None;
+    };
+    let first = message.lines().next().unwrap_or(message);
+    Some(Violation { rule, devices: Vec::new(), message: format!("{tool} detected it: {first}") })
+}
+
+/// The text of a panic payload.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic with a non-string payload".to_string()
+    }
+}
+
+/// The panic message with which a violation stops a loom or shuttle execution.
+pub const VIOLATION_PANIC: &str = "semcheck violation";
