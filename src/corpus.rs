@@ -72,17 +72,11 @@ impl Case {
 const EXPLORE_TOO_BIG: &str = "the explorer's state space is beyond the CI budget at this N";
 const LOOM_N2_ONLY: &str = "loom runs N = 2 only (5-thread limit: main, 2 devices, 2 DMA engines)";
 
-/// Whether the explorer finishes this case within a few seconds.
+/// Whether the explorer finishes this case within a few seconds: everything up to N = 8
+/// except psum_scatter at N = 8 (tens of millions of states; `check all` stops it at its
+/// 30 s budget), where only the `no-barrier` violation is found early.
 fn explorer_finishes(protocol: &str, mutant: Option<&str>, n: usize) -> bool {
-    match (protocol, mutant) {
-        (_, _) if n <= 3 => true,
-        // Violations are found long before the state space is exhausted, except the
-        // final drain's, which BFS reaches only after most of the graph at N >= 4.
-        (_, Some(m)) if !matches!(m, "single-barrier" | "no-capacity" | "no-final-drain") => true,
-        ("psum", Some("no-capacity")) => true,
-        ("ppermute" | "all_gather" | "psum", _) => n <= 4,
-        _ => false,
-    }
+    protocol != "psum_scatter" || n < 8 || mutant == Some("no-barrier")
 }
 
 /// Every case: each protocol and each mutant at N = 2, 4 and 8 (N = 2 for the
