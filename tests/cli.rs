@@ -1,17 +1,9 @@
 //! The `semcheck` binary: exit codes, JSON shape and errors on bad input.
 
-use std::process::Command;
+mod common;
+use common::semcheck;
 
 use serde_json::Value;
-
-fn semcheck(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_semcheck")).args(args).output().expect("run semcheck");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
-}
 
 #[test]
 fn list_json_has_every_protocol_and_mutant() {

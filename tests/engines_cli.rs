@@ -1,15 +1,7 @@
 //! The command line of the threaded engines: verdicts, exit codes, bad input.
 
-use std::process::Command;
-
-fn semcheck(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_semcheck")).args(args).output().expect("run semcheck");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
-}
+mod common;
+use common::semcheck;
 
 #[test]
 fn shuttle_never_says_proved() {

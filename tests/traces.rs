@@ -5,8 +5,10 @@
 //! (smallest ring size that shows the bug, minimised), exactly as
 //! `semcheck trace P --mutant M --devices N --format trace` would.
 
+mod common;
+use common::semcheck;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use semcheck::checker::counterexample::{counterexample, engine_name, replay, TraceErrorKind, TraceFile};
 use semcheck::checker::{explore, Config, Verdict};
@@ -28,15 +30,6 @@ fn committed() -> Vec<PathBuf> {
         .collect();
     files.sort();
     files
-}
-
-fn semcheck(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_semcheck")).args(args).output().expect("run semcheck");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
 }
 
 #[test]

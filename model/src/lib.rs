@@ -84,6 +84,7 @@ pub mod state;
 pub mod step;
 pub mod value;
 pub mod violation;
+pub mod violations;
 
 pub use compile::compile;
 pub use error::{ErrorKind, ModelError};

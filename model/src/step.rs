@@ -303,18 +303,7 @@ impl Program {
             .or_else(|| if reading { hit(writes, src).map(|c| (c, "read")) } else { None });
             if let Some((cell, what)) = conflict {
                 let access = if writes.contains(&cell) { "writes" } else { "reads" };
-                let who = self.describe_op(d, pc);
-                let other = self.describe_op(rec.key.issuer, rec.key.pc);
-                let mut devices = vec![d, rec.key.issuer];
-                devices.dedup();
-                return Err(Violation {
-                    rule: Rule::Race,
-                    devices,
-                    message: format!(
-                        "race on {}: `{who}` {access} it while it is being {what} by the in-flight DMA `{other}`",
-                        self.cell_full_name(cell)
-                    ),
-                });
+                return Err(self.race_violation(cell, d, &self.describe_op(d, pc), access, what, rec.key));
             }
         }
         Ok(())

@@ -80,6 +80,16 @@ impl Protocol {
         })
     }
 
+    /// The repeat count to run with: `requested` if given, else what the mutant needs to
+    /// manifest (`single-barrier` needs two invocations), else 1.
+    pub fn repeat_for(&self, mutant: Option<&str>, requested: Option<u32>) -> Result<u32, ModelError> {
+        match (requested, mutant) {
+            (Some(r), _) => Ok(r),
+            (None, Some(m)) => Ok(self.mutant(m)?.repeat),
+            (None, None) => Ok(1),
+        }
+    }
+
     /// The mesh for `devices` devices, or an error if this protocol cannot run on it.
     pub fn mesh(&self, devices: usize) -> Result<Mesh, ModelError> {
         match self.mesh_kind {

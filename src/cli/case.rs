@@ -27,11 +27,7 @@ impl Case {
         config: &Config,
     ) -> Result<Case, ModelError> {
         let p = find(protocol)?;
-        let repeat = match (repeat, mutant) {
-            (Some(r), _) => r,
-            (None, Some(m)) => p.mutant(m)?.repeat,
-            (None, None) => 1,
-        };
+        let repeat = p.repeat_for(mutant, repeat)?;
         let program = p.program(devices, mutant, repeat)?;
         let report = explore(&program, config);
         Ok(Case { protocol: protocol.to_string(), mutant: mutant.map(str::to_string), devices, repeat, report })

@@ -87,11 +87,7 @@ fn run(args: &CheckArgs) -> Result<i32, ModelError> {
     }
     let e = &args.engine;
     let p = find(&args.protocol)?;
-    let repeat = match (args.repeat, args.mutant.as_deref()) {
-        (Some(r), _) => r,
-        (None, Some(m)) => p.mutant(m)?.repeat,
-        (None, None) => 1,
-    };
+    let repeat = p.repeat_for(args.mutant.as_deref(), args.repeat)?;
     let devices = args.devices as usize;
     let program = p.program(devices, args.mutant.as_deref(), repeat)?;
     quiet_panics();

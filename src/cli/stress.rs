@@ -34,11 +34,7 @@ pub(crate) struct StressArgs {
 
 pub(crate) fn run(args: &StressArgs) -> Result<i32, ModelError> {
     let p = find(&args.protocol)?;
-    let repeat = match (args.repeat, args.mutant.as_deref()) {
-        (Some(r), _) => r,
-        (None, Some(m)) => p.mutant(m)?.repeat,
-        (None, None) => 1,
-    };
+    let repeat = p.repeat_for(args.mutant.as_deref(), args.repeat)?;
     let program = p.program(args.devices as usize, args.mutant.as_deref(), repeat)?;
     let r = stress(&program, args.runs, args.seed);
     let broken: u64 = r.by_rule.iter().map(|(_, k)| k).sum::<u64>() + r.raced;

@@ -69,11 +69,7 @@ pub(crate) struct TraceArgs {
 
 pub(crate) fn run(args: &TraceArgs) -> Result<i32, ModelError> {
     let p = find(&args.protocol)?;
-    let repeat = match (args.repeat, &args.mutant) {
-        (Some(r), _) => r,
-        (None, Some(m)) => p.mutant(m)?.repeat,
-        (None, None) => 1,
-    };
+    let repeat = p.repeat_for(args.mutant.as_deref(), args.repeat)?;
     let program = p.program(args.devices as usize, args.mutant.as_deref(), repeat)?;
     let strategy = match args.strategy {
         StrategyArg::Bfs => Strategy::Bfs,

@@ -8,7 +8,7 @@
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use semcheck_model::{DeviceId, Program, Rule, Violation};
+use semcheck_model::{DeviceId, DmaKey, Program, Rule, Violation};
 
 /// Where the first violation of a run is recorded (instrumentation: plain `std`).
 #[derive(Debug, Default)]
@@ -110,18 +110,8 @@ pub(crate) fn race(
     dma: u64,
     d: DeviceId,
 ) -> Violation {
-    let issuer = DeviceId((dma >> 32) as u16);
-    let other = program.describe_op(issuer, dma as u32);
-    let mut devices = vec![d, issuer];
-    devices.dedup();
-    Violation {
-        rule: Rule::Race,
-        devices,
-        message: format!(
-            "race on {}: `{who}` {access} it while it is being {what} by the in-flight DMA `{other}`",
-            program.cell_full_name(semcheck_model::program::CellId(cell))
-        ),
-    }
+    let other = DmaKey { issuer: DeviceId((dma >> 32) as u16), pc: dma as u32 };
+    program.race_violation(semcheck_model::program::CellId(cell), d, who, access, what, other)
 }
 
 pub(crate) fn deadlock(message: String, devices: Vec<DeviceId>) -> Violation {

@@ -122,17 +122,9 @@ impl World {
             Op::Exit => this.exit(d, pc, inv)?,
             Op::Signal { target, sem, inc } => {
                 if p.sem_kind(sem) != SemKind::Barrier {
-                    this.lifecycle[target.index()].inside(inv).map_err(|why| {
-                        Stop::Violation(Violation {
-                            rule: Rule::OutsideKernel,
-                            devices: vec![d, target],
-                            message: format!(
-                                "`{}` signals {} on {target}, which {why}",
-                                p.describe_op(d, pc),
-                                p.sem_name(sem)
-                            ),
-                        })
-                    })?;
+                    this.lifecycle[target.index()]
+                        .inside(inv)
+                        .map_err(|why| Stop::Violation(p.signal_outside_kernel(d, pc, target, sem, &why)))?;
                 }
                 this.sems[sem.0 as usize].signal(inc);
             }
@@ -260,11 +252,7 @@ impl World {
             let slot = SemSlot((first + i) as u32);
             let v = self.sems[slot.0 as usize].value();
             if v != 0 && p.sem_kind(slot) != SemKind::Barrier {
-                return Err(Stop::Violation(Violation {
-                    rule: Rule::SemaphoreLeak,
-                    devices: vec![d],
-                    message: format!("`{}`: {} is {v} at exit, not 0", p.describe_op(d, pc), p.sem_full_name(slot)),
-                }));
+                return Err(Stop::Violation(p.semaphore_leak(d, pc, slot, v)));
             }
         }
         self.lifecycle[d.index()].exit(inv);
@@ -273,14 +261,7 @@ impl World {
             for slot in (0..p.num_sems()).map(|s| SemSlot(s as u32)) {
                 let v = self.sems[slot.0 as usize].value();
                 if v != 0 && p.sem_kind(slot) == SemKind::Barrier {
-                    return Err(Stop::Violation(Violation {
-                        rule: Rule::SemaphoreLeak,
-                        devices: vec![p.sem_device(slot)],
-                        message: format!(
-                            "{} is {v} after the last invocation of every device, not 0",
-                            p.sem_full_name(slot)
-                        ),
-                    }));
+                    return Err(Stop::Violation(p.barrier_leak(slot, v)));
                 }
             }
         }

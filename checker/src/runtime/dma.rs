@@ -99,11 +99,7 @@ impl World {
             _ => unreachable!("landing of a DMA"),
         };
         let inv = p.invocation_of(key.issuer, key.pc);
-        self.lifecycle[target.index()].inside(inv).map_err(|why| Violation {
-            rule: Rule::OutsideKernel,
-            devices: vec![key.issuer, target],
-            message: format!("the DMA `{}` lands in {target}, which {why}", p.describe_op(key.issuer, key.pc)),
-        })?;
+        self.lifecycle[target.index()].inside(inv).map_err(|why| p.landing_outside_kernel(key, target, &why))?;
         let payload = self.payload(job);
         let cells = p.span(dst);
         for (c, v) in cells.iter().zip(&payload) {

@@ -1,0 +1,73 @@
+//! The violations of SPEC §5 with the model's wording, built in one place so that every
+//! engine (the explorer's step function and the threaded runtime) reports them alike.
+
+use crate::event::DmaKey;
+use crate::mesh::DeviceId;
+use crate::program::{CellId, Program, SemSlot};
+use crate::violation::{Rule, Violation};
+
+impl Program {
+    /// Rule 5: the operation at `pc` of `d` signals `sem` on `target`, which `why`
+    /// (`has not entered invocation 0`, ...).
+    pub fn signal_outside_kernel(&self, d: DeviceId, pc: u32, target: DeviceId, sem: SemSlot, why: &str) -> Violation {
+        Violation {
+            rule: Rule::OutsideKernel,
+            devices: vec![d, target],
+            message: format!("`{}` signals {} on {target}, which {why}", self.describe_op(d, pc), self.sem_name(sem)),
+        }
+    }
+
+    /// Rule 5: the DMA started by `key` lands in `target`, which `why`.
+    pub fn landing_outside_kernel(&self, key: DmaKey, target: DeviceId, why: &str) -> Violation {
+        Violation {
+            rule: Rule::OutsideKernel,
+            devices: vec![key.issuer, target],
+            message: format!("the DMA `{}` lands in {target}, which {why}", self.describe_op(key.issuer, key.pc)),
+        }
+    }
+
+    /// Rule 1: `who` (an operation of `d`) `access`es (`reads`/`writes`) `cell` while the
+    /// in-flight DMA started by `other` is still `what` (`read`/`written`) it.
+    pub fn race_violation(
+        &self,
+        cell: CellId,
+        d: DeviceId,
+        who: &str,
+        access: &str,
+        what: &str,
+        other: DmaKey,
+    ) -> Violation {
+        let mut devices = vec![d, other.issuer];
+        devices.dedup();
+        Violation {
+            rule: Rule::Race,
+            devices,
+            message: format!(
+                "race on {}: `{who}` {access} it while it is being {what} by the in-flight DMA `{}`",
+                self.cell_full_name(cell),
+                self.describe_op(other.issuer, other.pc)
+            ),
+        }
+    }
+
+    /// Rule 4: semaphore `slot` is `value` when the operation at `pc` of `d` (its exit) runs.
+    pub fn semaphore_leak(&self, d: DeviceId, pc: u32, slot: SemSlot, value: u32) -> Violation {
+        Violation {
+            rule: Rule::SemaphoreLeak,
+            devices: vec![d],
+            message: format!("`{}`: {} is {value} at exit, not 0", self.describe_op(d, pc), self.sem_full_name(slot)),
+        }
+    }
+
+    /// Rule 4: barrier semaphore `slot` is `value` once every device has finished.
+    pub fn barrier_leak(&self, slot: SemSlot, value: u32) -> Violation {
+        Violation {
+            rule: Rule::SemaphoreLeak,
+            devices: vec![self.sem_device(slot)],
+            message: format!(
+                "{} is {value} after the last invocation of every device, not 0",
+                self.sem_full_name(slot)
+            ),
+        }
+    }
+}
