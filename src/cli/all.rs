@@ -24,7 +24,7 @@ fn required_sizes(protocol: &str) -> usize {
 const CASE_SECONDS: f64 = 30.0;
 
 pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
-    if args.mutant.is_some() {
+    if args.case.mutant.is_some() {
         return Err(ModelError::new(
             semcheck::model::ErrorKind::UnknownName,
             "`check all` checks every mutant; drop --mutant",
@@ -41,7 +41,7 @@ pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
         };
         // The correct protocol: every size until one is not proved.
         for &n in &sizes {
-            let case = Case::check(p.name, None, n, args.repeat, &config)?;
+            let case = Case::check(p.name, None, n, args.case.repeat, &config)?;
             progress(&case, args.json);
             let verdict = case.report.verdict.clone();
             let required = p.mesh_kind == MeshKind::TensorCores || n <= required_sizes(p.name);
@@ -66,7 +66,7 @@ pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
         for m in p.mutants {
             let mut caught = false;
             for &n in &sizes {
-                let case = Case::check(p.name, Some(m.name), n, args.repeat, &config)?;
+                let case = Case::check(p.name, Some(m.name), n, args.case.repeat, &config)?;
                 progress(&case, args.json);
                 let open = m.expected.is_empty();
                 let note = match &case.report.verdict {

@@ -76,12 +76,13 @@ pub(crate) enum ReductionArg {
     None,
 }
 
-/// Arguments of `semcheck check`.
+/// Which case a command works on: a protocol, optionally one of its mutants, a mesh size
+/// and a repeat count.
 #[derive(Args, Debug)]
-pub(crate) struct CheckArgs {
-    /// Protocol name (see `semcheck list`), or `all`.
+pub(crate) struct CaseArgs {
+    /// Protocol name (see `semcheck list`); `check` also takes `all`.
     pub(crate) protocol: String,
-    /// Check this mutant instead of the correct protocol.
+    /// This mutant instead of the correct protocol.
     #[arg(long)]
     pub(crate) mutant: Option<String>,
     /// Number of devices (ring size; the TensorCore protocols need 2).
@@ -90,6 +91,14 @@ pub(crate) struct CheckArgs {
     /// Back-to-back invocations of the kernel (default: 1, or the mutant's own need).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub(crate) repeat: Option<u32>,
+}
+
+/// Arguments of `semcheck check`.
+#[derive(Args, Debug)]
+pub(crate) struct CheckArgs {
+    /// The protocol (or `all`), mutant, mesh size and repeat count.
+    #[command(flatten)]
+    pub(crate) case: CaseArgs,
     /// Print JSON instead of text.
     #[arg(long)]
     pub(crate) json: bool,

@@ -122,7 +122,13 @@ impl Case {
 }
 
 pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
-    let case = Case::check(&args.protocol, args.mutant.as_deref(), args.devices as usize, args.repeat, &args.config())?;
+    let case = Case::check(
+        &args.case.protocol,
+        args.case.mutant.as_deref(),
+        args.case.devices as usize,
+        args.case.repeat,
+        &args.config(),
+    )?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&case.json()).expect("JSON of plain data"));
     } else {

@@ -52,7 +52,7 @@ pub(crate) fn run() -> i32 {
         Command::Check(args) => {
             if let Some(code) = shuttle::dispatch(&args) {
                 code
-            } else if args.protocol == "all" {
+            } else if args.case.protocol == "all" {
                 all::run(&args)
             } else {
                 case::run(&args)

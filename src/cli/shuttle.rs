@@ -82,18 +82,22 @@ pub(crate) fn dispatch(args: &CheckArgs) -> Option<Result<i32, ModelError>> {
 }
 
 fn run(args: &CheckArgs) -> Result<i32, ModelError> {
-    if args.protocol == "all" {
+    if args.case.protocol == "all" {
         return Err(usage("`check all` runs the explorer; use `semcheck engines` for every engine"));
     }
     let e = &args.engine;
-    let p = find(&args.protocol)?;
-    let repeat = p.repeat_for(args.mutant.as_deref(), args.repeat)?;
-    let devices = args.devices as usize;
-    let program = p.program(devices, args.mutant.as_deref(), repeat)?;
+    let p = find(&args.case.protocol)?;
+    let repeat = p.repeat_for(args.case.mutant.as_deref(), args.case.repeat)?;
+    let devices = args.case.devices as usize;
+    let program = p.program(devices, args.case.mutant.as_deref(), repeat)?;
     quiet_panics();
     if let Some(path) = &e.replay {
         let f = ScheduleFile::read(path).map_err(usage)?;
-        if f.protocol != args.protocol || f.mutant != args.mutant || f.devices != devices || f.repeat != repeat {
+        if f.protocol != args.case.protocol
+            || f.mutant != args.case.mutant
+            || f.devices != devices
+            || f.repeat != repeat
+        {
             return Err(usage(format!(
                 "{} was recorded for {} {} N={} repeat {}, not for these arguments",
                 path.display(),
@@ -128,8 +132,8 @@ fn run(args: &CheckArgs) -> Result<i32, ModelError> {
     let report = check(&program, campaign).map_err(usage)?;
     let head = format!(
         "{}{}, {} devices, repeat {}",
-        args.protocol,
-        args.mutant.as_deref().map_or(String::new(), |m| format!(" --mutant {m}")),
+        args.case.protocol,
+        args.case.mutant.as_deref().map_or(String::new(), |m| format!(" --mutant {m}")),
         devices,
         repeat
     );
@@ -139,7 +143,7 @@ fn run(args: &CheckArgs) -> Result<i32, ModelError> {
     };
     if args.json {
         let out = json!({
-            "protocol": args.protocol, "mutant": args.mutant, "devices": devices, "repeat": repeat,
+            "protocol": args.case.protocol, "mutant": args.case.mutant, "devices": devices, "repeat": repeat,
             "engine": "shuttle", "scheduler": scheduler.name(), "seed": campaign.seed,
             "report": report, "schedule_file": file.as_ref().map(|f| f.display().to_string()),
         });
@@ -160,8 +164,8 @@ fn run(args: &CheckArgs) -> Result<i32, ModelError> {
                 println!("  schedule saved to {path}");
                 println!(
                     "  replay: semcheck check {}{} --devices {devices} --repeat {repeat} --engine shuttle --replay {path}",
-                    args.protocol,
-                    args.mutant.as_deref().map_or(String::new(), |m| format!(" --mutant {m}"))
+                    args.case.protocol,
+                    args.case.mutant.as_deref().map_or(String::new(), |m| format!(" --mutant {m}"))
                 );
             }
             EXIT_VIOLATION
@@ -186,11 +190,12 @@ fn save(args: &CheckArgs, devices: usize, repeat: u32, report: &ShuttleReport) -
     };
     let dir = args.engine.schedule_dir.clone().unwrap_or_else(|| Path::new("counterexamples/shuttle").to_path_buf());
     std::fs::create_dir_all(&dir).map_err(|e| usage(format!("cannot create {}: {e}", dir.display())))?;
-    let name = format!("{}-{}-n{devices}.schedule", args.protocol, args.mutant.as_deref().unwrap_or("correct"));
+    let name =
+        format!("{}-{}-n{devices}.schedule", args.case.protocol, args.case.mutant.as_deref().unwrap_or("correct"));
     let path = dir.join(name);
     let f = ScheduleFile {
-        protocol: args.protocol.clone(),
-        mutant: args.mutant.clone(),
+        protocol: args.case.protocol.clone(),
+        mutant: args.case.mutant.clone(),
         devices,
         repeat,
         rule: violation.rule,

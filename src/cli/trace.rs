@@ -44,17 +44,9 @@ impl FormatArg {
 /// Arguments of `semcheck trace`.
 #[derive(Args, Debug)]
 pub(crate) struct TraceArgs {
-    /// Protocol name (see `semcheck list`).
-    pub(crate) protocol: String,
-    /// Trace this mutant.
-    #[arg(long)]
-    pub(crate) mutant: Option<String>,
-    /// Number of devices.
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..=4096))]
-    pub(crate) devices: u16,
-    /// Back-to-back invocations (default: 1, or the mutant's own need).
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
-    pub(crate) repeat: Option<u32>,
+    /// The protocol, mutant, mesh size and repeat count.
+    #[command(flatten)]
+    pub(crate) case: super::args::CaseArgs,
     /// Output format.
     #[arg(long, value_enum, default_value_t = FormatArg::Text)]
     pub(crate) format: FormatArg,
@@ -68,9 +60,9 @@ pub(crate) struct TraceArgs {
 }
 
 pub(crate) fn run(args: &TraceArgs) -> Result<i32, ModelError> {
-    let p = find(&args.protocol)?;
-    let repeat = p.repeat_for(args.mutant.as_deref(), args.repeat)?;
-    let program = p.program(args.devices as usize, args.mutant.as_deref(), repeat)?;
+    let p = find(&args.case.protocol)?;
+    let repeat = p.repeat_for(args.case.mutant.as_deref(), args.case.repeat)?;
+    let program = p.program(args.case.devices as usize, args.case.mutant.as_deref(), repeat)?;
     let strategy = match args.strategy {
         StrategyArg::Bfs => Strategy::Bfs,
         StrategyArg::Dfs => Strategy::Dfs,
@@ -82,7 +74,7 @@ pub(crate) fn run(args: &TraceArgs) -> Result<i32, ModelError> {
         Verdict::Proved => {
             eprintln!(
                 "semcheck: {} proved on {} devices (repeat {repeat}): no rule is broken, so there is no counterexample",
-                args.protocol, args.devices
+                args.case.protocol, args.case.devices
             );
             return Ok(EXIT_PROVED);
         }
@@ -105,7 +97,7 @@ pub(crate) fn run(args: &TraceArgs) -> Result<i32, ModelError> {
         );
     }
     let engine = engine_name(&config);
-    let file = found.trace_file(&program, p.name, args.mutant.as_deref(), &engine);
+    let file = found.trace_file(&program, p.name, args.case.mutant.as_deref(), &engine);
     match args.format.render() {
         None => print!("{}", file.to_text()),
         Some(f) => print!("{}", render(f, &program, &file.header, &found.run)),
