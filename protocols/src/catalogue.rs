@@ -124,12 +124,16 @@ impl Protocol {
             MeshKind::Ring if devices >= 2 => Mesh::ring(devices),
             MeshKind::Ring => Err(ModelError::new(
                 ErrorKind::BadDeclaration,
-                format!("{} runs on a ring of at least 2 devices, not {devices}", self.name),
+                format!("{} runs on a ring of at least 2 devices, not on {devices}", self.name),
             )),
             MeshKind::TensorCores if devices == 2 => Ok(Mesh::tensor_cores()),
             MeshKind::TensorCores => Err(ModelError::new(
                 ErrorKind::BadDeclaration,
-                format!("{} runs on the 2 TensorCores of one chip (--devices 2), not on {devices}", self.name),
+                format!(
+                    "{} runs on the 2 TensorCores of one chip (--devices 2), not on {devices} device{}",
+                    self.name,
+                    if devices == 1 { "" } else { "s" }
+                ),
             )),
         }
     }
