@@ -1,4 +1,4 @@
-//! The rules of SPEC §5 and the violations that break them.
+//! The rules (see the crate docs) and the violations that break them.
 
 use std::fmt;
 

@@ -1,4 +1,4 @@
-//! The violations of SPEC §5 with the model's wording, built in one place so that every
+//! The violations of the rules with the model's wording, built in one place so that every
 //! engine (the explorer's step function and the threaded runtime) reports them alike.
 
 use crate::event::DmaKey;

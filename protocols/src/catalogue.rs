@@ -44,7 +44,7 @@ pub struct Mutant {
     pub change: Change,
     /// What the change is, in one line.
     pub description: &'static str,
-    /// The rules it is expected to break (any one of them counts); empty when SPEC §6
+    /// The rules it is expected to break (any one of them counts); empty when the sources
     /// leaves the question open and the checker's finding is the answer.
     pub expected: &'static [Rule],
     /// The repeat count it needs to manifest (`single-barrier` needs repeated invocations).
