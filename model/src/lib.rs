@@ -18,6 +18,8 @@
 //!   function (events enabled in a state, and the state after one);
 //! * [`violation`]: the rules (below) and the violations that break them;
 //! * [`reduction`]: the events that may be explored alone (partial-order reduction);
+//! * [`ring`]: the ring structure read off the compiled programs (rotation symmetry,
+//!   communication radius);
 //! * [`semantics`]: the hardware assumptions a verdict rests on, as options;
 //! * [`case`]: what one check is about (kernel source, mesh size, repeat, assumptions).
 //!
@@ -110,6 +112,7 @@ pub mod ir;
 pub mod mesh;
 pub mod program;
 pub mod reduction;
+pub mod ring;
 pub mod semantics;
 pub mod spec;
 pub mod state;
