@@ -1,4 +1,4 @@
-//! How an exploration runs: strategy, reduction and budget.
+//! How an exploration runs: strategy, reductions, threads and budget.
 
 use serde::Serialize;
 
@@ -26,6 +26,41 @@ pub enum Reduction {
     PartialOrder,
 }
 
+/// Whether states that are rotations of each other are stored once.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Symmetry {
+    /// Every state is stored as it is.
+    #[default]
+    Off,
+    /// When the compiled per-device programs are rotations of each other
+    /// (`semcheck_model::ring`), one state per orbit of the ring's rotations
+    /// (`semcheck_model::symmetry`); otherwise as `Off`. Verdicts are the same, state
+    /// counts are orbit counts, counterexamples are concrete schedules of the program.
+    Auto,
+}
+
+/// How many threads explore.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Threads {
+    /// One per core the machine offers.
+    #[default]
+    Auto,
+    /// This many (at least one).
+    Exactly(u16),
+}
+
+impl Threads {
+    /// The number of threads this stands for on this machine.
+    pub fn count(self) -> usize {
+        match self {
+            Threads::Auto => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            Threads::Exactly(n) => n.max(1) as usize,
+        }
+    }
+}
+
 /// Limits that stop an exploration early, with verdict `incomplete`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct Budget {
@@ -42,8 +77,13 @@ pub struct Budget {
 pub struct Config {
     /// Exploration order.
     pub strategy: Strategy,
-    /// Reduction.
+    /// Partial-order reduction.
     pub reduction: Reduction,
+    /// Symmetry reduction.
+    pub symmetry: Symmetry,
+    /// Threads. Breadth-first exploration gives the same verdict, state count and
+    /// counterexample whatever the number; depth-first exploration runs on one thread.
+    pub threads: Threads,
     /// Budget.
     pub budget: Budget,
 }

@@ -98,12 +98,15 @@
 //! ```
 
 mod config;
+mod control;
 pub mod counterexample;
 mod explore;
 mod outcome;
 mod store;
+mod values;
 
-pub use config::{Budget, Config, Reduction, Strategy};
-pub use explore::explore;
+pub use config::{Budget, Config, Reduction, Strategy, Symmetry, Threads};
+pub use control::{Control, Progress};
+pub use explore::{explore, explore_with};
 pub use outcome::{Counterexample, EngineRun, Outcome, Stats, StopReason, Verdict};
 pub mod runtime;

@@ -102,6 +102,12 @@ pub struct Stats {
     pub seconds: f64,
     /// Peak bytes of the engine's own tables.
     pub memory_bytes: u64,
+    /// The number of rotations states were stored modulo (explorer): N when rotation
+    /// symmetry stored one state per orbit of an N-device ring (then `states` counts
+    /// orbits), 1 when every state was stored as it is.
+    pub symmetry: u64,
+    /// Threads that explored (explorer).
+    pub threads: u64,
 }
 
 /// Which engine ran, and how it was configured.

@@ -20,6 +20,7 @@
 //! * [`reduction`]: the events that may be explored alone (partial-order reduction);
 //! * [`ring`]: the ring structure read off the compiled programs (rotation symmetry,
 //!   communication radius);
+//! * [`symmetry`]: one representative state per orbit of the ring's rotations;
 //! * [`semantics`]: the hardware assumptions a verdict rests on, as options;
 //! * [`case`]: what one check is about (kernel source, mesh size, repeat, assumptions).
 //!
@@ -117,6 +118,7 @@ pub mod semantics;
 pub mod spec;
 pub mod state;
 pub mod step;
+pub mod symmetry;
 pub mod value;
 pub mod violation;
 pub mod violations;

@@ -225,23 +225,6 @@ impl Rotation {
             atoms,
         }
     }
-
-    /// The image of a value: every atom renamed, inside uninterpreted functions too.
-    /// `None` when the value holds an atom no input cell holds.
-    pub fn value(&self, values: &mut ValueTable, v: ValueId) -> Option<ValueId> {
-        let Value::Sum(terms) = values.get(v).clone() else { return Some(v) };
-        let mut out = Vec::with_capacity(terms.len());
-        for (term, count) in terms {
-            let t = match term {
-                Term::Atom(a) => Term::Atom(self.atom(a)?),
-                Term::Apply(f, inner) => Term::Apply(f, self.value(values, inner)?),
-            };
-            out.push((t, count));
-        }
-        // Renaming is injective, so sorting again merges nothing.
-        out.sort_by(|a, b| a.0.cmp(&b.0));
-        Some(values.intern(Value::Sum(out)))
-    }
 }
 
 /// Every atom some cell holds initially (entries reset cells to these values).
@@ -498,7 +481,7 @@ fn check_values(p: &Program, r: &Rotation) -> Result<(), Asymmetry> {
     let mut image = |list: &[(CellId, ValueId)]| -> Option<Vec<(CellId, ValueId)>> {
         let mut out = Vec::with_capacity(list.len());
         for &(c, v) in list {
-            out.push((r.cell(c), r.value(&mut values, v)?));
+            out.push((r.cell(c), values.rename(0, v, &|a| r.atom(a))?));
         }
         out.sort();
         Some(out)
@@ -652,7 +635,7 @@ mod tests {
         assert_eq!(r.atom(atom(3, 3)), Some(atom(0, 0)));
         let mut values = p.values.clone();
         let v = values.sum_of([atom(0, 1), atom(3, 0)]);
-        let w = r.value(&mut values, v).unwrap();
+        let w = values.rename(0, v, &|a| r.atom(a)).unwrap();
         assert_eq!(w, values.sum_of([atom(1, 2), atom(0, 1)]));
     }
 

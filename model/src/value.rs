@@ -3,6 +3,7 @@
 //! A value is interned in a [`ValueTable`] and referred to by a [`ValueId`], so a cell is
 //! one `u32` in a packed state and comparing values is comparing ids.
 
+use std::cmp::Ordering;
 use std::fmt::Write as _;
 
 use rustc_hash::FxHashMap;
@@ -70,7 +71,13 @@ pub struct ValueTable {
     sums: FxHashMap<(ValueId, ValueId), ValueId>,
     funcs: Vec<String>,
     applies: FxHashMap<(u32, ValueId), ValueId>,
+    /// Per renaming (see [`ValueTable::rename`]): the image of each value id, or
+    /// [`NOT_RENAMED`].
+    renamed: Vec<Vec<ValueId>>,
 }
+
+/// A value id no value has: marks a renaming not yet computed.
+const NOT_RENAMED: ValueId = ValueId(u32::MAX);
 
 impl Default for ValueTable {
     fn default() -> Self {
@@ -87,6 +94,7 @@ impl ValueTable {
             sums: FxHashMap::default(),
             funcs: Vec::new(),
             applies: FxHashMap::default(),
+            renamed: Vec::new(),
         };
         t.intern(Value::Undef);
         t.intern(Value::Sum(Vec::new()));
@@ -190,6 +198,117 @@ impl ValueTable {
         let r = self.intern(Value::Sum(vec![(Term::Apply(func, v), 1)]));
         self.applies.insert((func, v), r);
         r
+    }
+
+    /// The image of `v` when every atom `a` is renamed to `atom(a)`, inside uninterpreted
+    /// functions too. `renaming` numbers the renaming (0, 1, ...): images are memoised per
+    /// number, so one number must always stand for the same `atom` function. `None` when
+    /// `atom` has no image for an atom of `v`.
+    pub fn rename(&mut self, renaming: usize, v: ValueId, atom: &impl Fn(Atom) -> Option<Atom>) -> Option<ValueId> {
+        if let Some(&r) = self.renamed.get(renaming).and_then(|m| m.get(v.0 as usize)) {
+            if r != NOT_RENAMED {
+                return Some(r);
+            }
+        }
+        let Value::Sum(terms) = self.get(v).clone() else { return Some(v) };
+        let mut out = Vec::with_capacity(terms.len());
+        for (term, count) in terms {
+            let t = match term {
+                Term::Atom(a) => Term::Atom(atom(a)?),
+                Term::Apply(f, inner) => Term::Apply(f, self.rename(renaming, inner, atom)?),
+            };
+            out.push((t, count));
+        }
+        // An injective renaming merges no terms; a non-injective one is merged here.
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out.dedup_by(|b, a| {
+            let same = a.0 == b.0;
+            if same {
+                a.1 += b.1;
+            }
+            same
+        });
+        let r = self.intern(Value::Sum(out));
+        if self.renamed.len() <= renaming {
+            self.renamed.resize_with(renaming + 1, Vec::new);
+        }
+        let memo = &mut self.renamed[renaming];
+        if memo.len() <= v.0 as usize {
+            memo.resize(self.values.len(), NOT_RENAMED);
+        }
+        memo[v.0 as usize] = r;
+        Some(r)
+    }
+
+    /// Compares two values by content, not by id: the same answer in every table that
+    /// holds them, whatever order they were interned in. `Undef` comes first; sums compare
+    /// as sorted lists of terms, atoms before function applications.
+    pub fn cmp_content(&self, a: ValueId, b: ValueId) -> Ordering {
+        if a == b {
+            return Ordering::Equal;
+        }
+        match (self.get(a), self.get(b)) {
+            (Value::Undef, _) => Ordering::Less,
+            (_, Value::Undef) => Ordering::Greater,
+            (Value::Sum(x), Value::Sum(y)) => {
+                let plain = |t: &[(Term, u32)]| t.iter().all(|(t, _)| matches!(t, Term::Atom(_)));
+                if plain(x) && plain(y) {
+                    // Atoms sort by content already.
+                    return x.cmp(y);
+                }
+                let (mut x, mut y) = (x.clone(), y.clone());
+                x.sort_by(|p, q| self.cmp_term(&p.0, &q.0));
+                y.sort_by(|p, q| self.cmp_term(&p.0, &q.0));
+                for (p, q) in x.iter().zip(&y) {
+                    let o = self.cmp_term(&p.0, &q.0).then(p.1.cmp(&q.1));
+                    if o != Ordering::Equal {
+                        return o;
+                    }
+                }
+                x.len().cmp(&y.len())
+            }
+        }
+    }
+
+    fn cmp_term(&self, a: &Term, b: &Term) -> Ordering {
+        match (a, b) {
+            (Term::Atom(x), Term::Atom(y)) => x.cmp(y),
+            (Term::Atom(_), Term::Apply(..)) => Ordering::Less,
+            (Term::Apply(..), Term::Atom(_)) => Ordering::Greater,
+            (Term::Apply(f, v), Term::Apply(g, w)) => f.cmp(g).then_with(|| self.cmp_content(*v, *w)),
+        }
+    }
+
+    /// Forgets every value with an id of `len` or more, and every memoised result that
+    /// involves one (undoes the interning done since the table had `len` values).
+    pub fn truncate(&mut self, len: usize) {
+        if len >= self.values.len() {
+            return;
+        }
+        let keep = |v: &ValueId| (v.0 as usize) < len;
+        self.values.truncate(len);
+        self.index.retain(|_, v| keep(v));
+        self.sums.retain(|(a, b), v| keep(a) && keep(b) && keep(v));
+        self.applies.retain(|(_, a), v| keep(a) && keep(v));
+        for memo in &mut self.renamed {
+            memo.truncate(len);
+            for r in memo.iter_mut() {
+                if *r != NOT_RENAMED && !keep(r) {
+                    *r = NOT_RENAMED;
+                }
+            }
+        }
+    }
+
+    /// Appends the values `other` holds beyond this table's length, with the same ids.
+    /// `self` must be a prefix of `other` (a replica that has fallen behind), and both
+    /// must know the same functions.
+    pub fn catch_up(&mut self, other: &ValueTable) {
+        debug_assert_eq!(self.funcs, other.funcs, "replicas share their functions");
+        for v in &other.values[self.values.len().min(other.values.len())..] {
+            let id = self.intern(v.clone());
+            debug_assert_eq!(id.0 as usize + 1, self.values.len(), "a replica is a prefix of its table");
+        }
     }
 
     /// Prints a value in the seed's notation: `-` for undefined, `0` for the empty sum.
@@ -298,6 +417,47 @@ mod tests {
         assert_eq!(t.display(b, four), "B3(3+0+1)");
         let mixed = t.sum_of([atom(2, 2, 0), atom(1, 3, 1)]);
         assert_eq!(t.display(mixed, four), "B3(1)+T2(2)");
+    }
+
+    #[test]
+    fn renaming_is_memoised_and_content_order_ignores_ids() {
+        let mut t = ValueTable::new();
+        let a = t.atom(atom(0, 0, 0));
+        let b = t.atom(atom(1, 0, 0));
+        let ab = t.add(a, b);
+        let next = |x: Atom| (x.origin < 3).then_some(Atom { origin: (x.origin + 1) % 3, ..x });
+        let c = t.rename(0, ab, &next).unwrap();
+        assert_eq!(t.display(c, Notation::Plain), "x1+x2");
+        assert_eq!(t.rename(0, ab, &next), Some(c));
+        let f = t.func("2*{}");
+        let fa = t.apply(f, ab);
+        let fc = t.rename(0, fa, &next).unwrap();
+        assert_eq!(t.display(fc, Notation::Plain), "2*(x1+x2)");
+        assert_eq!(t.rename(1, a, &|_| None), None);
+        // Two tables interning the same values in different orders agree on their order.
+        let mut u = ValueTable::new();
+        let ub = u.atom(atom(1, 0, 0));
+        let ua = u.atom(atom(0, 0, 0));
+        assert_eq!(t.cmp_content(a, b), u.cmp_content(ua, ub));
+        assert_eq!(t.cmp_content(a, b), Ordering::Less);
+        assert_eq!(t.cmp_content(ValueId::UNDEF, a), Ordering::Less);
+        assert_eq!(t.cmp_content(fa, a), Ordering::Greater);
+    }
+
+    #[test]
+    fn a_replica_truncates_and_catches_up() {
+        let mut main = ValueTable::new();
+        let a = main.atom(atom(0, 0, 0));
+        let mut replica = main.clone();
+        let before = replica.len();
+        let b = main.atom(atom(1, 0, 0));
+        let local = replica.atom(atom(2, 0, 0));
+        assert_eq!(local, b, "both handed out the same new id");
+        replica.truncate(before);
+        replica.catch_up(&main);
+        assert_eq!(replica.atom(atom(1, 0, 0)), b);
+        let ab = replica.add(a, b);
+        assert_eq!(main.add(a, b), ab);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The command-line grammar.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use semcheck::checker::{Budget, Config, Reduction, Strategy};
+use semcheck::checker::{Budget, Config, Reduction, Strategy, Symmetry, Threads};
 use semcheck::model::{DmaLanding, DmaOrder, Semantics};
 
 const EXIT_CODES: &str = "\
@@ -97,6 +97,26 @@ pub(crate) enum ReductionArg {
     None,
 }
 
+/// Symmetry reduction on the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum SymmetryArg {
+    /// One state per orbit of the ring's rotations, when the compiled per-device programs
+    /// are rotations of each other (otherwise every state, and the report says why).
+    Auto,
+    /// Every state as it is.
+    Off,
+}
+
+impl SymmetryArg {
+    /// The explorer's symmetry mode.
+    pub(crate) fn symmetry(self) -> Symmetry {
+        match self {
+            SymmetryArg::Auto => Symmetry::Auto,
+            SymmetryArg::Off => Symmetry::Off,
+        }
+    }
+}
+
 /// `--dma-order` on the command line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub(crate) enum DmaOrderArg {
@@ -174,6 +194,13 @@ pub(crate) struct ExploreArgs {
     /// State-space reduction [explorer; default: por].
     #[arg(long, value_enum)]
     pub(crate) reduction: Option<ReductionArg>,
+    /// Rotation symmetry reduction [explorer; default: auto].
+    #[arg(long, value_enum)]
+    pub(crate) symmetry: Option<SymmetryArg>,
+    /// Exploring threads [explorer; default: one per core]; the verdict, counts and
+    /// counterexample are the same for every number.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub(crate) threads: Option<u16>,
     /// Stop (verdict incomplete) after this many distinct states [explorer].
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) max_states: Option<u64>,
@@ -200,6 +227,8 @@ impl ExploreArgs {
                 ReductionArg::Por => Reduction::PartialOrder,
                 ReductionArg::None => Reduction::None,
             },
+            symmetry: self.symmetry.unwrap_or(SymmetryArg::Auto).symmetry(),
+            threads: self.threads.map_or(Threads::Auto, Threads::Exactly),
             budget: Budget {
                 max_states: self.max_states,
                 max_seconds: self.max_seconds,
@@ -216,6 +245,12 @@ impl ExploreArgs {
         }
         if self.reduction.is_some() {
             given.push("--reduction");
+        }
+        if self.symmetry.is_some() {
+            given.push("--symmetry");
+        }
+        if self.threads.is_some() {
+            given.push("--threads");
         }
         if self.max_states.is_some() {
             given.push("--max-states");

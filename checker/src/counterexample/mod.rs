@@ -79,7 +79,11 @@ pub fn engine_name(config: &Config) -> String {
         Reduction::None => "none",
         Reduction::PartialOrder => "partial-order",
     };
-    format!("explore strategy={strategy} reduction={reduction}")
+    let symmetry = match config.symmetry {
+        crate::config::Symmetry::Off => "",
+        crate::config::Symmetry::Auto => " symmetry=auto",
+    };
+    format!("explore strategy={strategy} reduction={reduction}{symmetry}")
 }
 
 /// A counterexample of the explorer, named, executed and (optionally) minimised.
