@@ -1,10 +1,13 @@
-//! Randomised differential test of partial-order reduction: small random kernels (signals,
-//! waits, local and remote copies, computations, branches on the device id, with and
-//! without a collective id) are explored with and without reduction, and the verdicts
-//! must agree.
+//! Randomised differential test of the reductions: small random kernels (signals, waits,
+//! local and remote copies, computations, branches on the device id, with and without a
+//! collective id) are explored in every mode (`tests/modes`: with and without
+//! partial-order reduction and rotation symmetry, on one and two threads), and the
+//! verdicts, outcomes and counterexamples must agree.
+
+mod modes;
 
 use proptest::prelude::*;
-use semcheck::checker::{explore, Budget, Config, Reduction, Verdict};
+use semcheck::checker::Budget;
 use semcheck::model::dsl::{trace, KernelBuilder, Ref, Sem};
 use semcheck::model::expr::Expr;
 use semcheck::model::ir::MemorySpace;
@@ -99,7 +102,7 @@ fn emit<'k>(k: &'k KernelBuilder, e: &Env<'k>, s: &S) {
     }
 }
 
-fn verdicts(n: usize, collective: bool, repeat: u32, body: &[S]) -> Option<(Verdict, Verdict)> {
+fn agree(n: usize, collective: bool, repeat: u32, body: &[S]) -> Result<(), String> {
     let kernel = trace("random", |k| {
         if collective {
             k.collective_id(0);
@@ -115,18 +118,12 @@ fn verdicts(n: usize, collective: bool, repeat: u32, body: &[S]) -> Option<(Verd
         for s in body {
             emit(k, &e, s);
         }
-    })
-    .ok()?;
+    });
+    let Ok(kernel) = kernel else { return Ok(()) };
     let spec = Spec { notation: Notation::Plain, outputs: vec![] };
-    let program = compile(&kernel, &Mesh::ring(n).unwrap(), &spec, repeat).ok()?;
+    let Ok(program) = compile(&kernel, &Mesh::ring(n).unwrap(), &spec, repeat) else { return Ok(()) };
     let budget = Budget { max_states: Some(200_000), ..Budget::default() };
-    let full = explore(&program, &Config { reduction: Reduction::None, budget, ..Config::default() }).verdict;
-    if matches!(full, Verdict::Incomplete { .. }) {
-        return None;
-    }
-    let reduced =
-        explore(&program, &Config { reduction: Reduction::PartialOrder, budget, ..Config::default() }).verdict;
-    Some((full, reduced))
+    modes::agree(&program, budget).map(|_| ())
 }
 
 proptest! {
@@ -139,8 +136,8 @@ proptest! {
         repeat in 1..3u32,
         body in prop::collection::vec(stmt(), 1..9),
     ) {
-        if let Some((full, reduced)) = verdicts(n, collective, repeat, &body) {
-            prop_assert_eq!(full.name(), reduced.name(), "full {:?}\nreduced {:?}", full, reduced);
+        if let Err(e) = agree(n, collective, repeat, &body) {
+            prop_assert!(false, "{}", e);
         }
     }
 }

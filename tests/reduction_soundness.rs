@@ -1,12 +1,17 @@
-//! Partial-order reduction must never change a verdict. This test builds a corpus of
-//! plausible buggy kernels, every single-statement deletion, duplication (over-signals,
-//! DMAs started twice) and swap of adjacent statements in each seed kernel, and explores
-//! each one with and without reduction: the verdicts must be the same (a violation found without reduction must be found with it,
-//! and a kernel proved without reduction must be proved with it).
+//! Reductions must never change a verdict. This test builds a corpus of plausible buggy
+//! kernels, every single-statement deletion, duplication (over-signals, DMAs started
+//! twice) and swap of adjacent statements in each seed kernel, and explores each one in
+//! every mode (`tests/modes`): with and without partial-order reduction and rotation
+//! symmetry, on one and two threads. The verdicts must be the same (a violation found
+//! without reduction must be found with it, and a kernel proved without reduction must be
+//! proved with it), two threads must give one thread's outcome exactly, and every
+//! counterexample must replay on the program.
 
-use semcheck::checker::{explore, Budget, Config, Reduction, Verdict};
+mod modes;
+
+use semcheck::checker::Budget;
+use semcheck::model::compile;
 use semcheck::model::ir::{Kernel, Stmt, StmtKind};
-use semcheck::model::{compile, Program};
 use semcheck::protocols::find;
 
 /// The statement list at `path` (indices into nested `when`/`run_scoped` bodies).
@@ -56,15 +61,12 @@ fn variants(kernel: &Kernel) -> Vec<(String, Kernel)> {
     out
 }
 
-fn verdict(program: &Program, reduction: Reduction) -> Verdict {
-    let budget = Budget { max_states: Some(3_000_000), ..Budget::default() };
-    explore(program, &Config { reduction, budget, ..Config::default() }).verdict
-}
-
 #[test]
-fn reduction_agrees_with_full_exploration_on_mutated_kernels() {
+fn reductions_agree_with_full_exploration_on_mutated_kernels() {
+    let budget = Budget { max_states: Some(3_000_000), ..Budget::default() };
     let mut compared = 0;
     let mut violations = 0;
+    let mut symmetric = 0;
     for (protocol, sizes, repeats) in [
         ("ppermute", &[2, 3][..], &[1, 2][..]),
         ("all_gather", &[2, 3, 4], &[1]),
@@ -80,24 +82,19 @@ fn reduction_agrees_with_full_exploration_on_mutated_kernels() {
             for (what, k) in variants(&kernel) {
                 for &repeat in repeats {
                     let Ok(program) = compile(&k, &mesh, &p.spec(n), repeat) else { continue };
-                    let full = verdict(&program, Reduction::None);
-                    if matches!(full, Verdict::Incomplete { .. }) {
-                        continue;
-                    }
-                    let reduced = verdict(&program, Reduction::PartialOrder);
-                    assert_eq!(
-                        full.name(),
-                        reduced.name(),
-                        "{protocol} N={n} repeat={repeat} {what}: full {full:?}\nreduced {reduced:?}"
-                    );
+                    let agreed = modes::agree(&program, budget)
+                        .unwrap_or_else(|e| panic!("{protocol} N={n} repeat={repeat} {what}: {e}"));
+                    let Some(agreed) = agreed else { continue };
                     compared += 1;
-                    violations += usize::from(matches!(full, Verdict::Violation(_)));
+                    violations += usize::from(agreed.verdict == "violation");
+                    symmetric += usize::from(agreed.symmetric);
                 }
             }
         }
     }
-    eprintln!("{compared} variants compared, {violations} with a violation");
+    eprintln!("{compared} variants compared, {violations} with a violation, {symmetric} rotation-symmetric");
     // The corpus must be substantial and mostly buggy, or the test proves little.
     assert!(compared > 400, "only {compared} variants compared");
     assert!(violations > compared / 2, "only {violations} of {compared} variants are buggy");
+    assert!(symmetric > compared / 2, "only {symmetric} of {compared} variants are rotation-symmetric");
 }

@@ -44,10 +44,11 @@ pub enum Symmetry {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Threads {
-    /// One per core the machine offers.
+    /// One per core the machine offers; levels of a breadth-first search too small to
+    /// gain from it are expanded by one thread.
     #[default]
     Auto,
-    /// This many (at least one).
+    /// This many (at least one), sharing every level of two states or more.
     Exactly(u16),
 }
 

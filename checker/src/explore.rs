@@ -28,7 +28,7 @@ use semcheck_model::symmetry::{CanonScratch, Symmetry as Rotations};
 use semcheck_model::{Event, Program, Rule, StepOutcome, Violation};
 use tracing::{debug, info, info_span, trace};
 
-use crate::config::{Config, Reduction, Strategy, Symmetry};
+use crate::config::{Config, Reduction, Strategy, Symmetry, Threads};
 use crate::control::{Control, Progress};
 use crate::counterexample::Namer;
 use crate::outcome::{Counterexample, EngineRun, Outcome, Stats, StopReason, Verdict};
@@ -41,7 +41,8 @@ const SAMPLE_MICROS: u64 = 50_000;
 const PROGRESS_MICROS: u64 = 250_000;
 /// How often (in microseconds) progress is logged.
 const LOG_MICROS: u64 = 10_000_000;
-/// Levels smaller than this are expanded by one thread.
+/// With [`Threads::Auto`], levels smaller than this are expanded by one thread
+/// ([`Threads::Exactly`] shares every level of two states or more).
 const PARALLEL_MIN: usize = 256;
 /// Most states per chunk of a level.
 const CHUNK: usize = 512;
@@ -452,8 +453,9 @@ impl Explorer<'_> {
                 debug!(depth, states = stored, width, "bfs level");
                 level.next_chunk.store(0, Relaxed);
                 level.best.store(u64::MAX, Relaxed);
-                let parallel = threads > 1 && width >= PARALLEL_MIN;
-                level.chunk.store(if parallel { (width / (threads * 8)).clamp(16, CHUNK) } else { CHUNK }, Relaxed);
+                let min = if self.config.threads == Threads::Auto { PARALLEL_MIN } else { 2 };
+                let parallel = threads > 1 && width >= min;
+                level.chunk.store(if parallel { (width / (threads * 8)).clamp(1, CHUNK) } else { CHUNK }, Relaxed);
                 if parallel {
                     if !helpers {
                         helpers = true;

@@ -1,0 +1,73 @@
+//! Every exploration mode on one program: the differential check shared by
+//! `tests/reduction_soundness.rs` and `tests/reduction_random.rs`.
+//!
+//! Full exploration is the reference. Partial-order reduction, rotation symmetry and both
+//! together must give the same verdict; the partial-order modes run on two threads must
+//! give exactly the outcome of their one-thread run (verdict, counterexample, counts;
+//! without the reduction the parallel code path is the same, only slower); and every
+//! counterexample must replay, event by event, on the program itself.
+
+use semcheck::checker::counterexample::{run_events, Namer};
+use semcheck::checker::{explore, Budget, Config, Outcome, Reduction, Symmetry, Threads, Verdict};
+use semcheck::model::Program;
+
+/// What the modes found: the reference verdict's name and whether the program was
+/// rotation-symmetric; `None` when full exploration ran out of budget.
+pub struct Agreement {
+    pub verdict: &'static str,
+    pub symmetric: bool,
+}
+
+fn run(program: &Program, budget: Budget, reduction: Reduction, symmetry: Symmetry, threads: u16) -> Outcome {
+    let config = Config { reduction, symmetry, threads: Threads::Exactly(threads), budget, ..Config::default() };
+    explore(program, &config)
+}
+
+/// Runs every mode and returns the first disagreement.
+pub fn agree(program: &Program, budget: Budget) -> Result<Option<Agreement>, String> {
+    let full = run(program, budget, Reduction::None, Symmetry::Off, 1);
+    if matches!(full.verdict, Verdict::Incomplete { .. }) {
+        return Ok(None);
+    }
+    let mut symmetric = false;
+    for (reduction, symmetry) in [
+        (Reduction::PartialOrder, Symmetry::Off),
+        (Reduction::None, Symmetry::Auto),
+        (Reduction::PartialOrder, Symmetry::Auto),
+    ] {
+        let mode = format!("{reduction:?} symmetry={symmetry:?}");
+        let one = run(program, budget, reduction, symmetry, 1);
+        symmetric |= one.stats.symmetry > 1;
+        if one.verdict.name() != full.verdict.name() {
+            return Err(format!("{mode}: {:?}\nbut full exploration: {:?}", one.verdict, full.verdict));
+        }
+        if let Verdict::Violation(cex) = &one.verdict {
+            check_replay(program, &mode, cex)?;
+        }
+        if reduction == Reduction::None {
+            continue;
+        }
+        let two = run(program, budget, reduction, symmetry, 2);
+        let counts = |o: &Outcome| (o.stats.states, o.stats.transitions, o.stats.finished_states, o.stats.max_depth);
+        if two.verdict != one.verdict || counts(&two) != counts(&one) {
+            return Err(format!(
+                "{mode}: two threads {:?} {:?}\nbut one thread {:?} {:?}",
+                counts(&two),
+                two.verdict,
+                counts(&one),
+                one.verdict
+            ));
+        }
+    }
+    Ok(Some(Agreement { verdict: full.verdict.name(), symmetric }))
+}
+
+fn check_replay(program: &Program, mode: &str, cex: &semcheck::checker::Counterexample) -> Result<(), String> {
+    let replayed =
+        run_events(&Namer::new(program), &cex.schedule).map_err(|e| format!("{mode}: does not replay: {e:?}"))?;
+    let rule = replayed.ending.violation().map(|v| v.rule);
+    if rule != Some(cex.violation.rule) {
+        return Err(format!("{mode}: replays to {rule:?}, not {}", cex.violation.rule));
+    }
+    Ok(())
+}
