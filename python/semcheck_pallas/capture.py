@@ -137,13 +137,15 @@ def _placeholder(aval: Any, sharding: Any) -> Any:
 
 
 def _caller() -> dict | None:
-    """The innermost user frame of the current Python stack (the script's call)."""
-    tb = source_info_util.current().traceback
-    for f in source_info_util.user_frames(tb):
-        rec = location.frame_record(f)
-        rec["stack"] = []
-        return rec
-    return None
+    """The innermost user frame of the current Python stack (the script's call), with
+    the user frames that led to it in ``stack``."""
+    frames = location.user_frames(source_info_util.current().traceback)
+    if not frames:
+        return None
+    rec = location.frame_record(frames[0])
+    rec["stack"] = [{"file": f.file_name, "line": f.start_line, "function": f.function_name,
+                     "text": location.frame_record(f)["text"]} for f in frames[1:9]]
+    return rec
 
 
 def run_script(path: str, argv: list[str], capture: Capture) -> dict:
@@ -179,8 +181,7 @@ def run_script(path: str, argv: list[str], capture: Capture) -> dict:
 
 def _error_record(e: BaseException, path: str, message: str) -> dict:
     frames = traceback.extract_tb(e.__traceback__)
-    user = [f for f in frames if source_info_util.is_user_filename(f.filename)
-            and not f.filename.startswith(os.path.dirname(os.path.abspath(__file__)))]
+    user = [f for f in frames if source_info_util.is_user_filename(f.filename) and not location.is_ours(f.filename)]
     where = user[-1] if user else None
     loc = None
     if where is not None:

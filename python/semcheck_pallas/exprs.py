@@ -9,7 +9,8 @@ An expression is a nested tuple:
 
 Booleans are 0 and 1. The semantics are JAX's on int32 scalars, without wrap-around:
 ``div`` truncates toward zero (``lax.div``), ``rem`` has the sign of the dividend
-(``lax.rem``), ``select_n(which, case0, case1, ...)`` picks ``case[which]``. Python's
+(``lax.rem``), ``select_n(which, case0, case1, ...)`` picks ``case[which]`` (only that case is
+evaluated). Python's
 floor ``%`` and ``//`` on traced ints reach this module as JAX traces them (``rem``,
 ``sign``, ``select_n``, ...), never as a floor operator, so nothing is reinterpreted.
 ``exactdiv`` is ``div`` that fails unless the remainder is 0 (cell indices).
@@ -191,6 +192,11 @@ def evaluate(e: Expr, env: Env) -> int:
         if e[1] not in env.vars:
             raise EvalError(f"loop variable {e[1]} used outside its loop")
         return env.vars[e[1]]
+    if kind == "select_n":
+        which = evaluate(e[1][0], env)
+        if not 0 <= which < len(e[1]) - 1:
+            raise EvalError(f"select_n index {which} out of range for {len(e[1]) - 1} cases")
+        return evaluate(e[1][1 + which], env)
     return _apply(kind, [evaluate(a, env) for a in e[1]])
 
 
@@ -200,6 +206,14 @@ def to_json(e: Expr) -> Any:
     if kind in ("const", "axis_index", "program_id", "num_programs", "var"):
         return {kind: e[1]}
     return {"op": kind, "args": [to_json(a) for a in e[1]]}
+
+
+def from_json(j: Any) -> Expr:
+    """The inverse of :func:`to_json`."""
+    if "op" in j:
+        return (j["op"], tuple(from_json(a) for a in j["args"]))
+    ((kind, value),) = j.items()
+    return (kind, value)
 
 
 def render(e: Expr, names: Callable[[Expr], str | None] | None = None) -> str:

@@ -14,7 +14,7 @@ from . import cells
 from . import exprs as E
 from . import location
 from .errors import Refused, Unsupported
-from .walker import BufferDecl, ExprB, KernelWalker, RefB, mark_uses
+from .walker import BufferDecl, KernelWalker, RefB, mark_uses
 
 
 @dataclasses.dataclass
@@ -190,7 +190,7 @@ class KernelBuilder:
                     "BlockSpec pipelining",
                     f"the BlockSpec of `{name}` ({bm.origin}) has an index map that depends on the grid: "
                     "Pallas would insert pipelining DMAs that are not in the kernel body",
-                    self.function_loc)
+                    self.cap.call_loc or self.function_loc)
 
     # ------------------------------------------------------------------ build rules
 
@@ -376,8 +376,4 @@ def _has_shared(w: KernelWalker) -> bool:
     return any(b.shared for b in w.buffers)
 
 
-def _unused(*_: Any) -> None:
-    return None
-
-
-__all__ = ["Captured", "KernelBuilder", "ExprB"]
+__all__ = ["Captured", "KernelBuilder"]

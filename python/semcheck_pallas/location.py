@@ -16,8 +16,19 @@ from typing import Any
 
 from jax._src import source_info_util
 
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
-source_info_util.register_exclusion(_PACKAGE_DIR)
+_PACKAGE_DIR = os.path.dirname(os.path.realpath(__file__)) + os.sep
+for _d in {_PACKAGE_DIR, os.path.dirname(__file__) + os.sep, os.path.dirname(os.path.abspath(__file__)) + os.sep}:
+    source_info_util.register_exclusion(_d)
+
+
+def is_ours(filename: str) -> bool:
+    """Whether a frame belongs to this package (however it was imported)."""
+    return os.path.realpath(filename).startswith(_PACKAGE_DIR)
+
+
+def user_frames(traceback: object) -> list:
+    """The user frames of a JAX traceback, innermost first, without this package's."""
+    return [f for f in source_info_util.user_frames(traceback) if not is_ours(f.file_name)]
 
 
 def _code(frame: source_info_util.Frame) -> str:
@@ -47,7 +58,7 @@ def frame_record(frame: source_info_util.Frame) -> dict[str, Any]:
 
 def of_eqn(eqn: Any, kernel_function: str | None = None) -> dict[str, Any] | None:
     """The location of an equation: its innermost user frame and the user stack."""
-    frames = list(source_info_util.user_frames(eqn.source_info.traceback))
+    frames = user_frames(eqn.source_info.traceback)
     if not frames:
         return None
     loc = frame_record(frames[0])

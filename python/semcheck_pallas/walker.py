@@ -265,8 +265,9 @@ class KernelWalker:
     def apply_transform(self, env: dict, ref: RefB, t: Any, what: str) -> RefB:
         name = type(t).__name__
         if name != "NDIndexer":
-            names = {"RefBitcaster": "bitcast", "RefReshaper": "reshape", "TransposeRef": "transpose",
-                     "SelectTransform": "select_ref", "RefNewAxis": "new axis"}
+            names = {"RefBitcaster": "bitcast", "BitcastTransform": "bitcast", "RefReshaper": "reshape",
+                     "ReshapeTransform": "reshape", "TransposeRef": "transpose", "SelectTransform": "select_ref",
+                     "RefNewAxis": "new axis"}
             construct = names.get(name, name)
             raise self.unsupported(f"{construct} ref transform",
                                    f"{what} uses a `{construct}` view (only .at[...] with ints and pl.ds slices is supported)")
