@@ -48,7 +48,8 @@ class Exports:
 
     def get(self, file: str, devices: int) -> dict:
         if (file, devices) not in self.docs:
-            self.batch(seed_files() + kernel_files(), devices)
+            local = seed_files() + kernel_files()
+            self.batch(local if file in local else [file], devices)
         return self.docs[(file, devices)]
 
 
