@@ -7,19 +7,30 @@
 //!
 //! This crate is a thin façade over the workspace:
 //!
-//! * [`model`]: the semantics (mesh, kernel IR, DSL, symbolic values, step function);
+//! * [`model`]: the semantics (mesh, kernel IR, DSL, symbolic values, step function, the
+//!   [`Case`] a check is about);
 //! * [`protocols`]: the seed collectives and their mutants;
-//! * [`checker`]: the engines (the exhaustive explorer).
+//! * [`checker`]: the engines (the exhaustive explorer, the threaded runtime) and
+//!   counterexamples.
+//!
+//! `checker` and `protocols` both sit on `model` only; this crate joins them: [`program`]
+//! turns a [`Case`] into the compiled [`model::Program`] every engine interprets.
 //!
 //! Checking from your own `cargo test`:
 //!
 //! ```
-//! let report = semcheck::check("all_gather", Some("shared-recv-sem"), 3, 1).unwrap();
-//! let semcheck::Verdict::Violation(cex) = &report.verdict else { panic!("expected a violation") };
+//! use semcheck::{Case, Source, Verdict};
+//!
+//! let case = semcheck::catalogue_case("all_gather", Some("shared-recv-sem"), 3).unwrap();
+//! let outcome = semcheck::check(&case).unwrap();
+//! let Verdict::Violation(cex) = &outcome.verdict else { panic!("expected a violation") };
 //! println!("{}", cex.violation);
-//! for step in &cex.trace {
-//!     println!("  {}", step.description);
+//! let program = semcheck::program(&case).unwrap();
+//! let found = semcheck::checker::counterexample::counterexample(&program, cex, true).unwrap();
+//! for name in &found.run.names {
+//!     println!("  {name}");
 //! }
+//! # let _ = Source::catalogue("psum", None);
 //! ```
 
 pub mod corpus;
@@ -28,13 +39,72 @@ pub use semcheck_checker as checker;
 pub use semcheck_model as model;
 pub use semcheck_protocols as protocols;
 
-pub use semcheck_checker::{explore, Config, Report, Verdict};
-pub use semcheck_model::{ModelError, Rule};
+use semcheck_checker::counterexample::{TraceError, TraceErrorKind, TraceFile};
 
-/// Checks a catalogue protocol (optionally a mutant) on `devices` devices with `repeat`
-/// back-to-back invocations, with the default configuration (BFS, partial-order
-/// reduction, no budget).
-pub fn check(protocol: &str, mutant: Option<&str>, devices: usize, repeat: u32) -> Result<Report, ModelError> {
-    let program = semcheck_protocols::find(protocol)?.program(devices, mutant, repeat)?;
-    Ok(explore(&program, &Config::default()))
+pub use semcheck_checker::{explore, Config, Outcome, Verdict};
+pub use semcheck_model::{Case, ErrorKind, ModelError, Program, Rule, Semantics, Source};
+
+/// A catalogue case on `devices` devices, with the repeat count its mutant needs to
+/// manifest (`single-barrier` runs twice) and the default assumptions.
+pub fn catalogue_case(protocol: &str, mutant: Option<&str>, devices: usize) -> Result<Case, ModelError> {
+    let p = semcheck_protocols::find(protocol)?;
+    let m = p.variant(mutant)?;
+    p.mesh(devices)?;
+    Ok(Case::new(Source::catalogue(protocol, mutant), devices).repeat(semcheck_protocols::Protocol::default_repeat(m)))
+}
+
+/// The compiled program of a case, under the case's assumptions.
+pub fn program(case: &Case) -> Result<Program, ModelError> {
+    let program = match &case.source {
+        Source::Catalogue { protocol, mutant } => {
+            let p = semcheck_protocols::find(protocol)?;
+            let m = p.variant(mutant.as_deref())?;
+            p.program(case.devices, m, case.repeat)?
+        }
+        Source::Python { path, .. } => {
+            return Err(ModelError::new(
+                ErrorKind::Unsupported,
+                format!("{}: reading Pallas kernels from Python files is not available in this build", path.display()),
+            ))
+        }
+        Source::Dsl { name } => {
+            return Err(ModelError::new(
+                ErrorKind::UnknownName,
+                format!("the DSL kernel `{name}` lives in its caller's code: compile it there (model::compile)"),
+            ))
+        }
+    };
+    Ok(program.with_semantics(case.semantics))
+}
+
+/// The compiled program of a catalogue protocol (or mutant) on `devices` devices, with
+/// `repeat` invocations and the default assumptions: shorthand for [`catalogue_case`] and
+/// [`program`].
+pub fn catalogue_program(
+    protocol: &str,
+    mutant: Option<&str>,
+    devices: usize,
+    repeat: u32,
+) -> Result<Program, ModelError> {
+    program(&catalogue_case(protocol, mutant, devices)?.repeat(repeat))
+}
+
+/// The program a trace file is about, with an error that names the header line at fault
+/// (the protocol or file, the mutant, the device count).
+pub fn trace_program(file: &TraceFile) -> Result<Program, TraceError> {
+    let lines = &file.header_lines;
+    let at = |line: usize, e: ModelError| TraceError::new(TraceErrorKind::Model, Some(line), e.to_string());
+    let case = &file.header.case;
+    if let Source::Catalogue { protocol, mutant } = &case.source {
+        let p = semcheck_protocols::find(protocol).map_err(|e| at(lines.source, e))?;
+        p.variant(mutant.as_deref()).map_err(|e| at(lines.variant, e))?;
+        p.mesh(case.devices).map_err(|e| at(lines.devices, e))?;
+    }
+    program(case).map_err(|e| at(lines.source, e))
+}
+
+/// Checks a case with the exhaustive explorer's default configuration (BFS,
+/// partial-order reduction, no budget).
+pub fn check(case: &Case) -> Result<Outcome, ModelError> {
+    Ok(explore(&program(case)?, &Config::default()))
 }

@@ -11,7 +11,10 @@ fn list_json_has_every_protocol_and_mutant() {
     assert_eq!(code, 0);
     let v: Value = serde_json::from_str(&out).unwrap();
     let names: Vec<&str> = v.as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["ppermute", "all_gather", "psum", "psum_scatter", "tc_exchange", "producer_consumer"]);
+    assert_eq!(
+        names,
+        ["ppermute", "all_gather", "psum", "psum_scatter", "tc_exchange", "producer_consumer", "guarded_shift"]
+    );
     let psum = &v[2];
     let mutants: Vec<&str> = psum["mutants"].as_array().unwrap().iter().map(|m| m["name"].as_str().unwrap()).collect();
     assert_eq!(mutants, ["no-capacity", "no-barrier", "single-barrier"]);

@@ -10,8 +10,7 @@ use semcheck::corpus::{cases, Engine, Expect};
 fn explorer_agrees_with_the_corpus() {
     let mut failures = Vec::new();
     for case in cases().iter().filter(|c| c.skipped_by(Engine::Explore).is_none()) {
-        let program =
-            semcheck::protocols::find(case.protocol).unwrap().program(case.devices, case.mutant, case.repeat).unwrap();
+        let program = semcheck::program(&case.case).unwrap();
         let config = Config { budget: Budget { max_seconds: Some(60.0), ..Budget::default() }, ..Config::default() };
         let verdict = explore(&program, &config).verdict;
         let ok = match (&verdict, case.expect) {
@@ -33,6 +32,6 @@ fn every_case_has_a_visible_skip_reason_and_loom_runs_only_n_2() {
         for (engine, why) in &case.skip {
             assert!(!why.is_empty(), "{} skips {engine:?} without a reason", case.name());
         }
-        assert_eq!(case.skipped_by(Engine::Loom).is_none(), case.devices == 2, "{}", case.name());
+        assert_eq!(case.skipped_by(Engine::Loom).is_none(), case.case.devices == 2, "{}", case.name());
     }
 }

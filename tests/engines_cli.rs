@@ -20,7 +20,7 @@ fn shuttle_violation_saves_a_schedule_that_replays() {
     let (code, out, _) =
         semcheck(&[&args[..], &["--scheduler", "pct", "--iterations", "100", "--schedule-dir", d]].concat());
     assert_eq!(code, 1, "{out}");
-    assert!(out.contains("VIOLATION (race)") && out.contains("schedule saved to"), "{out}");
+    assert!(out.contains("VIOLATION (race)") && out.contains("saved to"), "{out}");
     let file = dir.join("psum-no-capacity-n4.schedule");
     let f = file.to_str().unwrap();
     let (code, out, _) = semcheck(&[&args[..], &["--replay", f]].concat());
@@ -52,4 +52,22 @@ fn bad_engine_input_exits_2_with_a_message() {
         assert_eq!(code, 2, "{args:?}: {out}{err}");
         assert!(!err.is_empty() && !err.contains("panicked"), "{args:?}: {err}");
     }
+}
+
+#[test]
+fn every_correct_protocol_runs_clean_on_os_threads() {
+    use semcheck::checker::runtime::stress::stress;
+    for p in semcheck::protocols::catalogue() {
+        let n = if p.mesh_kind == semcheck::protocols::MeshKind::Ring { 4 } else { 2 };
+        let program = semcheck::catalogue_program(p.name, None, n, 2).unwrap();
+        let r = stress(&program, 20, 1);
+        assert!(r.first.is_none(), "{}: {:?}", p.name, r.first);
+    }
+}
+
+#[test]
+fn producer_consumer_without_signal_mismatches_on_os_threads() {
+    let program = semcheck::catalogue_program("producer_consumer", Some("no-signal"), 2, 1).unwrap();
+    let r = semcheck::checker::runtime::stress::stress(&program, 50, 1);
+    assert!(r.first.is_some(), "{r:?}");
 }

@@ -3,7 +3,6 @@
 //! protocols or the reduction that moves a count must say why in its commit.
 
 use semcheck::checker::{explore, Config, Reduction, Verdict};
-use semcheck::protocols::find;
 
 /// (protocol, N, reduced states, reduced transitions, full states, full transitions)
 const GOLDEN: &[(&str, usize, u64, u64, u64, u64)] = &[
@@ -21,7 +20,7 @@ const GOLDEN: &[(&str, usize, u64, u64, u64, u64)] = &[
 #[test]
 fn state_counts_are_pinned() {
     for &(protocol, n, rs, rt, fs, ft) in GOLDEN {
-        let program = find(protocol).unwrap().program(n, None, 1).unwrap();
+        let program = semcheck::catalogue_program(protocol, None, n, 1).unwrap();
         let reduced = explore(&program, &Config::default());
         let full = explore(&program, &Config { reduction: Reduction::None, ..Config::default() });
         assert_eq!(reduced.verdict, Verdict::Proved, "{protocol} N={n}");

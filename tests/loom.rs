@@ -63,7 +63,7 @@ struct Outcome {
 }
 
 fn run_loom(protocol: &str, mutant: Option<&str>, repeat: u32, bound: Bound, config: RunConfig) -> Outcome {
-    let program = Arc::new(semcheck::protocols::find(protocol).unwrap().program(2, mutant, repeat).unwrap());
+    let program = Arc::new(semcheck::catalogue_program(protocol, mutant, 2, repeat).unwrap());
     let sink = Arc::new(Sink::default());
     let count = Arc::new(AtomicUsize::new(0));
     let mut builder = loom::model::Builder::new();
@@ -108,14 +108,14 @@ fn run_loom(protocol: &str, mutant: Option<&str>, repeat: u32, bound: Bound, con
 fn check(protocol: &str, mutant: Option<&str>) {
     let case = cases()
         .into_iter()
-        .find(|c| c.protocol == protocol && c.mutant == mutant && c.devices == 2)
+        .find(|c| c.protocol() == protocol && c.mutant() == mutant && c.case.devices == 2)
         .expect("a corpus case");
     assert!(case.skipped_by(Engine::Loom).is_none());
     let bound = match std::env::var("LOOM_MAX_PREEMPTIONS") {
         Ok(k) => Bound::Preemptions(k.parse().expect("LOOM_MAX_PREEMPTIONS is a number")),
         Err(_) => bound_of(protocol, mutant),
     };
-    let o = run_loom(protocol, mutant, case.repeat, bound, RunConfig::loom());
+    let o = run_loom(protocol, mutant, case.case.repeat, bound, RunConfig::loom());
     let label = match (bound, o.cut) {
         (Bound::Partial(k, secs), _) => format!("PARTIAL (preemption bound {k}, stopped after {secs} s)"),
         (_, true) => "CUT by the time cap".to_string(),

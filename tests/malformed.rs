@@ -2,7 +2,7 @@
 //! kernel, the operation and the problem; never a panic.
 
 use semcheck::model::dsl::{ds, trace};
-use semcheck::model::ir::{MemorySpace, SemId, SemRef, Stmt};
+use semcheck::model::ir::{MemorySpace, SemId, SemRef, StmtKind};
 use semcheck::model::{compile, ErrorKind, Expectation, Expected, Mesh, ModelError, Notation, Spec};
 use semcheck::protocols::find;
 
@@ -30,7 +30,7 @@ fn unknown_semaphore() {
     })
     .unwrap();
     // A front end that emits a dangling semaphore id.
-    kernel.body.push(Stmt::Wait { sem: SemRef { sem: SemId(7), index: None }, amount: 1.into() });
+    kernel.body.push(StmtKind::Wait { sem: SemRef { sem: SemId(7), index: None }, amount: 1.into() }.into());
     expect_error(compile_ring(kernel, 2), ErrorKind::UnknownSemaphore, &["kernel bad", "semaphore_wait", "#7"]);
 }
 
@@ -195,13 +195,12 @@ fn bad_specifications_are_rejected() {
 #[test]
 fn bad_protocol_requests_are_errors() {
     assert_eq!(find("nope").unwrap_err().kind(), &ErrorKind::UnknownName);
-    let psum = find("psum").unwrap();
-    assert!(psum.program(1, None, 1).unwrap_err().to_string().contains("at least 2"));
-    assert!(psum.program(2, Some("no-such-mutant"), 1).unwrap_err().to_string().contains("no-capacity"));
-    let tc = find("tc_exchange").unwrap();
-    assert!(tc.program(3, None, 1).unwrap_err().to_string().contains("2 TensorCores"));
+    let program = |p: &str, m: Option<&str>, n: usize| semcheck::catalogue_program(p, m, n, 1);
+    assert!(program("psum", None, 1).unwrap_err().to_string().contains("at least 2"));
+    assert!(program("psum", Some("no-such-mutant"), 2).unwrap_err().to_string().contains("no-capacity"));
+    assert!(program("tc_exchange", None, 3).unwrap_err().to_string().contains("2 TensorCores"));
     assert!(Mesh::ring(100_000).is_err());
     // A mesh far too large to explore is rejected when compiled, not after eating memory.
-    let err = psum.program(4096, None, 1).unwrap_err();
+    let err = program("psum", None, 4096).unwrap_err();
     assert_eq!(err.kind(), &ErrorKind::TooLarge, "{err}");
 }

@@ -5,7 +5,7 @@
 //! and a kernel proved without reduction must be proved with it).
 
 use semcheck::checker::{explore, Budget, Config, Reduction, Verdict};
-use semcheck::model::ir::{Kernel, Stmt};
+use semcheck::model::ir::{Kernel, Stmt, StmtKind};
 use semcheck::model::{compile, Program};
 use semcheck::protocols::find;
 
@@ -13,8 +13,8 @@ use semcheck::protocols::find;
 fn body_at<'a>(body: &'a mut Vec<Stmt>, path: &[usize]) -> &'a mut Vec<Stmt> {
     match path.split_first() {
         None => body,
-        Some((&i, rest)) => match &mut body[i] {
-            Stmt::When { body, .. } | Stmt::Scoped { body, .. } => body_at(body, rest),
+        Some((&i, rest)) => match &mut body[i].kind {
+            StmtKind::When { body, .. } | StmtKind::Scoped { body, .. } => body_at(body, rest),
             _ => unreachable!("paths only lead through blocks"),
         },
     }
@@ -24,7 +24,7 @@ fn body_at<'a>(body: &'a mut Vec<Stmt>, path: &[usize]) -> &'a mut Vec<Stmt> {
 fn blocks(body: &[Stmt], path: &mut Vec<usize>, out: &mut Vec<(Vec<usize>, usize)>) {
     out.push((path.clone(), body.len()));
     for (i, s) in body.iter().enumerate() {
-        if let Stmt::When { body, .. } | Stmt::Scoped { body, .. } = s {
+        if let StmtKind::When { body, .. } | StmtKind::Scoped { body, .. } = &s.kind {
             path.push(i);
             blocks(body, path, out);
             path.pop();

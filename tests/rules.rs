@@ -110,10 +110,10 @@ fn silent_corruption_is_a_wrong_result_in_the_seed_notation() {
 
 #[test]
 fn a_landing_after_the_target_left_is_outside_the_kernel() {
-    // d0 sends to d1 with a collective id (no implicit barrier) and nobody waits for it on
+    // d0 sends to d1 with skip_device_barrier (no implicit barrier) and nobody waits for it on
     // d1, which may exit before the bytes land.
     let (rule, msg) = violation(check(2, no_spec(), |k| {
-        k.collective_id(0);
+        k.skip_device_barrier();
         let x = k.input("x", MemorySpace::Hbm, &[]);
         let y = k.scratch("y", MemorySpace::Hbm, &[]);
         let send = k.dma_semaphore("send");
@@ -130,7 +130,7 @@ fn a_landing_after_the_target_left_is_outside_the_kernel() {
 #[test]
 fn a_signal_before_the_target_entered_is_outside_the_kernel() {
     let (rule, msg) = violation(check(2, no_spec(), |k| {
-        k.collective_id(0);
+        k.skip_device_barrier();
         let sem = k.regular_semaphore("early");
         let other = (k.axis_index("x") + 1) % 2;
         k.semaphore_signal(&sem, 1, other);

@@ -15,7 +15,6 @@
 use semcheck::checker::counterexample::lockstep;
 use semcheck::model::program::CellId;
 use semcheck::model::{DeviceId, Program};
-use semcheck::protocols::find;
 
 /// A value as a sorted multiset of `(letter, block, origin)`; `None` is undefined.
 type Multiset = Option<Vec<(char, u32, u32)>>;
@@ -91,7 +90,7 @@ struct Mismatch {
 /// number of cells compared.
 fn compare(protocol: &str, data: &str) -> (Vec<Mismatch>, usize) {
     let n = 4;
-    let program = find(protocol).unwrap().program(n, None, 1).unwrap();
+    let program = semcheck::catalogue_program(protocol, None, n, 1).unwrap();
     let sim = lockstep(&program).unwrap_or_else(|e| panic!("{protocol}: {e}"));
     let notation = program.spec.notation;
     let mut columns: Vec<String> = Vec::new();

@@ -7,7 +7,7 @@ use std::time::Instant;
 use semcheck::checker::runtime::shuttle_engine::{
     check, replay, Campaign, RecordedSchedule, ScheduleFile, SchedulerKind, ShuttleVerdict,
 };
-use semcheck::corpus::{cases, Case, Engine, Expect};
+use semcheck::corpus::{cases, Engine, Entry, Expect};
 use semcheck::Verdict;
 
 /// Iterations per campaign: the budget within which every mutant must be caught. The
@@ -22,17 +22,17 @@ fn budget(n: usize, scheduler: SchedulerKind) -> usize {
     }
 }
 
-fn run_case(case: &Case, scheduler: SchedulerKind) -> (ShuttleVerdict, f64) {
-    let program =
-        semcheck::protocols::find(case.protocol).unwrap().program(case.devices, case.mutant, case.repeat).unwrap();
+fn run_case(entry: &Entry, scheduler: SchedulerKind) -> (ShuttleVerdict, f64) {
+    let program = semcheck::program(&entry.case).unwrap();
     let start = Instant::now();
-    let report = check(&program, Campaign { scheduler, iterations: budget(case.devices, scheduler), seed: 0 }).unwrap();
+    let iterations = budget(entry.case.devices, scheduler);
+    let report = check(&program, Campaign { scheduler, iterations, seed: 0 }).unwrap();
     (report.verdict, start.elapsed().as_secs_f64())
 }
 
 fn campaign(n: usize, scheduler: SchedulerKind) {
     let mut failures = Vec::new();
-    for case in cases().iter().filter(|c| c.devices == n && c.skipped_by(Engine::Shuttle).is_none()) {
+    for case in cases().iter().filter(|c| c.case.devices == n && c.skipped_by(Engine::Shuttle).is_none()) {
         let (verdict, secs) = run_case(case, scheduler);
         let line = match (&verdict, case.expect) {
             (ShuttleVerdict::Incomplete { iterations }, Expect::Clean) => {
@@ -106,8 +106,7 @@ fn committed_schedules_replay() {
     assert_eq!(files.len(), mutants, "one committed schedule per mutant with an expected rule: {files:?}");
     for path in files {
         let f = ScheduleFile::read(&path).unwrap();
-        let program =
-            semcheck::protocols::find(&f.protocol).unwrap().program(f.devices, f.mutant.as_deref(), f.repeat).unwrap();
+        let program = semcheck::catalogue_program(&f.protocol, f.mutant.as_deref(), f.devices, f.repeat).unwrap();
         let v = replay(&program, &f.schedule).unwrap();
         let v = v.unwrap_or_else(|| panic!("{}: the schedule no longer breaks a rule", path.display()));
         assert_eq!(v.rule, f.rule, "{}: {v}", path.display());

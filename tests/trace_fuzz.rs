@@ -28,10 +28,10 @@ fn exercise(bytes: &[u8]) {
         file.events.iter().map(|l| &l.text).collect::<Vec<_>>()
     );
     // Do not build huge meshes from fuzzed headers.
-    if file.header.devices > 8 || file.header.repeat > 3 {
+    if file.header.case.devices > 8 || file.header.case.repeat > 3 {
         return;
     }
-    let program = match file.program() {
+    let program = match semcheck::trace_program(&file) {
         Ok(p) => p,
         Err(e) => return check_line(e.line()),
     };
@@ -117,7 +117,7 @@ proptest! {
 #[test]
 fn the_committed_trace_itself_replays() {
     let file = TraceFile::parse(COMMITTED).unwrap();
-    let program = file.program().unwrap();
+    let program = semcheck::trace_program(&file).unwrap();
     assert!(replay(&program, &file).is_ok());
 }
 
@@ -159,9 +159,9 @@ fn regressions() {
     }
     // A rule with no events: the run does nothing and breaks nothing.
     let file = TraceFile::parse("semcheck-trace 1\nprotocol psum\ndevices 2\nrule race\n").unwrap();
-    let e = replay(&file.program().unwrap(), &file).unwrap_err();
+    let e = replay(&semcheck::trace_program(&file).unwrap(), &file).unwrap_err();
     assert_eq!(e.line(), Some(4), "{e}");
     // A devices count the protocol cannot run on names the devices line.
     let file = TraceFile::parse("semcheck-trace 1\nprotocol tc_exchange\ndevices 3\nrule race\n").unwrap();
-    assert_eq!(file.program().unwrap_err().line(), Some(3));
+    assert_eq!(semcheck::trace_program(&file).unwrap_err().line(), Some(3));
 }

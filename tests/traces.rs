@@ -39,7 +39,7 @@ fn every_committed_trace_replays_and_breaks_its_rule() {
     for path in &files {
         let text = std::fs::read_to_string(path).unwrap();
         let trace = TraceFile::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        let program = trace.program().unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let program = semcheck::program(&trace.header.case).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let replayed = replay(&program, &trace).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let violation = replayed.run.ending.violation().unwrap();
         assert_eq!(violation.rule, trace.rule.0, "{}", path.display());
@@ -65,8 +65,8 @@ fn every_mutant_with_an_expected_rule_has_a_committed_trace_and_open_ones_have_n
             }
             let text = std::fs::read_to_string(&path).unwrap_or_else(|_| panic!("missing {}", path.display()));
             let trace = TraceFile::parse(&text).unwrap();
-            assert_eq!(trace.header.protocol, p.name);
-            assert_eq!(trace.header.mutant.as_deref(), Some(m.name));
+            assert_eq!(trace.header.case.source.protocol(), Some(p.name));
+            assert_eq!(trace.header.case.source.mutant(), Some(m.name));
             assert!(m.expected.contains(&trace.rule.0), "{}: {} is not an expected rule", path.display(), trace.rule.0);
         }
     }
@@ -132,7 +132,7 @@ fn bad_trace_files_are_rejected_with_exit_2_naming_the_line() {
     let cut: Vec<&str> = text.lines().filter(|l| !l.starts_with("event d0 (0) wait barrier 2")).collect();
     let path = write_temp("cut", &(cut.join("\n") + "\n"));
     let trace = TraceFile::parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    let err = replay(&trace.program().unwrap(), &trace).unwrap_err();
+    let err = replay(&semcheck::program(&trace.header.case).unwrap(), &trace).unwrap_err();
     assert!(matches!(err.kind(), TraceErrorKind::NotEnabled | TraceErrorKind::Rule), "{err}");
     assert!(err.line().is_some(), "{err}");
     std::fs::remove_file(path).unwrap();
@@ -152,26 +152,27 @@ fn regenerate() {
     for p in catalogue() {
         for m in p.mutants.iter().filter(|m| !m.expected.is_empty()) {
             let sizes: Vec<usize> = match p.mesh_kind {
-                MeshKind::Ring => vec![2, 3, 4],
+                MeshKind::Ring => (2..=6).collect(),
                 MeshKind::TensorCores => vec![2],
             };
             let mut found = None;
             for n in sizes {
-                let program = p.program(n, Some(m.name), m.repeat).unwrap();
+                let case = semcheck::catalogue_case(p.name, Some(m.name), n).unwrap();
+                let program = semcheck::program(&case).unwrap();
                 if let Verdict::Violation(cex) = explore(&program, &config).verdict {
                     let f = counterexample(&program, &cex, true).unwrap();
-                    found = Some(f.trace_file(&program, p.name, Some(m.name), &engine_name(&config)));
+                    found = Some(f.trace_file(&case, &engine_name(&config)));
                     break;
                 }
             }
-            let file = found.unwrap_or_else(|| panic!("{} {} shows no violation up to N=4", p.name, m.name));
+            let file = found.unwrap_or_else(|| panic!("{} {} shows no violation up to N=6", p.name, m.name));
             let path = file_for(p.name, m.name);
             if bless {
                 std::fs::write(&path, file.to_text()).unwrap();
             } else if let Ok(text) = std::fs::read_to_string(&path) {
                 let committed = TraceFile::parse(&text).unwrap();
                 assert_eq!(committed.rule.0, file.rule.0, "{}: regenerate with SEMCHECK_BLESS=1", path.display());
-                assert_eq!(committed.header.devices, file.header.devices, "{}", path.display());
+                assert_eq!(committed.header.case.devices, file.header.case.devices, "{}", path.display());
             }
         }
     }

@@ -8,7 +8,7 @@ use tracing::{debug, info, info_span, trace};
 
 use crate::config::{Config, Reduction, Strategy};
 use crate::counterexample::Namer;
-use crate::report::{Counterexample, Report, Stats, StopReason, TraceStep, Verdict};
+use crate::outcome::{Counterexample, EngineRun, Outcome, Stats, StopReason, Verdict};
 use crate::store::{Store, NO_PARENT};
 
 /// How often (in expanded states) the time and memory budgets are checked.
@@ -17,7 +17,7 @@ const CHECK_EVERY: u64 = 64;
 const LOG_EVERY: u64 = 1 << 20;
 
 /// Explores every reachable state of `program` under `config`.
-pub fn explore(program: &Program, config: &Config) -> Report {
+pub fn explore(program: &Program, config: &Config) -> Outcome {
     let _span = info_span!("explore", kernel = %program.kernel, devices = program.num_devices()).entered();
     let start = Instant::now();
     let mut run = Run {
@@ -43,7 +43,7 @@ pub fn explore(program: &Program, config: &Config) -> Report {
         seconds = run.stats.seconds,
         "exploration finished"
     );
-    Report { verdict, stats: run.stats, config: *config }
+    Outcome { verdict, stats: run.stats, run: EngineRun::Explore(*config) }
 }
 
 struct Run<'a> {
@@ -120,7 +120,8 @@ impl Run<'_> {
                     devices: Vec::new(),
                     message: "no execution finishes".into(),
                 },
-                trace: Vec::new(),
+                schedule: Vec::new(),
+                engine_schedule: None,
             });
         }
         Verdict::Proved
@@ -151,7 +152,7 @@ impl Run<'_> {
         let limit = match reason {
             StopReason::States => format!("state budget of {}", b.max_states.unwrap_or(0)),
             StopReason::Time => format!("time budget of {} s", b.max_seconds.unwrap_or(0.0)),
-            StopReason::Memory => format!("memory budget of {} MiB", b.max_memory_bytes.unwrap_or(0) >> 20),
+            _ => format!("memory budget of {} MiB", b.max_memory_bytes.unwrap_or(0) >> 20),
         };
         Some(Verdict::Incomplete {
             reason,
@@ -220,22 +221,6 @@ impl Run<'_> {
         }
         events.reverse();
         events.extend(last);
-        let trace = describe_schedule(self.program, &events, &mut self.values);
-        Verdict::Violation(Counterexample { violation, trace })
+        Verdict::Violation(Counterexample { violation, schedule: events, engine_schedule: None })
     }
-}
-
-/// Replays `events` from the initial state and names each one (see [`Namer`]).
-pub fn describe_schedule(program: &Program, events: &[Event], values: &mut ValueTable) -> Vec<TraceStep> {
-    let namer = Namer::new(program);
-    let mut state = program.initial_state();
-    let mut next = Vec::new();
-    let mut steps = Vec::with_capacity(events.len());
-    for &event in events {
-        steps.push(TraceStep { event, description: namer.event(&state, event) });
-        if program.step(&state, event, values, &mut next) == StepOutcome::Next {
-            std::mem::swap(&mut state, &mut next);
-        }
-    }
-    steps
 }

@@ -51,7 +51,7 @@
 //!
 //! [`explore`] is the exhaustive explicit-state explorer: it hashes every visited state,
 //! explores breadth-first by default (so a counterexample is a shortest schedule of the
-//! explored graph) or depth-first, and returns a [`Report`] with a [`Verdict`]:
+//! explored graph) or depth-first, and returns an [`Outcome`] with a [`Verdict`]:
 //!
 //! * `Proved` only when every reachable state was explored with no bound;
 //! * `Violation` with the rule, a message naming the devices, cells and semaphores, and
@@ -74,20 +74,36 @@
 //!
 //! ```
 //! use semcheck_checker::{explore, Config, Verdict};
+//! use semcheck_model::dsl::trace;
+//! use semcheck_model::ir::MemorySpace;
+//! use semcheck_model::{compile, Mesh, Notation, Rule, Spec};
 //!
-//! let psum = semcheck_protocols::find("psum").unwrap();
-//! let program = psum.program(2, None, 1).unwrap();
-//! let report = explore(&program, &Config::default());
-//! assert_eq!(report.verdict, Verdict::Proved);
+//! // A right shift on a 2-ring that reads its landing buffer before waiting for it.
+//! let kernel = trace("early_read", |k| {
+//!     let x = k.input("x", MemorySpace::Hbm, &[]);
+//!     let y = k.scratch("y", MemorySpace::Hbm, &[]);
+//!     let o = k.output("o", MemorySpace::Hbm, &[]);
+//!     let (send, recv) = (k.dma_semaphore("send"), k.dma_semaphore("recv"));
+//!     let dma = k.make_async_remote_copy(&x, &y, &send, &recv, (k.axis_index("x") + 1) % 2);
+//!     dma.start();
+//!     dma.wait_send();
+//!     o.assign(&y); // too early: the neighbour's copy into `y` may still be landing
+//!     dma.wait_recv();
+//! })
+//! .unwrap();
+//! let spec = Spec { notation: Notation::Plain, outputs: vec![] };
+//! let program = compile(&kernel, &Mesh::ring(2).unwrap(), &spec, 1).unwrap();
+//! let outcome = explore(&program, &Config::default());
+//! assert_eq!(outcome.verdict.violation().map(|v| v.rule), Some(Rule::Race));
 //! ```
 
 mod config;
 pub mod counterexample;
 mod explore;
-mod report;
+mod outcome;
 mod store;
 
 pub use config::{Budget, Config, Reduction, Strategy};
-pub use explore::{describe_schedule, explore};
-pub use report::{Counterexample, Report, Stats, StopReason, TraceStep, Verdict};
+pub use explore::explore;
+pub use outcome::{Counterexample, EngineRun, Outcome, Stats, StopReason, Verdict};
 pub mod runtime;

@@ -4,9 +4,12 @@
 
 use crate::error::{ErrorKind, ModelError};
 use crate::expr::{EvalEnv, Expr};
-use crate::ir::{BufferRole, Dest, DmaDesc, Index, Kernel, RefExpr, Rhs, SemKind, SemRef, Stmt, WaitPart};
+use crate::ir::{
+    BufferRole, Dest, DmaDesc, Index, Kernel, RefExpr, Rhs, SemKind, SemRef, Stmt, StmtId, StmtKind, WaitPart,
+};
 use crate::mesh::{DeviceId, Mesh};
 use crate::program::{Access, CellId, CellInfo, CellSpan, ComputeKind, DeviceProgram, Op, OpInfo, Program, SemSlot};
+use crate::semantics::Semantics;
 use crate::spec::Spec;
 use crate::value::{Atom, ValueId, ValueTable};
 
@@ -48,6 +51,8 @@ pub fn compile(kernel: &Kernel, mesh: &Mesh, spec: &Spec, repeat: u32) -> Result
     let accesses = c.accesses(&devices);
     let mut program = Program {
         kernel: kernel.name.clone(),
+        ir: std::sync::Arc::new(kernel.clone()),
+        semantics: Semantics::default(),
         mesh: mesh.clone(),
         repeat,
         buffers: kernel.buffers.clone(),
@@ -67,12 +72,20 @@ pub fn compile(kernel: &Kernel, mesh: &Mesh, spec: &Spec, repeat: u32) -> Result
     Ok(program)
 }
 
+/// JAX's build rules for `collective_id` (`jax/_src/tpu_custom_call.py`), with JAX's own
+/// wording: a kernel JAX refuses to build is refused here too.
 fn validate_declarations(kernel: &Kernel) -> Result<(), ModelError> {
-    let uses_barrier = kernel.semaphores.iter().any(|s| s.kind == SemKind::Barrier);
-    if uses_barrier && kernel.collective_id.is_none() {
+    let custom = kernel.has_custom_barrier();
+    if custom && kernel.collective_id.is_none() {
         return Err(ModelError::new(
             ErrorKind::MissingCollectiveId,
-            "get_barrier_semaphore() needs CompilerParams(collective_id=...)",
+            "collective_id has to be specified when using a custom barrier (get_barrier_semaphore() needs CompilerParams(collective_id=...))",
+        ));
+    }
+    if !custom && kernel.collective_id.is_some() && !kernel.allow_collective_id_without_custom_barrier {
+        return Err(ModelError::new(
+            ErrorKind::MissingCollectiveId,
+            "collective_id has to be unspecified or None when not using a custom barrier (JAX refuses to build this kernel; drop collective_id, or set allow_collective_id_without_custom_barrier)",
         ));
     }
     for b in &kernel.buffers {
@@ -188,7 +201,7 @@ impl<'a> Compiler<'a> {
     }
 
     fn device_program(&mut self, d: DeviceId, repeat: u32) -> Result<DeviceProgram, ModelError> {
-        let mut out = Emitter { ops: Vec::new(), info: Vec::new() };
+        let mut out = Emitter { ops: Vec::new(), info: Vec::new(), stmt: None };
         let mut enter_pc = Vec::new();
         let mut exit_pc = Vec::new();
         let coords = self.mesh.coords(d);
@@ -204,7 +217,7 @@ impl<'a> Compiler<'a> {
                 let ids = unravel(flat, &grid);
                 let env = EvalEnv { mesh: self.mesh, coords: &coords, grid: &grid, program_ids: &ids };
                 let here = Here { device: d, env, invocation: inv };
-                self.walk(&self.kernel.body, &here, &mut out)?;
+                self.walk(&self.kernel.body, 0, &here, &mut out)?;
                 self.check_size(d, out.ops.len())?;
             }
             exit_pc.push(out.ops.len() as u32);
@@ -254,25 +267,29 @@ impl<'a> Compiler<'a> {
         e.eval(&here.env).map_err(|err| self.err(here, what, ErrorKind::BadExpression, err.message().to_string()))
     }
 
-    fn walk(&mut self, body: &[Stmt], here: &Here<'_>, out: &mut Emitter) -> Result<(), ModelError> {
+    /// Emits the operations of `body` whose first statement has pre-order number `first`
+    /// (see [`Kernel::statements`]).
+    fn walk(&mut self, body: &[Stmt], first: u32, here: &Here<'_>, out: &mut Emitter) -> Result<(), ModelError> {
+        let mut id = first;
         for stmt in body {
-            match stmt {
-                Stmt::When { cond, body } => {
+            out.stmt = Some(StmtId(id));
+            match &stmt.kind {
+                StmtKind::When { cond, body } => {
                     if self.eval(cond, here, &format!("pl.when({cond})"))? != 0 {
-                        self.walk(body, here, out)?;
+                        self.walk(body, id + 1, here, out)?;
                     }
                 }
-                Stmt::Scoped { body, .. } => self.walk(body, here, out)?,
-                Stmt::DmaStart(desc) => {
+                StmtKind::Scoped { body, .. } => self.walk(body, id + 1, here, out)?,
+                StmtKind::DmaStart(desc) => {
                     let (op, label) = self.dma_start(desc, here)?;
                     out.push(op, label, here.invocation, here.env.program_ids);
                 }
-                Stmt::DmaWait { dma, part } => {
+                StmtKind::DmaWait { dma, part } => {
                     for (op, label) in self.dma_waits(dma, *part, here)? {
                         out.push(op, label, here.invocation, here.env.program_ids);
                     }
                 }
-                Stmt::Signal { sem, inc, device } => {
+                StmtKind::Signal { sem, inc, device } => {
                     let what = format!("semaphore_signal({})", self.sem_label(sem));
                     let target = self.dest(device, here, &what)?;
                     let slot = self.sem(sem, here, &what, &[SemKind::Regular, SemKind::Barrier], target)?;
@@ -280,14 +297,14 @@ impl<'a> Compiler<'a> {
                     let label = format!("signal {} +{inc} -> {target}", self.sem_name(slot));
                     out.push(Op::Signal { target, sem: slot, inc }, label, here.invocation, here.env.program_ids);
                 }
-                Stmt::Wait { sem, amount } => {
+                StmtKind::Wait { sem, amount } => {
                     let what = format!("semaphore_wait({})", self.sem_label(sem));
                     let slot = self.sem(sem, here, &what, &[SemKind::Regular, SemKind::Barrier], here.device)?;
                     let amount = self.amount(amount, here, &what)?;
                     let label = format!("wait {} {amount}", self.sem_name(slot));
                     out.push(Op::Wait { sem: slot, amount }, label, here.invocation, here.env.program_ids);
                 }
-                Stmt::Assign { dst, rhs } => {
+                StmtKind::Assign { dst, rhs } => {
                     let what = format!("{}[...] = ...", self.buffer_name(dst));
                     let (dcells, _) = self.cells_of(dst, here.device, here, &what)?;
                     let (kind, src, label) = match rhs {
@@ -316,7 +333,7 @@ impl<'a> Compiler<'a> {
                     let op = Op::Compute { kind, dst: self.span(dcells), src: self.span(src) };
                     out.push(op, label, here.invocation, here.env.program_ids);
                 }
-                Stmt::AddAssign { dst, src } => {
+                StmtKind::AddAssign { dst, src } => {
                     let what = format!("{}[...] += {}[...]", self.buffer_name(dst), self.buffer_name(src));
                     let (d, _) = self.cells_of(dst, here.device, here, &what)?;
                     let (s, _) = self.cells_of(src, here.device, here, &what)?;
@@ -333,7 +350,9 @@ impl<'a> Compiler<'a> {
                     out.push(op, label, here.invocation, here.env.program_ids);
                 }
             }
+            id += stmt.subtree_len();
         }
+        out.stmt = None;
         Ok(())
     }
 
@@ -747,11 +766,13 @@ struct Here<'e> {
 struct Emitter {
     ops: Vec<Op>,
     info: Vec<OpInfo>,
+    /// The statement being compiled (`None` for entry, exit and the entry barrier).
+    stmt: Option<StmtId>,
 }
 
 impl Emitter {
     fn push(&mut self, op: Op, label: String, invocation: u32, grid: &[usize]) {
         self.ops.push(op);
-        self.info.push(OpInfo { label, invocation, grid: grid.to_vec() });
+        self.info.push(OpInfo { label, invocation, grid: grid.to_vec(), stmt: self.stmt });
     }
 }

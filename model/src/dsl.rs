@@ -34,8 +34,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::error::{ErrorKind, ModelError};
 use crate::expr::Expr;
 use crate::ir::{
-    BufferDecl, BufferId, BufferRole, Dest, DmaDesc, Index, Kernel, MemorySpace, RefExpr, Rhs, SemDecl, SemId, SemKind,
-    SemRef, Stmt, WaitPart,
+    BufferDecl, BufferId, BufferRole, Dest, DmaDesc, Index, Kernel, Loc, MemorySpace, RefExpr, Rhs, SemDecl, SemId,
+    SemKind, SemRef, Stmt, StmtKind, WaitPart,
 };
 
 /// The default size of a cell: one `(8, 128)` float32 tile.
@@ -72,6 +72,8 @@ pub fn trace(name: &str, body: impl FnOnce(&KernelBuilder)) -> Result<Kernel, Mo
                 buffers: Vec::new(),
                 semaphores: Vec::new(),
                 collective_id: None,
+                skip_device_barrier: false,
+                allow_collective_id_without_custom_barrier: false,
                 body: Vec::new(),
             },
             blocks: vec![Vec::new()],
@@ -227,8 +229,12 @@ impl KernelBuilder {
         f(&mut self.draft.borrow_mut())
     }
 
-    fn push(&self, stmt: Stmt) {
-        self.with(|d| d.blocks.last_mut().expect("block stack").push(stmt));
+    /// Records a statement, located at the DSL call that made it (the kernel's Rust source).
+    #[track_caller]
+    fn push(&self, kind: StmtKind) {
+        let caller = std::panic::Location::caller();
+        let loc = Loc { file: caller.file().to_string(), line: caller.line(), text: None };
+        self.with(|d| d.blocks.last_mut().expect("block stack").push(Stmt { kind, loc: Some(loc) }));
     }
 
     fn own(&self, other: &KernelBuilder, what: &str) {
@@ -252,6 +258,11 @@ impl KernelBuilder {
     /// `CompilerParams(collective_id=id)`.
     pub fn collective_id(&self, id: u32) {
         self.with(|d| d.kernel.collective_id = Some(id));
+    }
+
+    /// `CompilerParams(skip_device_barrier=True)`: no implicit entry barrier.
+    pub fn skip_device_barrier(&self) {
+        self.with(|d| d.kernel.skip_device_barrier = true);
     }
 
     /// Sets the byte size of each cell for buffers declared after this call.
@@ -368,19 +379,21 @@ impl KernelBuilder {
     }
 
     /// `@pl.when(cond)`: `body` runs on the devices and grid indices where `cond` holds.
+    #[track_caller]
     pub fn when(&self, cond: impl Into<Expr>, body: impl FnOnce(&KernelBuilder)) {
         let body = self.record_block(body);
-        self.push(Stmt::When { cond: cond.into(), body });
+        self.push(StmtKind::When { cond: cond.into(), body });
     }
 
     /// `pl.run_scoped(body, sem=SemaphoreType.<kind>)`: a semaphore allocated for `body`.
+    #[track_caller]
     pub fn run_scoped<'k>(&'k self, name: &str, kind: SemKind, body: impl FnOnce(&'k KernelBuilder, Sem<'k>)) {
         let sem = self.semaphore(name, kind, None, true);
         let id = sem.r.sem;
         self.with(|d| d.blocks.push(Vec::new()));
         body(self, sem);
         let body = self.with(|d| d.blocks.pop().unwrap_or_default());
-        self.push(Stmt::Scoped { sems: vec![id], body });
+        self.push(StmtKind::Scoped { sems: vec![id], body });
     }
 
     /// `pltpu.make_async_copy(src, dst, sem)`
@@ -392,6 +405,7 @@ impl KernelBuilder {
     }
 
     /// `pltpu.async_copy(src, dst, sem)`: builds and starts a local copy.
+    #[track_caller]
     pub fn async_copy<'k>(&'k self, src: &Ref<'k>, dst: &Ref<'k>, sem: &Sem<'k>) -> Dma<'k> {
         let dma = self.make_async_copy(src, dst, sem);
         dma.start();
@@ -425,15 +439,17 @@ impl KernelBuilder {
 
     /// `pl.semaphore_signal(sem, inc, device_id=device)`; pass `None::<Expr>` or
     /// [`Dest::Own`] for this device.
+    #[track_caller]
     pub fn semaphore_signal<'k>(&'k self, sem: &Sem<'k>, inc: impl Into<Expr>, device: impl Into<Dest>) {
         self.own(sem.k, "the semaphore");
-        self.push(Stmt::Signal { sem: sem.r.clone(), inc: inc.into(), device: device.into() });
+        self.push(StmtKind::Signal { sem: sem.r.clone(), inc: inc.into(), device: device.into() });
     }
 
     /// `pl.semaphore_wait(sem, n)`
+    #[track_caller]
     pub fn semaphore_wait<'k>(&'k self, sem: &Sem<'k>, n: impl Into<Expr>) {
         self.own(sem.k, "the semaphore");
-        self.push(Stmt::Wait { sem: sem.r.clone(), amount: n.into() });
+        self.push(StmtKind::Wait { sem: sem.r.clone(), amount: n.into() });
     }
 }
 
@@ -446,9 +462,10 @@ impl<'k> Ref<'k> {
     }
 
     /// `ref[...] = rhs`
+    #[track_caller]
     pub fn assign(&self, rhs: impl Into<Rhs>) {
         let rhs = rhs.into();
-        self.k.push(Stmt::Assign { dst: self.r.clone(), rhs });
+        self.k.push(StmtKind::Assign { dst: self.r.clone(), rhs });
     }
 
     /// An elementwise function of this view, for `assign` (`vmem[...] * 2.0`); `{}` in
@@ -464,13 +481,15 @@ impl<'k> Ref<'k> {
 }
 
 impl<'k> AddAssign<&Ref<'k>> for Ref<'k> {
+    #[track_caller]
     fn add_assign(&mut self, src: &Ref<'k>) {
         self.k.own(src.k, "the added view");
-        self.k.push(Stmt::AddAssign { dst: self.r.clone(), src: src.r.clone() });
+        self.k.push(StmtKind::AddAssign { dst: self.r.clone(), src: src.r.clone() });
     }
 }
 
 impl<'k> AddAssign<Ref<'k>> for Ref<'k> {
+    #[track_caller]
     fn add_assign(&mut self, src: Ref<'k>) {
         *self += &src;
     }
@@ -485,26 +504,31 @@ impl<'k> Sem<'k> {
 
 impl Dma<'_> {
     /// `.start()`
+    #[track_caller]
     pub fn start(&self) {
-        self.k.push(Stmt::DmaStart(self.desc.clone()));
+        self.k.push(StmtKind::DmaStart(self.desc.clone()));
     }
 
     /// `.wait()`
+    #[track_caller]
     pub fn wait(&self) {
         self.wait_part(WaitPart::All);
     }
 
     /// `.wait_send()`
+    #[track_caller]
     pub fn wait_send(&self) {
         self.wait_part(WaitPart::Send);
     }
 
     /// `.wait_recv()`
+    #[track_caller]
     pub fn wait_recv(&self) {
         self.wait_part(WaitPart::Recv);
     }
 
+    #[track_caller]
     fn wait_part(&self, part: WaitPart) {
-        self.k.push(Stmt::DmaWait { dma: self.desc.clone(), part });
+        self.k.push(StmtKind::DmaWait { dma: self.desc.clone(), part });
     }
 }

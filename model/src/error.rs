@@ -24,7 +24,8 @@ pub enum ErrorKind {
     SizeMismatch,
     /// A device id is off the mesh, or names an axis the mesh lacks.
     DeviceOffMesh,
-    /// The kernel takes the barrier semaphore but has no `collective_id`.
+    /// JAX's `collective_id` rules are broken: a custom barrier without a `collective_id`,
+    /// or a `collective_id` without a custom barrier.
     MissingCollectiveId,
     /// An index expression cannot be evaluated (unknown axis, division by zero, ...).
     BadExpression,
@@ -34,6 +35,10 @@ pub enum ErrorKind {
     TooLarge,
     /// A malformed declaration (zero-sized shape, bad grid, ...).
     BadDeclaration,
+    /// A construct semcheck does not model (named, with its source line when known).
+    Unsupported,
+    /// A tool semcheck needs is missing or broken (the Python front end's environment).
+    Environment,
 }
 
 /// An error in a mesh, kernel or protocol, with a message a user can act on.

@@ -7,11 +7,13 @@
 use std::fmt;
 use std::ops::{Add, Div, Mul, Neg, Not, Rem, Sub};
 
+use serde::{Deserialize, Serialize};
+
 use crate::error::{ErrorKind, ModelError};
 use crate::mesh::Mesh;
 
 /// A binary operator.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum BinOp {
     /// `a + b`
     Add,
@@ -62,7 +64,7 @@ impl BinOp {
 }
 
 /// An integer (or boolean, as 0/1) expression of the kernel.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Expr {
     /// A constant.
     Const(i64),

@@ -8,20 +8,20 @@
 
 use std::fmt;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::expr::Expr;
 
 /// Index of a buffer declaration in [`Kernel::buffers`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct BufferId(pub u32);
 
 /// Index of a semaphore declaration in [`Kernel::semaphores`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct SemId(pub u32);
 
 /// Where a buffer lives.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum MemorySpace {
     /// HBM (`pl.ANY`).
     Hbm,
@@ -32,7 +32,7 @@ pub enum MemorySpace {
 }
 
 /// The role of a buffer in the `pallas_call`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum BufferRole {
     /// An input: holds this device's input atoms at kernel entry.
     Input,
@@ -44,7 +44,7 @@ pub enum BufferRole {
 
 /// A buffer declaration. The shape is in cells, the granularity the protocol slices at;
 /// each cell stands for `cell_bytes` bytes of the real array.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BufferDecl {
     /// The kernel's name for the buffer (`hbm_buf`).
     pub name: String,
@@ -69,7 +69,7 @@ impl BufferDecl {
 }
 
 /// A semaphore kind.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum SemKind {
     /// `SemaphoreType.DMA`: counts bytes of completed DMAs.
     Dma,
@@ -90,7 +90,7 @@ impl fmt::Display for SemKind {
 }
 
 /// A semaphore declaration: a scalar or an array (`SemaphoreType.DMA((n,))`).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SemDecl {
     /// The kernel's name (`capacity_sem`).
     pub name: String,
@@ -104,7 +104,7 @@ pub struct SemDecl {
 
 /// One index of a `.at[...]`: a single position (the dimension is dropped) or a
 /// `pl.ds(start, size)` slice (the dimension is kept).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Index {
     /// `.at[i]`
     At(Expr),
@@ -118,7 +118,7 @@ pub enum Index {
 }
 
 /// A view of a buffer: the buffer and the `.at[...]` applications, outermost first.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RefExpr {
     /// The buffer.
     pub buffer: BufferId,
@@ -127,7 +127,7 @@ pub struct RefExpr {
 }
 
 /// A semaphore, or one element of a semaphore array.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SemRef {
     /// The declaration.
     pub sem: SemId,
@@ -136,7 +136,7 @@ pub struct SemRef {
 }
 
 /// The device a remote operation targets.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Dest {
     /// This device (`device_id` absent).
     Own,
@@ -147,7 +147,7 @@ pub enum Dest {
 }
 
 /// A DMA descriptor built by `make_async_copy` or `make_async_remote_copy`.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum DmaDesc {
     /// A copy within this device (or its shared HBM).
     Local {
@@ -174,7 +174,7 @@ pub enum DmaDesc {
 }
 
 /// Which half of a DMA wait.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum WaitPart {
     /// `.wait()`: `wait_send` then `wait_recv` for a remote copy; the one semaphore for a local copy.
     All,
@@ -185,7 +185,7 @@ pub enum WaitPart {
 }
 
 /// The right-hand side of a local store.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Rhs {
     /// `jnp.zeros_like(...)`: the empty sum.
     Zeros,
@@ -201,9 +201,81 @@ pub enum Rhs {
     },
 }
 
-/// A statement of the kernel body.
-#[derive(Clone, Debug)]
-pub enum Stmt {
+/// Where a statement comes from in the kernel's source: `psum.py:57 remote.start()`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Loc {
+    /// The source file, as the front end names it (a path, or a crate-relative path for
+    /// DSL kernels).
+    pub file: String,
+    /// The 1-based line.
+    pub line: u32,
+    /// The text of the line, trimmed, when the front end knows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+}
+
+impl Loc {
+    /// The file's last path component: `psum.py`.
+    pub fn file_name(&self) -> &str {
+        self.file.rsplit(['/', '\\']).next().unwrap_or(&self.file)
+    }
+}
+
+impl fmt::Display for Loc {
+    /// `psum.py:57` followed by the line's text when known.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.file_name(), self.line)?;
+        if let Some(t) = &self.text {
+            write!(f, " {t}")?;
+        }
+        Ok(())
+    }
+}
+
+/// The pre-order number of a statement in its kernel (see [`Kernel::statements`]): the
+/// identity coverage and mutation reports use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct StmtId(pub u32);
+
+/// A statement of the kernel body, with where it comes from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Stmt {
+    /// What the statement does.
+    pub kind: StmtKind,
+    /// Its source location, when the front end knows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loc: Option<Loc>,
+}
+
+impl Stmt {
+    /// A statement without a source location.
+    pub fn new(kind: StmtKind) -> Stmt {
+        Stmt { kind, loc: None }
+    }
+
+    /// The statements nested directly in this one (a `when` or scope body).
+    pub fn children(&self) -> &[Stmt] {
+        match &self.kind {
+            StmtKind::When { body, .. } | StmtKind::Scoped { body, .. } => body,
+            _ => &[],
+        }
+    }
+
+    /// The number of statements in this one's subtree, itself included.
+    pub fn subtree_len(&self) -> u32 {
+        1 + self.children().iter().map(Stmt::subtree_len).sum::<u32>()
+    }
+}
+
+impl From<StmtKind> for Stmt {
+    fn from(kind: StmtKind) -> Stmt {
+        Stmt::new(kind)
+    }
+}
+
+/// What a statement of the kernel body does.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum StmtKind {
     /// `@pl.when(cond)`: run the body when `cond` is non-zero.
     When {
         /// The condition.
@@ -260,7 +332,7 @@ pub enum Stmt {
 }
 
 /// A traced kernel: what one `pallas_call` runs on every device.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Kernel {
     /// The kernel's name, used in every error message.
     pub name: String,
@@ -270,9 +342,16 @@ pub struct Kernel {
     pub buffers: Vec<BufferDecl>,
     /// Semaphore declarations, indexed by [`SemId`].
     pub semaphores: Vec<SemDecl>,
-    /// `CompilerParams(collective_id=...)`. A kernel with a collective id synchronises
-    /// itself (with the barrier semaphore); one without gets Pallas' implicit entry barrier.
+    /// `CompilerParams(collective_id=...)`: required when the kernel takes the barrier
+    /// semaphore, refused otherwise (JAX's build rule).
     pub collective_id: Option<u32>,
+    /// `CompilerParams(skip_device_barrier=True)`: no implicit entry barrier even though
+    /// the kernel communicates and has no barrier of its own.
+    #[serde(default)]
+    pub skip_device_barrier: bool,
+    /// `CompilerParams(allow_collective_id_without_custom_barrier=True)`.
+    #[serde(default)]
+    pub allow_collective_id_without_custom_barrier: bool,
     /// The body.
     pub body: Vec<Stmt>,
 }
@@ -288,8 +367,45 @@ impl Kernel {
         self.semaphores.get(id.0 as usize)
     }
 
-    /// Whether devices wait for each other at entry (no `collective_id`).
+    /// Whether the kernel takes the barrier semaphore (`pltpu.get_barrier_semaphore()`):
+    /// JAX's "custom barrier".
+    pub fn has_custom_barrier(&self) -> bool {
+        self.semaphores.iter().any(|s| s.kind == SemKind::Barrier)
+    }
+
+    /// Whether any statement, in any branch, talks to another device: a remote copy or a
+    /// signal with a `device_id` (what Mosaic calls communication).
+    pub fn communicates(&self) -> bool {
+        self.statements().iter().any(|(_, s)| match &s.kind {
+            StmtKind::DmaStart(DmaDesc::Remote { .. }) => true,
+            StmtKind::Signal { device, .. } => !matches!(device, Dest::Own),
+            _ => false,
+        })
+    }
+
+    /// Whether devices wait for each other at entry: JAX inserts this barrier exactly when
+    /// the kernel communicates, has no custom barrier and does not set
+    /// `skip_device_barrier`.
     pub fn implicit_entry_barrier(&self) -> bool {
-        self.collective_id.is_none()
+        self.communicates() && !self.has_custom_barrier() && !self.skip_device_barrier
+    }
+
+    /// Every statement of the body in pre-order (a `when` or scope before its body), with
+    /// its [`StmtId`]: the numbering compiled operations refer to.
+    pub fn statements(&self) -> Vec<(StmtId, &Stmt)> {
+        fn walk<'k>(body: &'k [Stmt], out: &mut Vec<(StmtId, &'k Stmt)>) {
+            for s in body {
+                out.push((StmtId(out.len() as u32), s));
+                walk(s.children(), out);
+            }
+        }
+        let mut out = Vec::new();
+        walk(&self.body, &mut out);
+        out
+    }
+
+    /// The statement with this id.
+    pub fn statement(&self, id: StmtId) -> Option<&Stmt> {
+        self.statements().get(id.0 as usize).map(|(_, s)| *s)
     }
 }

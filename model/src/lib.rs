@@ -12,7 +12,9 @@
 //! * [`state`], [`step`](mod@step), [`event`]: the packed global state and the pure step
 //!   function (events enabled in a state, and the state after one);
 //! * [`violation`]: the rules of SPEC §5;
-//! * [`reduction`]: the events that may be explored alone (partial-order reduction).
+//! * [`reduction`]: the events that may be explored alone (partial-order reduction);
+//! * [`semantics`]: the hardware assumptions a verdict rests on, as options;
+//! * [`case`]: what one check is about (kernel source, mesh size, repeat, assumptions).
 //!
 //! ## The semantics, and the choices made where SPEC.md is silent
 //!
@@ -24,14 +26,17 @@
 //!   buffers are reset (inputs to their atoms, everything else to `Undef`) and its
 //!   non-barrier semaphores to 0. Shared HBM buffers are initialised once, before the first
 //!   invocation.
-//! * **Implicit entry barrier.** A kernel *without* a `collective_id` gets Pallas' implicit
-//!   entry barrier: no device starts its body before every device has entered. A kernel
-//!   with a `collective_id` declares that it synchronises itself with the barrier semaphore,
-//!   so dropping `neighbor_barrier` from psum (which keeps `collective_id=0`) leaves it
-//!   unsynchronised. SPEC §3 says "a kernel that never takes it gets an implicit entry
-//!   barrier"; taken literally the psum `no-barrier` mutant of SPEC §6 could not manifest,
-//!   so semcheck keys the implicit barrier on the `collective_id`, as seed 001 does when
-//!   it adds `collective_id=1` to replace the compiler-inserted rendezvous.
+//! * **Implicit entry barrier, as JAX builds it** (`jax/_src/tpu_custom_call.py`). A
+//!   kernel that communicates (a remote copy, or a signal with a `device_id`, in any
+//!   branch), does not take the barrier semaphore and does not set `skip_device_barrier`
+//!   gets the compiler-inserted entry barrier: no device starts its body before every
+//!   device has entered (seed 001 §1 shows its instructions). JAX refuses to build a kernel
+//!   that takes the barrier semaphore without a `collective_id`, or has a `collective_id`
+//!   without taking it (unless `allow_collective_id_without_custom_barrier`); [`compile()`]
+//!   refuses the same kernels with JAX's reason, so a verdict is always about a kernel
+//!   that can exist. The catalogue's `no-barrier` mutants therefore drop the barrier calls
+//!   *and* the `collective_id`, and set `skip_device_barrier` (without it JAX's own
+//!   barrier would make them safe).
 //! * **Barrier semaphore.** One per kernel, persistent across invocations, never reset;
 //!   signalling it is allowed whatever the target's lifecycle. It is exempt from the
 //!   zero-at-exit check of each invocation (a peer already in the next invocation may
@@ -67,9 +72,11 @@
 //!   so a kernel is checked for *which* contributions reach an output, not for rounding.
 //! * **Scoped semaphores** live for the whole kernel, and shared HBM buffers are initialised
 //!   once per run, not per invocation (see above).
-//! * **Implicit entry barrier** keyed on the absence of a `collective_id`, a reading of
-//!   SPEC §3 that the psum `no-barrier` mutant requires (`tests/protocols.rs`).
+//! * **Implicit entry barrier** decided by JAX's rule (above), from the kernel alone:
+//!   synchronisation XLA may add around the `pallas_call` is not modelled
+//!   (`tests/protocols.rs`).
 
+pub mod case;
 pub mod compile;
 pub mod dsl;
 pub mod error;
@@ -79,6 +86,7 @@ pub mod ir;
 pub mod mesh;
 pub mod program;
 pub mod reduction;
+pub mod semantics;
 pub mod spec;
 pub mod state;
 pub mod step;
@@ -86,11 +94,13 @@ pub mod value;
 pub mod violation;
 pub mod violations;
 
+pub use case::{Case, Source};
 pub use compile::compile;
 pub use error::{ErrorKind, ModelError};
 pub use event::{DmaKey, Event};
 pub use mesh::{DeviceId, Mesh};
 pub use program::Program;
+pub use semantics::{DmaLanding, DmaOrder, Semantics};
 pub use spec::{Expectation, Expected, Spec};
 pub use step::StepOutcome;
 pub use value::{Atom, Notation, ValueId, ValueTable};

@@ -6,9 +6,12 @@
 //! state in an execution is then just its program counter. Every engine interprets this
 //! form.
 
-use crate::ir::{BufferDecl, SemDecl, SemKind};
+use std::sync::Arc;
+
+use crate::ir::{BufferDecl, Kernel, Loc, SemDecl, SemKind, StmtId};
 use crate::mesh::{DeviceId, Mesh};
 use crate::reduction::Dependencies;
+use crate::semantics::Semantics;
 use crate::spec::Spec;
 use crate::value::{ValueId, ValueTable};
 
@@ -114,6 +117,9 @@ pub struct OpInfo {
     pub invocation: u32,
     /// The grid index; empty for entry and exit.
     pub grid: Vec<usize>,
+    /// The kernel statement it was compiled from (`None` for entry, exit and the implicit
+    /// entry barrier).
+    pub stmt: Option<StmtId>,
 }
 
 /// One device's program.
@@ -172,6 +178,10 @@ pub struct Access {
 pub struct Program {
     /// The kernel's name.
     pub kernel: String,
+    /// The kernel it was compiled from (statements, their ids and source locations).
+    pub ir: Arc<Kernel>,
+    /// The hardware assumptions the engines interpret it under.
+    pub semantics: Semantics,
     /// The mesh.
     pub mesh: Mesh,
     /// Number of back-to-back invocations.
@@ -203,6 +213,18 @@ pub struct Program {
 }
 
 impl Program {
+    /// The same program under other hardware assumptions.
+    pub fn with_semantics(mut self, semantics: Semantics) -> Program {
+        self.semantics = semantics;
+        self
+    }
+
+    /// The source location of the statement the operation at `pc` of `device` comes from.
+    pub fn op_loc(&self, device: DeviceId, pc: u32) -> Option<&Loc> {
+        let id = self.devices[device.index()].info[pc as usize].stmt?;
+        self.ir.statement(id)?.loc.as_ref()
+    }
+
     /// The cells of a span.
     pub fn span(&self, span: CellSpan) -> &[CellId] {
         &self.cell_pool[span.start as usize..(span.start + span.len) as usize]

@@ -11,7 +11,7 @@ use semcheck_model::dsl::trace;
 use semcheck_model::ir::{Kernel, MemorySpace};
 use semcheck_model::{Expected, ModelError, Notation, Rule, Spec};
 
-use crate::catalogue::{MeshKind, Mutant, Protocol};
+use crate::catalogue::{unsupported, Change, MeshKind, Mutant, Protocol};
 use crate::expect::{atom, expect};
 
 pub(crate) const PROTOCOL: Protocol = Protocol::new(
@@ -21,17 +21,23 @@ pub(crate) const PROTOCOL: Protocol = Protocol::new(
     MeshKind::Ring,
     &[Mutant {
         name: "shared-recv-sem",
+        change: Change::SharedRecvSem,
         description:
             "one recv_sem for every step instead of recv_sems.at[step]: a later DMA's bytes can satisfy an earlier wait",
         expected: &[Rule::Race, Rule::WrongResult],
         repeat: 1,
+        manifests_from: Some(3),
     }],
     kernel,
     spec,
 );
 
-fn kernel(num_devices: usize, mutant: Option<&str>) -> Result<Kernel, ModelError> {
-    let shared_recv_sem = mutant == Some("shared-recv-sem");
+fn kernel(num_devices: usize, change: Option<Change>) -> Result<Kernel, ModelError> {
+    let shared_recv_sem = match change {
+        None => false,
+        Some(Change::SharedRecvSem) => true,
+        Some(c) => return Err(unsupported("all_gather", c)),
+    };
     trace("all_gather", |k| {
         k.grid(&[num_devices - 1]);
         let x_ref = k.input("x_ref", MemorySpace::Hbm, &[]);

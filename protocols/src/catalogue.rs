@@ -12,6 +12,25 @@ pub enum MeshKind {
     TensorCores,
 }
 
+/// The one-idea changes the catalogue's kernels implement. A kernel matches on the change
+/// it is given and refuses one it does not implement, so a misspelt or misplaced mutant
+/// can never silently build the correct kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Change {
+    /// Drop the capacity semaphores' signals and waits.
+    NoCapacity,
+    /// One receive semaphore for every step instead of one per step.
+    SharedRecvSem,
+    /// Drop the barrier (and the `collective_id`, and skip JAX's implicit barrier).
+    NoBarrier,
+    /// Drop the final capacity drain.
+    NoFinalDrain,
+    /// `neighbor_barrier(double_barrier=False)`.
+    SingleBarrier,
+    /// Drop the producer's signal and the consumer's wait.
+    NoSignal,
+}
+
 /// A named one-idea change to a protocol.
 ///
 /// Several expected rules mean one mechanism that shows up as either, depending on the
@@ -21,6 +40,8 @@ pub enum MeshKind {
 pub struct Mutant {
     /// The name on the command line (`no-capacity`).
     pub name: &'static str,
+    /// The change the kernel makes for it.
+    pub change: Change,
     /// What the change is, in one line.
     pub description: &'static str,
     /// The rules it is expected to break (any one of them counts); empty when SPEC §6
@@ -28,6 +49,11 @@ pub struct Mutant {
     pub expected: &'static [Rule],
     /// The repeat count it needs to manifest (`single-barrier` needs repeated invocations).
     pub repeat: u32,
+    /// The smallest mesh size at which it breaks a rule, as the checker found it (a
+    /// 2-ring has one all_gather step, so one receive semaphore cannot be confused there;
+    /// guarded_shift's single barrier needs five distinct devices).
+    /// `None` for an open question the checker answered "proved".
+    pub manifests_from: Option<usize>,
 }
 
 /// A collective: its kernel (for a mesh and an optional mutant) and its specification.
@@ -42,7 +68,7 @@ pub struct Protocol {
     pub mesh_kind: MeshKind,
     /// Its mutants.
     pub mutants: &'static [Mutant],
-    kernel: fn(n: usize, mutant: Option<&str>) -> Result<Kernel, ModelError>,
+    kernel: fn(n: usize, change: Option<Change>) -> Result<Kernel, ModelError>,
     spec: fn(n: usize) -> Spec,
 }
 
@@ -59,7 +85,7 @@ impl Protocol {
         source: &'static str,
         mesh_kind: MeshKind,
         mutants: &'static [Mutant],
-        kernel: fn(usize, Option<&str>) -> Result<Kernel, ModelError>,
+        kernel: fn(usize, Option<Change>) -> Result<Kernel, ModelError>,
         spec: fn(usize) -> Spec,
     ) -> Protocol {
         Protocol { name, description, source, mesh_kind, mutants, kernel, spec }
@@ -80,14 +106,16 @@ impl Protocol {
         })
     }
 
-    /// The repeat count to run with: `requested` if given, else what the mutant needs to
-    /// manifest (`single-barrier` needs two invocations), else 1.
-    pub fn repeat_for(&self, mutant: Option<&str>, requested: Option<u32>) -> Result<u32, ModelError> {
-        match (requested, mutant) {
-            (Some(r), _) => Ok(r),
-            (None, Some(m)) => Ok(self.mutant(m)?.repeat),
-            (None, None) => Ok(1),
-        }
+    /// The mutant named `name`, or `None` for the correct kernel: the one place a mutant
+    /// name is looked up.
+    pub fn variant(&self, name: Option<&str>) -> Result<Option<&'static Mutant>, ModelError> {
+        name.map(|n| self.mutant(n)).transpose()
+    }
+
+    /// The repeat count a variant runs with by default: what the mutant needs to manifest
+    /// (`single-barrier` needs two invocations), else 1.
+    pub fn default_repeat(mutant: Option<&Mutant>) -> u32 {
+        mutant.map_or(1, |m| m.repeat)
     }
 
     /// The mesh for `devices` devices, or an error if this protocol cannot run on it.
@@ -101,18 +129,15 @@ impl Protocol {
             MeshKind::TensorCores if devices == 2 => Ok(Mesh::tensor_cores()),
             MeshKind::TensorCores => Err(ModelError::new(
                 ErrorKind::BadDeclaration,
-                format!("{} runs on the 2 TensorCores of one chip, not on {devices} devices", self.name),
+                format!("{} runs on the 2 TensorCores of one chip (--devices 2), not on {devices}", self.name),
             )),
         }
     }
 
-    /// The traced kernel for `devices` devices, with an optional mutant.
-    pub fn kernel(&self, devices: usize, mutant: Option<&str>) -> Result<Kernel, ModelError> {
-        if let Some(m) = mutant {
-            self.mutant(m)?;
-        }
+    /// The traced kernel for `devices` devices, with an optional mutant of this protocol.
+    pub fn kernel(&self, devices: usize, mutant: Option<&Mutant>) -> Result<Kernel, ModelError> {
         self.mesh(devices)?;
-        (self.kernel)(devices, mutant)
+        (self.kernel)(devices, mutant.map(|m| m.change))
     }
 
     /// The specification for `devices` devices.
@@ -121,22 +146,28 @@ impl Protocol {
     }
 
     /// The compiled program: the kernel for the mesh, repeated `repeat` times.
-    pub fn program(&self, devices: usize, mutant: Option<&str>, repeat: u32) -> Result<Program, ModelError> {
+    pub fn program(&self, devices: usize, mutant: Option<&Mutant>, repeat: u32) -> Result<Program, ModelError> {
         let mesh = self.mesh(devices)?;
         let kernel = self.kernel(devices, mutant)?;
         compile(&kernel, &mesh, &self.spec(devices), repeat)
     }
 }
 
+/// The error of a kernel asked for a change it does not implement (a catalogue bug).
+pub(crate) fn unsupported(protocol: &str, change: Change) -> ModelError {
+    ModelError::new(ErrorKind::UnknownName, format!("protocol {protocol} does not implement the change {change:?}"))
+}
+
 /// Every protocol, in the order of the seeds.
 pub fn catalogue() -> &'static [Protocol] {
-    static ALL: [Protocol; 6] = [
+    static ALL: [Protocol; 7] = [
         crate::ppermute::PROTOCOL,
         crate::all_gather::PROTOCOL,
         crate::psum::PROTOCOL,
         crate::psum_scatter::PROTOCOL,
         crate::tc_exchange::PROTOCOL,
         crate::producer_consumer::PROTOCOL,
+        crate::guarded_shift::PROTOCOL,
     ];
     &ALL
 }
@@ -150,4 +181,54 @@ pub fn find(name: &str) -> Result<&'static Protocol, ModelError> {
             format!("unknown protocol `{name}`; the protocols are: {}", names.join(", ")),
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn size(p: &Protocol) -> usize {
+        match p.mesh_kind {
+            MeshKind::Ring => 4,
+            MeshKind::TensorCores => 2,
+        }
+    }
+
+    #[test]
+    fn every_mutant_changes_its_kernel() {
+        for p in catalogue() {
+            let n = size(p);
+            let ops = |m: Option<&Mutant>| -> Vec<Vec<semcheck_model::program::Op>> {
+                let program = p.program(n, m, 1).unwrap_or_else(|e| panic!("{} {:?}: {e}", p.name, m.map(|m| m.name)));
+                program.devices.iter().map(|d| d.ops.clone()).collect()
+            };
+            let correct = ops(None);
+            for m in p.mutants {
+                assert_ne!(ops(Some(m)), correct, "{} --mutant {} compiles to the correct kernel", p.name, m.name);
+            }
+        }
+    }
+
+    #[test]
+    fn a_kernel_refuses_a_change_it_does_not_implement() {
+        use Change::*;
+        for p in catalogue() {
+            for c in [NoCapacity, SharedRecvSem, NoBarrier, NoFinalDrain, SingleBarrier, NoSignal] {
+                if p.mutants.iter().any(|m| m.change == c) {
+                    continue;
+                }
+                let err = (p.kernel)(size(p), Some(c)).expect_err("a change the protocol lacks");
+                assert_eq!(err.kind(), &ErrorKind::UnknownName, "{}: {err}", p.name);
+            }
+        }
+    }
+
+    #[test]
+    fn mutant_names_are_looked_up_once_and_unknown_ones_refused() {
+        let psum = find("psum").unwrap();
+        assert_eq!(psum.variant(Some("no-capacity")).unwrap().map(|m| m.change), Some(Change::NoCapacity));
+        assert!(psum.variant(None).unwrap().is_none());
+        let err = psum.variant(Some("no-capcity")).unwrap_err();
+        assert!(err.message().contains("no-capacity"), "{err}");
+    }
 }

@@ -10,10 +10,11 @@ mod all_gather;
 mod barrier;
 mod catalogue;
 mod expect;
+mod guarded_shift;
 mod ppermute;
 mod producer_consumer;
 mod psum;
 mod psum_scatter;
 mod tc_exchange;
 
-pub use catalogue::{catalogue, find, MeshKind, Mutant, Protocol};
+pub use catalogue::{catalogue, find, Change, MeshKind, Mutant, Protocol};

@@ -4,7 +4,7 @@ use semcheck_model::dsl::trace;
 use semcheck_model::ir::{Kernel, MemorySpace};
 use semcheck_model::{Expected, ModelError, Notation, Spec};
 
-use crate::catalogue::{MeshKind, Protocol};
+use crate::catalogue::{unsupported, Change, MeshKind, Protocol};
 use crate::expect::{atom, expect};
 
 pub(crate) const PROTOCOL: Protocol = Protocol::new(
@@ -17,7 +17,10 @@ pub(crate) const PROTOCOL: Protocol = Protocol::new(
     spec,
 );
 
-fn kernel(num_devices: usize, _mutant: Option<&str>) -> Result<Kernel, ModelError> {
+fn kernel(num_devices: usize, change: Option<Change>) -> Result<Kernel, ModelError> {
+    if let Some(c) = change {
+        return Err(unsupported("ppermute", c));
+    }
     trace("ppermute", |k| {
         let x_ref = k.input("x_ref", MemorySpace::Hbm, &[]);
         let y_ref = k.output("y_ref", MemorySpace::Hbm, &[]);

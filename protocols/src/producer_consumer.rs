@@ -5,7 +5,7 @@ use semcheck_model::dsl::trace;
 use semcheck_model::ir::{BufferRole, Kernel, MemorySpace};
 use semcheck_model::{Expected, ModelError, Notation, Rule, Spec};
 
-use crate::catalogue::{MeshKind, Mutant, Protocol};
+use crate::catalogue::{unsupported, Change, MeshKind, Mutant, Protocol};
 use crate::expect::{atom, expect};
 
 pub(crate) const PROTOCOL: Protocol = Protocol::new(
@@ -15,9 +15,11 @@ pub(crate) const PROTOCOL: Protocol = Protocol::new(
     MeshKind::TensorCores,
     &[Mutant {
         name: "no-signal",
+        change: Change::NoSignal,
         description: "drop the REGULAR semaphore signal and wait: the consumer reads HBM before the producer wrote it",
         expected: &[Rule::Race, Rule::WrongResult],
         repeat: 1,
+        manifests_from: Some(2),
     }],
     kernel,
     spec,
@@ -26,8 +28,12 @@ pub(crate) const PROTOCOL: Protocol = Protocol::new(
 const DOUBLE: &str = "2*{}";
 const PLUS_ONE: &str = "{}+1";
 
-fn kernel(_devices: usize, mutant: Option<&str>) -> Result<Kernel, ModelError> {
-    let signalled = mutant != Some("no-signal");
+fn kernel(_devices: usize, change: Option<Change>) -> Result<Kernel, ModelError> {
+    let signalled = match change {
+        None => true,
+        Some(Change::NoSignal) => false,
+        Some(c) => return Err(unsupported("producer_consumer", c)),
+    };
     trace("producer_consumer", |k| {
         let x_hbm = k.shared_hbm("x_hbm", BufferRole::Input, &[]);
         let o_hbm = k.shared_hbm("o_hbm", BufferRole::Output, &[2]);

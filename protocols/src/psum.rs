@@ -23,7 +23,7 @@ use semcheck_model::ir::{Kernel, MemorySpace};
 use semcheck_model::{Expected, ModelError, Notation, Rule, Spec};
 
 use crate::barrier::{neighbor_barrier, Barrier, NO_BARRIER};
-use crate::catalogue::{MeshKind, Mutant, Protocol};
+use crate::catalogue::{unsupported, Change, MeshKind, Mutant, Protocol};
 use crate::expect::{atom, expect};
 
 pub(crate) const PROTOCOL: Protocol = Protocol::new(
@@ -34,18 +34,22 @@ pub(crate) const PROTOCOL: Protocol = Protocol::new(
     &[
         Mutant {
             name: "no-capacity",
+            change: Change::NoCapacity,
             description:
                 "drop the capacity_sem signal and wait: a device one step ahead writes its neighbour's working slot",
             expected: &[Rule::Race, Rule::WrongResult],
             repeat: 1,
+            manifests_from: Some(2),
         },
         NO_BARRIER,
         Mutant {
             name: "single-barrier",
+            change: Change::SingleBarrier,
             description:
                 "neighbor_barrier(double_barrier=False), invoked twice back to back (open question in SPEC §6)",
             expected: &[],
             repeat: 2,
+            manifests_from: None,
         },
     ],
     kernel,
@@ -57,18 +61,14 @@ struct Variant {
     barrier: Barrier,
 }
 
-fn kernel(num_devices: usize, mutant: Option<&str>) -> Result<Kernel, ModelError> {
-    let v = Variant {
-        capacity: mutant != Some("no-capacity"),
-        barrier: match mutant {
-            Some("no-barrier") => Barrier::None,
-            Some("single-barrier") => Barrier::Single,
-            _ => Barrier::Double,
-        },
-    };
+fn kernel(num_devices: usize, change: Option<Change>) -> Result<Kernel, ModelError> {
+    if let Some(c @ (Change::SharedRecvSem | Change::NoFinalDrain | Change::NoSignal)) = change {
+        return Err(unsupported("psum", c));
+    }
+    let v = Variant { capacity: change != Some(Change::NoCapacity), barrier: Barrier::for_change(change) };
     trace("psum", |k| {
         k.grid(&[num_devices]);
-        k.collective_id(0);
+        v.barrier.compiler_params(k, 0);
         let x_ref = k.input("x_ref", MemorySpace::Vmem, &[]);
         let mut o_ref = k.output("o_ref", MemorySpace::Vmem, &[]);
         let hbm_buf = k.output("hbm_buf", MemorySpace::Hbm, &[2]);

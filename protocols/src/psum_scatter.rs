@@ -21,7 +21,7 @@ use semcheck_model::ir::{Kernel, MemorySpace};
 use semcheck_model::{Expected, ModelError, Notation, Rule, Spec};
 
 use crate::barrier::{neighbor_barrier, Barrier, NO_BARRIER};
-use crate::catalogue::{MeshKind, Mutant, Protocol};
+use crate::catalogue::{unsupported, Change, MeshKind, Mutant, Protocol};
 use crate::expect::{atom, expect};
 
 pub(crate) const PROTOCOL: Protocol = Protocol::new(
@@ -32,16 +32,20 @@ pub(crate) const PROTOCOL: Protocol = Protocol::new(
     &[
         Mutant {
             name: "no-capacity",
+            change: Change::NoCapacity,
             description: "drop both capacity semaphores and the final drains (open question in SPEC §6)",
             expected: &[],
             repeat: 1,
+            manifests_from: None,
         },
         NO_BARRIER,
         Mutant {
             name: "no-final-drain",
+            change: Change::NoFinalDrain,
             description: "drop the last semaphore_wait(left_capacity_sem, 1): a semaphore is left non-zero at exit",
             expected: &[Rule::SemaphoreLeak, Rule::OutsideKernel],
             repeat: 1,
+            manifests_from: Some(2),
         },
     ],
     kernel,
@@ -67,17 +71,20 @@ fn signal(k: &KernelBuilder, num_devices: usize, direction: i64, sem: &Sem<'_>) 
     k.semaphore_signal(sem, 1, target);
 }
 
-fn kernel(num_devices: usize, mutant: Option<&str>) -> Result<Kernel, ModelError> {
+fn kernel(num_devices: usize, change: Option<Change>) -> Result<Kernel, ModelError> {
+    if let Some(c @ (Change::SharedRecvSem | Change::SingleBarrier | Change::NoSignal)) = change {
+        return Err(unsupported("psum_scatter", c));
+    }
     let v = Variant {
-        capacity: mutant != Some("no-capacity"),
-        barrier: if mutant == Some("no-barrier") { Barrier::None } else { Barrier::Double },
-        final_drain: !matches!(mutant, Some("no-final-drain") | Some("no-capacity")),
+        capacity: change != Some(Change::NoCapacity),
+        barrier: Barrier::for_change(change),
+        final_drain: !matches!(change, Some(Change::NoFinalDrain | Change::NoCapacity)),
     };
     let n = num_devices as i64;
     let modn = move |x: semcheck_model::expr::Expr| (x + n) % n;
     trace("psum_scatter", |k| {
         k.grid(&[num_devices, 2]);
-        k.collective_id(0);
+        v.barrier.compiler_params(k, 0);
         let x_ref = k.input("x_ref", MemorySpace::Vmem, &[num_devices, 2]);
         let o_ref = k.output("o_ref", MemorySpace::Vmem, &[2]);
         let hbm_buf = k.output("hbm_buf", MemorySpace::Hbm, &[2, 2]);

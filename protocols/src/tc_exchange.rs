@@ -5,7 +5,8 @@ use semcheck_model::dsl::trace;
 use semcheck_model::ir::{BufferRole, Kernel, MemorySpace};
 use semcheck_model::{Expected, ModelError, Notation, Rule, Spec};
 
-use crate::catalogue::{MeshKind, Mutant, Protocol};
+use crate::barrier::without_any_barrier;
+use crate::catalogue::{unsupported, Change, MeshKind, Mutant, Protocol};
 use crate::expect::{atom, expect};
 
 pub(crate) const PROTOCOL: Protocol = Protocol::new(
@@ -15,18 +16,28 @@ pub(crate) const PROTOCOL: Protocol = Protocol::new(
     MeshKind::TensorCores,
     &[Mutant {
         name: "no-barrier",
-        description: "drop the rendezvous before the remote DMA: it can write into a TensorCore that has not entered",
+        change: Change::NoBarrier,
+        description: "drop the rendezvous before the remote DMA (and collective_id=1, with skip_device_barrier=True so JAX inserts none): it can write into a TensorCore that has not entered",
         expected: &[Rule::OutsideKernel],
         repeat: 1,
+        manifests_from: Some(2),
     }],
     kernel,
     spec,
 );
 
-fn kernel(_devices: usize, mutant: Option<&str>) -> Result<Kernel, ModelError> {
-    let rendezvous = mutant != Some("no-barrier");
+fn kernel(_devices: usize, change: Option<Change>) -> Result<Kernel, ModelError> {
+    let rendezvous = match change {
+        None => true,
+        Some(Change::NoBarrier) => false,
+        Some(c) => return Err(unsupported("tc_exchange", c)),
+    };
     trace("tc_exchange", |k| {
-        k.collective_id(1);
+        if rendezvous {
+            k.collective_id(1);
+        } else {
+            without_any_barrier(k);
+        }
         let x_hbm = k.shared_hbm("x_hbm", BufferRole::Input, &[2]);
         let o_hbm = k.shared_hbm("o_hbm", BufferRole::Output, &[2]);
         let send_vmem = k.scratch("send_vmem", MemorySpace::Vmem, &[]);

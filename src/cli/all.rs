@@ -1,13 +1,14 @@
 //! `semcheck check all`: every correct collective at every mesh size it can prove, and
 //! every mutant at the smallest mesh size where it manifests.
 
-use semcheck::checker::{Config, Verdict};
+use semcheck::checker::{explore, Config, Verdict};
 use semcheck::protocols::{catalogue, MeshKind};
-use semcheck::ModelError;
+use semcheck::{ErrorKind, ModelError};
+use serde_json::json;
 
 use super::args::CheckArgs;
-use super::case::Case;
-use super::{EXIT_PROVED, EXIT_VIOLATION};
+use super::report::Checked;
+use super::{emit, emitln, EXIT_PROVED, EXIT_VIOLATION};
 
 /// The largest ring size `check all` tries.
 const MAX_RING: usize = 8;
@@ -23,16 +24,41 @@ fn required_sizes(protocol: &str) -> usize {
 /// Default per-case time budget of `check all`, when `--max-seconds` is not given.
 const CASE_SECONDS: f64 = 30.0;
 
+fn usage(msg: &str) -> ModelError {
+    ModelError::new(ErrorKind::UnknownName, msg)
+}
+
+fn run_case(
+    protocol: &str,
+    mutant: Option<&str>,
+    n: usize,
+    repeat: Option<u32>,
+    config: &Config,
+) -> Result<Checked, ModelError> {
+    let mut case = semcheck::catalogue_case(protocol, mutant, n)?;
+    if let Some(r) = repeat {
+        case.repeat = r;
+    }
+    let program = semcheck::program(&case)?;
+    let outcome = explore(&program, config);
+    Ok(Checked { case, program, outcome })
+}
+
 pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
-    if args.case.mutant.is_some() {
-        return Err(ModelError::new(
-            semcheck::model::ErrorKind::UnknownName,
-            "`check all` checks every mutant; drop --mutant",
+    if args.case.mutant.is_some() || args.case.kernel.is_some() {
+        return Err(usage("`check all` checks every protocol and mutant; drop --mutant / --kernel"));
+    }
+    if args.case.devices.is_some() {
+        return Err(usage("`check all` chooses the mesh sizes itself (up to 8); drop --devices"));
+    }
+    if !args.case.semantics.semantics().is_default() {
+        return Err(usage(
+            "`check all` checks the catalogue under the default assumptions; drop --dma-order / --dma-landing",
         ));
     }
-    let mut config: Config = args.config();
+    let mut config: Config = args.explore.config();
     config.budget.max_seconds = config.budget.max_seconds.or(Some(CASE_SECONDS));
-    let mut cases: Vec<(Case, String)> = Vec::new();
+    let mut rows: Vec<(Checked, String)> = Vec::new();
     let mut failures = Vec::new();
     for p in catalogue() {
         let sizes: Vec<usize> = match p.mesh_kind {
@@ -41,11 +67,10 @@ pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
         };
         // The correct protocol: every size until one is not proved.
         for &n in &sizes {
-            let case = Case::check(p.name, None, n, args.case.repeat, &config)?;
-            progress(&case, args.json);
-            let verdict = case.report.verdict.clone();
+            let c = run_case(p.name, None, n, args.case.repeat, &config)?;
+            progress(&c, args.json);
             let required = p.mesh_kind == MeshKind::TensorCores || n <= required_sizes(p.name);
-            let note = match &verdict {
+            let note = match &c.outcome.verdict {
                 Verdict::Proved => "proved".to_string(),
                 Verdict::Violation(_) => {
                     failures.push(format!("{} at N={n} is not correct", p.name));
@@ -57,8 +82,9 @@ pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
                 }
                 Verdict::Incomplete { .. } => "budget reached; larger sizes not tried".to_string(),
             };
-            cases.push((case, note));
-            if !matches!(verdict, Verdict::Proved) {
+            let stop = !matches!(c.outcome.verdict, Verdict::Proved);
+            rows.push((c, note));
+            if stop {
                 break;
             }
         }
@@ -66,18 +92,18 @@ pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
         for m in p.mutants {
             let mut caught = false;
             for &n in &sizes {
-                let case = Case::check(p.name, Some(m.name), n, args.case.repeat, &config)?;
-                progress(&case, args.json);
+                let c = run_case(p.name, Some(m.name), n, args.case.repeat, &config)?;
+                progress(&c, args.json);
                 let open = m.expected.is_empty();
-                let note = match &case.report.verdict {
+                let note = match &c.outcome.verdict {
                     Verdict::Violation(_) if open => "open question: the checker finds a violation".to_string(),
-                    Verdict::Violation(c) if m.expected.contains(&c.violation.rule) => {
+                    Verdict::Violation(x) if m.expected.contains(&x.violation.rule) => {
                         "caught, expected rule".to_string()
                     }
-                    Verdict::Violation(c) => {
+                    Verdict::Violation(x) => {
                         failures.push(format!(
                             "{} --mutant {} broke {}, not an expected rule",
-                            p.name, m.name, c.violation.rule
+                            p.name, m.name, x.violation.rule
                         ));
                         "FAIL: caught, but not with an expected rule".to_string()
                     }
@@ -85,9 +111,9 @@ pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
                     Verdict::Proved => format!("no violation at N={n}"),
                     Verdict::Incomplete { .. } => "budget reached".to_string(),
                 };
-                let stop = !matches!(case.report.verdict, Verdict::Proved);
-                caught = matches!(case.report.verdict, Verdict::Violation(_));
-                cases.push((case, note));
+                let stop = !matches!(c.outcome.verdict, Verdict::Proved);
+                caught = matches!(c.outcome.verdict, Verdict::Violation(_));
+                rows.push((c, note));
                 if stop {
                     break;
                 }
@@ -98,51 +124,68 @@ pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
         }
     }
     if args.json {
-        let all: Vec<_> = cases.iter().map(|(c, _)| c.json()).collect();
-        println!("{}", serde_json::to_string_pretty(&all).expect("JSON of plain data"));
+        let cases: Vec<_> = rows
+            .iter()
+            .map(|(c, note)| {
+                let mut v = c.json();
+                v["note"] = json!(note);
+                v
+            })
+            .collect();
+        let all = json!({
+            "cases": cases,
+            "summary": {
+                "ok": failures.is_empty(),
+                "failures": failures,
+                "cases": rows.len(),
+                "seconds": rows.iter().map(|(c, _)| c.outcome.stats.seconds).sum::<f64>(),
+                "peak_rss_bytes": super::bench::peak_rss_bytes(),
+            },
+        });
+        emit(&format!("{}\n", serde_json::to_string_pretty(&all).expect("JSON of plain data")));
     } else {
-        print_table(&cases);
+        print_table(&rows);
         if failures.is_empty() {
-            println!("\nall correct protocols proved at the required sizes; every mutant with an expected rule caught");
+            emitln!("\nall correct protocols proved at the required sizes; every mutant with an expected rule caught");
         } else {
-            println!("\nFAILED:");
+            emitln!("\nFAILED:");
             for f in &failures {
-                println!("  {f}");
+                emitln!("  {f}");
             }
         }
     }
     Ok(if failures.is_empty() { EXIT_PROVED } else { EXIT_VIOLATION })
 }
 
-fn progress(case: &Case, json: bool) {
+fn progress(c: &Checked, json: bool) {
     if !json {
-        eprintln!(
-            "  {} {} N={} repeat={}: {} ({:.2} s)",
-            case.protocol,
-            case.mutant.as_deref().unwrap_or("-"),
-            case.devices,
-            case.repeat,
-            case.report.verdict.name(),
-            case.report.stats.seconds
-        );
+        eprintln!("  {}: {} ({:.2} s)", c.case, c.outcome.verdict.name(), c.outcome.stats.seconds);
     }
 }
 
-fn print_table(cases: &[(Case, String)]) {
-    println!(
+fn print_table(rows: &[(Checked, String)]) {
+    emitln!(
         "{:<18} {:<16} {:>2} {:>3} {:<11} {:<15} {:>10} {:>11} {:>8}  note",
-        "protocol", "mutant", "N", "rep", "verdict", "rule", "states", "transitions", "seconds"
+        "protocol",
+        "mutant",
+        "N",
+        "rep",
+        "verdict",
+        "rule",
+        "states",
+        "transitions",
+        "seconds"
     );
-    for (c, note) in cases {
-        let s = &c.report.stats;
-        println!(
+    for (c, note) in rows {
+        let s = &c.outcome.stats;
+        emitln!(
             "{:<18} {:<16} {:>2} {:>3} {:<11} {:<15} {:>10} {:>11} {:>8.2}  {note}",
-            c.protocol,
-            c.mutant.as_deref().unwrap_or("-"),
-            c.devices,
-            c.repeat,
-            c.report.verdict.name(),
-            c.rule().map_or("-", |r| r.name()),
+            c.case.source.protocol().unwrap_or("-"),
+            c.case.source.mutant().unwrap_or("-"),
+            c.case.devices,
+            c.case.repeat,
+            c.outcome.verdict.name(),
+            c.outcome.verdict.violation().map_or("-", |v| v.rule.name()),
             s.states,
             s.transitions,
             s.seconds,

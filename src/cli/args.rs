@@ -2,11 +2,19 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use semcheck::checker::{Budget, Config, Reduction, Strategy};
+use semcheck::model::{DmaLanding, DmaOrder, Semantics};
+
+const EXIT_CODES: &str = "\
+Exit codes:
+  0  proved (for `check all`: every expectation met)
+  1  a rule is broken (a violation; for `replay`: the recorded rule reproduced)
+  2  bad usage, bad input, or a construct semcheck does not support
+  3  incomplete: a budget, a sampled engine or a bound stopped it; nothing is proved";
 
 /// semcheck: prove a Pallas collective's semaphore protocol correct, or show the shortest
 /// schedule that breaks it.
 #[derive(Parser, Debug)]
-#[command(name = "semcheck", version, about)]
+#[command(name = "semcheck", version, about, after_help = EXIT_CODES)]
 pub(crate) struct Cli {
     #[command(subcommand)]
     pub(crate) command: Command,
@@ -17,15 +25,18 @@ pub(crate) struct Cli {
 pub(crate) enum Command {
     /// List the protocols and their mutants.
     List {
-        /// Print JSON: an array of {name, description, mutants: [{name, description}]}.
+        /// Print JSON: an array of {name, description, source, mesh, mutants: [...]}.
         #[arg(long)]
         json: bool,
     },
-    /// Check a protocol (or `all`: every protocol and mutant).
+    /// Check a protocol or a Pallas kernel file (or `all`: every protocol and mutant).
+    #[command(after_help = EXIT_CODES)]
     Check(CheckArgs),
     /// Find, minimise and render a counterexample (`--format trace` writes a trace file).
+    #[command(after_help = EXIT_CODES)]
     Trace(super::trace::TraceArgs),
-    /// Replay a trace file against the current model (exit 1: rule reproduced, 2: bad file).
+    /// Replay a trace file (`-` for stdin) against the current model.
+    #[command(after_help = EXIT_CODES)]
     Replay(super::replay::ReplayArgs),
     /// Run a protocol in the seed's lock-step schedule and print its traversal tables.
     Simulate(super::simulate::SimulateArgs),
@@ -53,13 +64,13 @@ pub(crate) struct BenchArgs {
     /// Explore without partial-order reduction.
     #[arg(long)]
     pub(crate) no_reduction: bool,
-    /// Also print the rows as JSON.
+    /// Print the rows as JSON instead of the table.
     #[arg(long)]
     pub(crate) json: bool,
 }
 
 /// Exploration order on the command line.
-#[derive(Clone, Copy, Debug, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub(crate) enum StrategyArg {
     /// Breadth-first (shortest counterexample).
     Bfs,
@@ -67,8 +78,18 @@ pub(crate) enum StrategyArg {
     Dfs,
 }
 
+impl StrategyArg {
+    /// The explorer's strategy.
+    pub(crate) fn strategy(self) -> Strategy {
+        match self {
+            StrategyArg::Bfs => Strategy::Bfs,
+            StrategyArg::Dfs => Strategy::Dfs,
+        }
+    }
+}
+
 /// Reduction on the command line.
-#[derive(Clone, Copy, Debug, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub(crate) enum ReductionArg {
     /// Partial-order reduction.
     Por,
@@ -76,78 +97,159 @@ pub(crate) enum ReductionArg {
     None,
 }
 
-/// Which case a command works on: a protocol, optionally one of its mutants, a mesh size
-/// and a repeat count.
+/// `--dma-order` on the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum DmaOrderArg {
+    /// Any DMA may land before any other (the default).
+    Any,
+    /// DMAs between one pair of devices land in the order they were started.
+    PairFifo,
+}
+
+/// `--dma-landing` on the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum DmaLandingArg {
+    /// A copy lands all at once (the default).
+    Whole,
+    /// A copy lands cell by cell, in any order, each cell adding its bytes.
+    Cells,
+}
+
+/// The hardware assumptions of a check (`semcheck semantics` explains them).
+#[derive(Args, Debug, Clone, Copy)]
+pub(crate) struct SemanticsArgs {
+    /// DMA delivery order between a pair of devices.
+    #[arg(long, value_enum, default_value_t = DmaOrderArg::Any)]
+    pub(crate) dma_order: DmaOrderArg,
+    /// How a copy of several cells lands.
+    #[arg(long, value_enum, default_value_t = DmaLandingArg::Whole)]
+    pub(crate) dma_landing: DmaLandingArg,
+}
+
+impl SemanticsArgs {
+    /// The model's assumptions.
+    pub(crate) fn semantics(&self) -> Semantics {
+        Semantics {
+            dma_order: match self.dma_order {
+                DmaOrderArg::Any => DmaOrder::Any,
+                DmaOrderArg::PairFifo => DmaOrder::PairFifo,
+            },
+            dma_landing: match self.dma_landing {
+                DmaLandingArg::Whole => DmaLanding::Whole,
+                DmaLandingArg::Cells => DmaLanding::Cells,
+            },
+        }
+    }
+}
+
+/// Which cases a command works on: a catalogue protocol (optionally a mutant) or a Pallas
+/// kernel file, mesh sizes, a repeat count and the hardware assumptions.
 #[derive(Args, Debug)]
 pub(crate) struct CaseArgs {
-    /// Protocol name (see `semcheck list`); `check` also takes `all`.
-    pub(crate) protocol: String,
-    /// This mutant instead of the correct protocol.
+    /// A protocol name (see `semcheck list`) or a Pallas kernel file (`kernel.py`).
+    pub(crate) target: String,
+    /// This mutant of the protocol instead of the correct one.
     #[arg(long)]
     pub(crate) mutant: Option<String>,
-    /// Number of devices (ring size; the TensorCore protocols need 2).
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..=4096))]
-    pub(crate) devices: u16,
+    /// The kernel to check when the file has several (its function name).
+    #[arg(long)]
+    pub(crate) kernel: Option<String>,
+    /// Mesh sizes: `3`, `2-6` or `2,3,4` [default: 2].
+    #[arg(long, value_parser = super::target::parse_devices)]
+    pub(crate) devices: Option<super::target::Devices>,
     /// Back-to-back invocations of the kernel (default: 1, or the mutant's own need).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub(crate) repeat: Option<u32>,
+    /// The hardware assumptions.
+    #[command(flatten)]
+    pub(crate) semantics: SemanticsArgs,
 }
 
-/// Arguments of `semcheck check`.
+/// The explorer's options.
 #[derive(Args, Debug)]
-pub(crate) struct CheckArgs {
-    /// The protocol (or `all`), mutant, mesh size and repeat count.
-    #[command(flatten)]
-    pub(crate) case: CaseArgs,
-    /// Print JSON instead of text.
-    #[arg(long)]
-    pub(crate) json: bool,
-    /// Exploration order.
-    #[arg(long, value_enum, default_value_t = StrategyArg::Bfs)]
-    pub(crate) strategy: StrategyArg,
-    /// State-space reduction.
-    #[arg(long, value_enum, default_value_t = ReductionArg::Por)]
-    pub(crate) reduction: ReductionArg,
-    /// Stop (verdict incomplete) after this many distinct states.
+pub(crate) struct ExploreArgs {
+    /// Exploration order [explorer; default: bfs].
+    #[arg(long, value_enum)]
+    pub(crate) strategy: Option<StrategyArg>,
+    /// State-space reduction [explorer; default: por].
+    #[arg(long, value_enum)]
+    pub(crate) reduction: Option<ReductionArg>,
+    /// Stop (verdict incomplete) after this many distinct states [explorer].
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) max_states: Option<u64>,
     /// Stop (verdict incomplete) after this many seconds.
     #[arg(long, value_parser = positive_seconds)]
     pub(crate) max_seconds: Option<f64>,
-    /// Stop (verdict incomplete) when the explorer's tables reach this many MiB.
-    #[arg(long, default_value_t = 8192, value_parser = clap::value_parser!(u64).range(1..))]
-    pub(crate) max_memory_mib: u64,
-    /// The engine and its options.
-    #[command(flatten)]
-    pub(crate) engine: super::shuttle::EngineArgs,
+    /// Stop (verdict incomplete) when the explorer's tables reach this many MiB [default: 8192].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=MAX_MEMORY_MIB))]
+    pub(crate) max_memory_mib: Option<u64>,
 }
 
-fn positive_seconds(s: &str) -> Result<f64, String> {
-    let v: f64 = s.parse().map_err(|_| format!("`{s}` is not a number of seconds"))?;
-    if v.is_finite() && v > 0.0 {
-        Ok(v)
-    } else {
-        Err(format!("`{s}` must be a positive number of seconds"))
-    }
-}
+/// The largest memory budget accepted (16 TiB), so that MiB -> bytes cannot overflow.
+const MAX_MEMORY_MIB: u64 = 1 << 24;
 
-impl CheckArgs {
+/// The default memory budget of the explorer.
+const DEFAULT_MEMORY_MIB: u64 = 8192;
+
+impl ExploreArgs {
     /// The explorer configuration these arguments ask for.
     pub(crate) fn config(&self) -> Config {
         Config {
-            strategy: match self.strategy {
-                StrategyArg::Bfs => Strategy::Bfs,
-                StrategyArg::Dfs => Strategy::Dfs,
-            },
-            reduction: match self.reduction {
+            strategy: self.strategy.unwrap_or(StrategyArg::Bfs).strategy(),
+            reduction: match self.reduction.unwrap_or(ReductionArg::Por) {
                 ReductionArg::Por => Reduction::PartialOrder,
                 ReductionArg::None => Reduction::None,
             },
             budget: Budget {
                 max_states: self.max_states,
                 max_seconds: self.max_seconds,
-                max_memory_bytes: Some(self.max_memory_mib << 20),
+                max_memory_bytes: Some(self.max_memory_mib.unwrap_or(DEFAULT_MEMORY_MIB) << 20),
             },
         }
+    }
+
+    /// The explorer-only options given, by flag name.
+    pub(crate) fn explorer_only(&self) -> Vec<&'static str> {
+        let mut given = Vec::new();
+        if self.strategy.is_some() {
+            given.push("--strategy");
+        }
+        if self.reduction.is_some() {
+            given.push("--reduction");
+        }
+        if self.max_states.is_some() {
+            given.push("--max-states");
+        }
+        if self.max_memory_mib.is_some() {
+            given.push("--max-memory-mib");
+        }
+        given
+    }
+}
+
+/// Arguments of `semcheck check`.
+#[derive(Args, Debug)]
+pub(crate) struct CheckArgs {
+    /// The protocol or kernel file (or `all`), mutant, mesh sizes, repeat count.
+    #[command(flatten)]
+    pub(crate) case: CaseArgs,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// The explorer's options.
+    #[command(flatten)]
+    pub(crate) explore: ExploreArgs,
+    /// The engine and its options.
+    #[command(flatten)]
+    pub(crate) engine: super::shuttle::EngineArgs,
+}
+
+/// Parses a positive, finite number of seconds.
+pub(crate) fn positive_seconds(s: &str) -> Result<f64, String> {
+    let v: f64 = s.parse().map_err(|_| format!("`{s}` is not a number of seconds"))?;
+    if v.is_finite() && v > 0.0 {
+        Ok(v)
+    } else {
+        Err(format!("`{s}` must be a positive number of seconds"))
     }
 }

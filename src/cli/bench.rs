@@ -8,17 +8,30 @@ use semcheck::ModelError;
 use serde_json::Value;
 
 use super::args::BenchArgs;
-use super::EXIT_PROVED;
+use super::{emitln, EXIT_PROVED};
 
 pub(crate) fn run(args: &BenchArgs) -> Result<i32, ModelError> {
     let exe = std::env::current_exe().map_err(|e| {
         ModelError::new(semcheck::model::ErrorKind::UnknownName, format!("cannot find the semcheck binary: {e}"))
     })?;
+    if let Some(name) = &args.protocol {
+        semcheck::protocols::find(name)?;
+    }
     let reduction = if args.no_reduction { "none" } else { "por" };
-    println!(
-        "{:<18} {:>2} {:<11} {:>10} {:>11} {:>8} {:>10}   (reduction: {reduction}, budget {} s per case)",
-        "protocol", "N", "verdict", "states", "transitions", "seconds", "peak MiB", args.max_seconds
-    );
+    let table = !args.json;
+    if table {
+        emitln!(
+            "{:<18} {:>2} {:<11} {:>10} {:>11} {:>8} {:>10}   (reduction: {reduction}, budget {} s per case)",
+            "protocol",
+            "N",
+            "verdict",
+            "states",
+            "transitions",
+            "seconds",
+            "peak MiB",
+            args.max_seconds
+        );
+    }
     let mut rows = Vec::new();
     for p in catalogue() {
         if args.protocol.as_deref().is_some_and(|name| name != p.name) {
@@ -43,16 +56,18 @@ pub(crate) fn run(args: &BenchArgs) -> Result<i32, ModelError> {
                 )
             })?;
             let mib = v["peak_rss_bytes"].as_u64().map_or("?".to_string(), |b| format!("{:.1}", b as f64 / 1048576.0));
-            println!(
-                "{:<18} {:>2} {:<11} {:>10} {:>11} {:>8.2} {:>10}",
-                p.name,
-                n,
-                v["verdict"].as_str().unwrap_or("?"),
-                v["states"].as_u64().unwrap_or(0),
-                v["transitions"].as_u64().unwrap_or(0),
-                v["seconds"].as_f64().unwrap_or(f64::NAN),
-                mib
-            );
+            if table {
+                emitln!(
+                    "{:<18} {:>2} {:<11} {:>10} {:>11} {:>8.2} {:>10}",
+                    p.name,
+                    n,
+                    v["verdict"].as_str().unwrap_or("?"),
+                    v["states"].as_u64().unwrap_or(0),
+                    v["transitions"].as_u64().unwrap_or(0),
+                    v["seconds"].as_f64().unwrap_or(f64::NAN),
+                    mib
+                );
+            }
             let stop = v["verdict"] != "proved";
             rows.push(v);
             if stop {
@@ -61,7 +76,7 @@ pub(crate) fn run(args: &BenchArgs) -> Result<i32, ModelError> {
         }
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&rows).expect("JSON of plain data"));
+        emitln!("{}", serde_json::to_string_pretty(&rows).expect("JSON of plain data"));
     }
     Ok(EXIT_PROVED)
 }

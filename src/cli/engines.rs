@@ -4,12 +4,10 @@
 use clap::Args;
 use semcheck::checker::runtime::shuttle_engine::{check, Campaign, SchedulerKind, ShuttleVerdict};
 use semcheck::checker::{explore, Budget, Config, Verdict};
-use semcheck::corpus::{cases, Engine, Expect};
-use semcheck::model::ErrorKind;
-use semcheck::protocols::find;
-use semcheck::ModelError;
+use semcheck::corpus::{cases, Engine, Entry, Expect};
+use semcheck::{ErrorKind, ModelError, Program};
 
-use super::{EXIT_PROVED, EXIT_VIOLATION};
+use super::{emitln, EXIT_INCOMPLETE, EXIT_PROVED, EXIT_VIOLATION};
 
 /// Arguments of `semcheck engines`.
 #[derive(Args, Debug)]
@@ -21,92 +19,112 @@ pub(crate) struct EnginesArgs {
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub(crate) iterations: u64,
     /// Explorer seconds per case.
-    #[arg(long, default_value_t = 20.0)]
+    #[arg(long, default_value_t = 20.0, value_parser = super::args::positive_seconds)]
     pub(crate) max_seconds: f64,
 }
 
-/// One engine's outcome on a case, as a table cell, and whether it broke a rule.
-fn explorer_cell(protocol: &str, mutant: Option<&str>, n: usize, repeat: u32, secs: f64) -> (String, Option<bool>) {
-    let program = find(protocol).and_then(|p| p.program(n, mutant, repeat)).expect("corpus cases compile");
+/// What one engine said about a case.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Said {
+    /// A rule broken.
+    Broken,
+    /// Proved (explorer) or nothing found (sampled).
+    Clean,
+    /// The engine did not decide (budget).
+    Undecided,
+}
+
+fn explorer_cell(program: &Program, secs: f64) -> (String, Said) {
     let config = Config { budget: Budget { max_seconds: Some(secs), ..Budget::default() }, ..Config::default() };
-    let r = explore(&program, &config);
+    let r = explore(program, &config);
     match r.verdict {
-        Verdict::Proved => (format!("proved ({} st)", r.stats.states), Some(false)),
-        Verdict::Violation(c) => (format!("{}", c.violation.rule), Some(true)),
-        Verdict::Incomplete { .. } => ("incomplete".into(), None),
+        Verdict::Proved => (format!("proved ({} st)", r.stats.states), Said::Clean),
+        Verdict::Violation(c) => (format!("{}", c.violation.rule), Said::Broken),
+        Verdict::Incomplete { .. } => ("incomplete".into(), Said::Undecided),
     }
 }
 
-fn shuttle_cell(
-    protocol: &str,
-    mutant: Option<&str>,
-    n: usize,
-    repeat: u32,
-    s: SchedulerKind,
-    it: usize,
-) -> (String, bool) {
-    let program = find(protocol).and_then(|p| p.program(n, mutant, repeat)).expect("corpus cases compile");
-    match check(&program, Campaign { scheduler: s, iterations: it, seed: 0 }) {
+fn shuttle_cell(program: &Program, s: SchedulerKind, it: usize) -> (String, Said) {
+    match check(program, Campaign { scheduler: s, iterations: it, seed: 0 }) {
         Ok(r) => match r.verdict {
             ShuttleVerdict::Violation { violation, iteration, .. } => {
-                (format!("{} @{iteration}", violation.rule), true)
+                (format!("{} @{iteration}", violation.rule), Said::Broken)
             }
-            ShuttleVerdict::Incomplete { iterations } => (format!("clean x{iterations}"), false),
+            ShuttleVerdict::Incomplete { iterations } => (format!("clean x{iterations}"), Said::Clean),
         },
-        Err(e) => (format!("error: {e}"), true),
+        Err(e) => (format!("error: {e}"), Said::Broken),
     }
+}
+
+/// How the engines' answers on one case compare.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Agreement {
+    /// Every engine gave the expected answer.
+    Agree,
+    /// A sampled engine did not find a bug within its budget (not a contradiction).
+    Missed,
+    /// An engine reported a bug in a clean case, or the explorer contradicts the corpus.
+    Disagree,
+}
+
+fn compare(entry: &Entry, explorer: Said, sampled: [Said; 2]) -> Agreement {
+    let broken = matches!(entry.expect, Expect::Broken(_));
+    if !broken && (explorer == Said::Broken || sampled.contains(&Said::Broken)) {
+        return Agreement::Disagree;
+    }
+    if explorer != Said::Undecided && (explorer == Said::Broken) != broken {
+        return Agreement::Disagree;
+    }
+    if broken && sampled.contains(&Said::Clean) {
+        return Agreement::Missed;
+    }
+    Agreement::Agree
 }
 
 pub(crate) fn run(args: &EnginesArgs) -> Result<i32, ModelError> {
     if let Some(n) = args.devices.iter().find(|n| ![2, 4, 8].contains(n)) {
         return Err(ModelError::new(ErrorKind::UnknownName, format!("the corpus has N = 2, 4 and 8, not {n}")));
     }
-    if !(args.max_seconds.is_finite() && args.max_seconds > 0.0) {
-        return Err(ModelError::new(ErrorKind::UnknownName, "--max-seconds must be a positive number"));
-    }
     super::shuttle::quiet_panics();
     let it = args.iterations as usize;
-    let header = ["case", "expect", "explore", "shuttle random", "shuttle pct(3)", "agree"];
-    println!("{:<34} {:<8} {:<22} {:<22} {:<22} {}", header[0], header[1], header[2], header[3], header[4], header[5]);
-    let mut disagreements = Vec::new();
-    for case in cases().into_iter().filter(|c| args.devices.contains(&c.devices)) {
-        let (p, m, n, rep) = (case.protocol, case.mutant, case.devices, case.repeat);
-        let (ex, ex_broken) = match case.skipped_by(Engine::Explore) {
-            Some(_) => ("skipped".to_string(), None),
-            None => explorer_cell(p, m, n, rep, args.max_seconds),
+    emitln!("{:<34} {:<8} {:<22} {:<22} {:<22} agree", "case", "expect", "explore", "shuttle random", "shuttle pct(3)");
+    let mut worst = Agreement::Agree;
+    let mut notes = Vec::new();
+    for entry in cases().into_iter().filter(|c| args.devices.contains(&c.case.devices)) {
+        let program = semcheck::program(&entry.case)?;
+        let (ex, ex_said) = match entry.skipped_by(Engine::Explore) {
+            Some(_) => ("skipped".to_string(), Said::Undecided),
+            None => explorer_cell(&program, args.max_seconds),
         };
-        let (sr, sr_broken) = shuttle_cell(p, m, n, rep, SchedulerKind::Random, it);
-        let (sp, sp_broken) = shuttle_cell(p, m, n, rep, SchedulerKind::Pct { depth: 3 }, it);
-        let expect_broken = matches!(case.expect, Expect::Broken(_));
-        // A correct (or clean-expected) case is never reported broken by any engine; a case
-        // the explorer breaks is caught by both shuttle schedulers within the budget.
-        let mut ok = expect_broken || !(sr_broken || sp_broken || ex_broken == Some(true));
-        if ex_broken == Some(true) || (ex_broken.is_none() && expect_broken) {
-            ok &= sr_broken && sp_broken;
+        let (sr, sr_said) = shuttle_cell(&program, SchedulerKind::Random, it);
+        let (sp, sp_said) = shuttle_cell(&program, SchedulerKind::Pct { depth: 3 }, it);
+        let agreement = compare(&entry, ex_said, [sr_said, sp_said]);
+        let word = match agreement {
+            Agreement::Agree => "yes",
+            Agreement::Missed => "missed",
+            Agreement::Disagree => "NO",
+        };
+        if agreement != Agreement::Agree {
+            notes.push(format!("{}: {word}", entry.name()));
         }
-        if ex_broken.is_some() {
-            ok &= ex_broken == Some(expect_broken);
-        }
-        if !ok {
-            disagreements.push(case.name());
-        }
-        let expect = if expect_broken { "broken" } else { "clean" };
-        println!(
-            "{:<34} {:<8} {:<22} {:<22} {:<22} {}",
-            case.name(),
-            expect,
-            ex,
-            sr,
-            sp,
-            if ok { "yes" } else { "NO" }
-        );
+        worst = worst.max(agreement);
+        let expect = if matches!(entry.expect, Expect::Broken(_)) { "broken" } else { "clean" };
+        emitln!("{:<34} {:<8} {:<22} {:<22} {:<22} {word}", entry.name(), expect, ex, sr, sp);
     }
-    println!("(loom: N = 2 only, run by `RUSTFLAGS=\"--cfg loom\" cargo test --release --test loom`; see the README)");
-    if disagreements.is_empty() {
-        println!("every engine agrees on every case run");
-        Ok(EXIT_PROVED)
-    } else {
-        println!("engines disagree on: {}", disagreements.join(", "));
-        Ok(EXIT_VIOLATION)
-    }
+    emitln!("(loom: N = 2 only, run by `RUSTFLAGS=\"--cfg loom\" cargo test --release --test loom`; see the README)");
+    emitln!("(missed: a sampled engine did not find the bug within {it} iterations; that is not a contradiction)");
+    Ok(match worst {
+        Agreement::Agree => {
+            emitln!("every engine agrees on every case run");
+            EXIT_PROVED
+        }
+        Agreement::Missed => {
+            emitln!("no contradiction; sampled engines missed: {}", notes.join(", "));
+            EXIT_INCOMPLETE
+        }
+        Agreement::Disagree => {
+            emitln!("engines disagree: {}", notes.join(", "));
+            EXIT_VIOLATION
+        }
+    })
 }

@@ -1,27 +1,42 @@
 //! `semcheck list`
 
-use semcheck::protocols::catalogue;
+use semcheck::protocols::{catalogue, MeshKind};
 use serde_json::json;
 
-use super::EXIT_PROVED;
+use super::{emitln, EXIT_PROVED};
+
+fn mesh(kind: MeshKind) -> &'static str {
+    match kind {
+        MeshKind::Ring => "ring (--devices N, N >= 2)",
+        MeshKind::TensorCores => "2 TensorCores (--devices 2)",
+    }
+}
 
 pub(crate) fn run(json: bool) -> Result<i32, semcheck::ModelError> {
     if json {
         let all: Vec<_> = catalogue()
             .iter()
             .map(|p| {
-                let mutants: Vec<_> =
-                    p.mutants.iter().map(|m| json!({"name": m.name, "description": m.description})).collect();
-                json!({"name": p.name, "description": p.description, "mutants": mutants})
+                let mutants: Vec<_> = p
+                    .mutants
+                    .iter()
+                    .map(|m| {
+                        json!({"name": m.name, "description": m.description, "repeat": m.repeat,
+                            "expected": m.expected.iter().map(|r| r.name()).collect::<Vec<_>>(),
+                            "manifests_from": m.manifests_from})
+                    })
+                    .collect();
+                json!({"name": p.name, "description": p.description, "source": p.source,
+                    "mesh": mesh(p.mesh_kind), "mutants": mutants})
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&all).expect("JSON of plain data"));
+        emitln!("{}", serde_json::to_string_pretty(&all).expect("JSON of plain data"));
     } else {
         for p in catalogue() {
-            println!("{:<18} {}", p.name, p.description);
-            println!("{:<18} ({})", "", p.source);
+            emitln!("{:<18} {}", p.name, p.description);
+            emitln!("{:<18} ({}; {})", "", p.source, mesh(p.mesh_kind));
             for m in p.mutants {
-                println!("  --mutant {:<16} {}", m.name, m.description);
+                emitln!("  --mutant {:<16} {}", m.name, m.description);
             }
         }
     }

@@ -3,14 +3,18 @@
 mod all;
 mod args;
 mod bench;
-mod case;
+mod check;
 mod engines;
 mod list;
 mod replay;
+mod report;
 mod shuttle;
 mod simulate;
 mod stress;
+mod target;
 mod trace;
+
+use std::io::Write;
 
 use clap::Parser;
 
@@ -24,6 +28,27 @@ pub(crate) const EXIT_VIOLATION: i32 = 1;
 pub(crate) const EXIT_USAGE: i32 = 2;
 /// Exit code: a budget stopped the exploration.
 pub(crate) const EXIT_INCOMPLETE: i32 = 3;
+
+/// Writes to stdout. A reader that went away (`semcheck list | head -1`) ends the process
+/// quietly instead of panicking on the broken pipe.
+pub(crate) fn emit(text: &str) {
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(EXIT_PROVED);
+        }
+        eprintln!("semcheck: error: cannot write the output: {e}");
+        std::process::exit(EXIT_USAGE);
+    }
+}
+
+/// `emit` with `format!` arguments and a newline.
+macro_rules! emitln {
+    ($($arg:tt)*) => {
+        $crate::cli::emit(&format!("{}\n", format_args!($($arg)*)))
+    };
+}
+pub(crate) use emitln;
 
 /// Parses the arguments, runs the command and returns the exit code.
 pub(crate) fn run() -> i32 {
@@ -49,15 +74,13 @@ pub(crate) fn run() -> i32 {
         }
         Command::Stress(args) => stress::run(&args),
         Command::Engines(args) => engines::run(&args),
-        Command::Check(args) => {
-            if let Some(code) = shuttle::dispatch(&args) {
-                code
-            } else if args.case.protocol == "all" {
+        Command::Check(args) => shuttle::validate(&args).and_then(|()| {
+            if args.case.target == "all" {
                 all::run(&args)
             } else {
-                case::run(&args)
+                check::run(&args)
             }
-        }
+        }),
     };
     match result {
         Ok(code) => code,

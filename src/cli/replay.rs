@@ -4,12 +4,12 @@ use clap::Args;
 use semcheck::checker::counterexample::{render, replay, TraceError, TraceFile};
 
 use super::trace::FormatArg;
-use super::EXIT_VIOLATION;
+use super::{emit, EXIT_VIOLATION};
 
 /// Arguments of `semcheck replay`.
 #[derive(Args, Debug)]
 pub(crate) struct ReplayArgs {
-    /// The trace file.
+    /// The trace file, or `-` to read it from stdin.
     pub(crate) file: std::path::PathBuf,
     /// Output format for the replayed run.
     #[arg(long, value_enum, default_value_t = FormatArg::Text)]
@@ -18,11 +18,13 @@ pub(crate) struct ReplayArgs {
 
 /// Replays; `Err` is a bad file (exit 2), `Ok(1)` a reproduced violation.
 pub(crate) fn run(args: &ReplayArgs) -> Result<i32, String> {
-    let name = args.file.display().to_string();
-    let bytes = read_bounded(&args.file).map_err(|e| format!("cannot read {name}: {e}"))?;
+    let stdin = args.file.as_os_str() == "-";
+    let name = if stdin { "<stdin>".to_string() } else { args.file.display().to_string() };
+    let bytes =
+        if stdin { read_stdin() } else { read_bounded(&args.file) }.map_err(|e| format!("cannot read {name}: {e}"))?;
     let at = |e: TraceError| format!("{name}: {e}");
     let file = TraceFile::parse_bytes(&bytes).map_err(at)?;
-    let program = file.program().map_err(at)?;
+    let program = semcheck::trace_program(&file).map_err(at)?;
     let replayed = replay(&program, &file).map_err(at)?;
     let violation = replayed.run.ending.violation().expect("replay returns a violation");
     eprintln!(
@@ -41,9 +43,9 @@ pub(crate) fn run(args: &ReplayArgs) -> Result<i32, String> {
         None => {
             let mut again = file.clone();
             again.message = Some(violation.message.clone());
-            print!("{}", again.to_text());
+            emit(&again.to_text());
         }
-        Some(f) => print!("{}", render(f, &program, &file.header, &replayed.run)),
+        Some(f) => emit(&render(f, &program, &file.header, &replayed.run)),
     }
     Ok(EXIT_VIOLATION)
 }
@@ -54,9 +56,18 @@ const MAX_TRACE_BYTES: u64 = 256 << 20;
 /// Reads a file of at most [`MAX_TRACE_BYTES`], so a device or a runaway file cannot hang
 /// or exhaust memory.
 fn read_bounded(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
+    limited(std::fs::File::open(path)?)
+}
+
+/// Reads stdin, at most [`MAX_TRACE_BYTES`].
+fn read_stdin() -> std::io::Result<Vec<u8>> {
+    limited(std::io::stdin().lock())
+}
+
+fn limited(reader: impl std::io::Read) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
     let mut bytes = Vec::new();
-    std::fs::File::open(path)?.take(MAX_TRACE_BYTES + 1).read_to_end(&mut bytes)?;
+    reader.take(MAX_TRACE_BYTES + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > MAX_TRACE_BYTES {
         return Err(std::io::Error::other(format!("larger than {} MiB; not a trace file", MAX_TRACE_BYTES >> 20)));
     }

@@ -6,13 +6,10 @@ use clap::{Args, ValueEnum};
 use semcheck::checker::runtime::shuttle_engine::{
     check, replay, Campaign, ScheduleFile, SchedulerKind, ShuttleReport, ShuttleVerdict,
 };
-use semcheck::model::ErrorKind;
-use semcheck::protocols::find;
-use semcheck::ModelError;
-use serde_json::json;
+use semcheck::checker::{Counterexample, EngineRun, Outcome, Stats, StopReason, Verdict};
+use semcheck::{Case, ErrorKind, ModelError, Program};
 
 use super::args::CheckArgs;
-use super::{EXIT_INCOMPLETE, EXIT_PROVED, EXIT_VIOLATION};
 
 /// The engines of `semcheck check`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -50,7 +47,7 @@ pub(crate) struct EngineArgs {
     /// Shuttle: PCT's bug depth [default: 3].
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=64))]
     pub(crate) pct_depth: Option<u64>,
-    /// Shuttle: directory where a failing schedule is saved [default: counterexamples/shuttle].
+    /// Shuttle: directory where a failing schedule is saved (nothing is written without it).
     #[arg(long)]
     pub(crate) schedule_dir: Option<PathBuf>,
     /// Shuttle: replay this schedule file instead of searching.
@@ -62,44 +59,62 @@ fn usage(msg: impl Into<String>) -> ModelError {
     ModelError::new(ErrorKind::UnknownName, msg)
 }
 
-/// `Some(result)` when the arguments ask for shuttle (or misuse its options).
-pub(crate) fn dispatch(args: &CheckArgs) -> Option<Result<i32, ModelError>> {
+/// Refuses options that do not apply to the chosen engine (never silently ignored).
+pub(crate) fn validate(args: &CheckArgs) -> Result<(), ModelError> {
     let e = &args.engine;
-    if e.engine == EngineArg::Explore {
-        let shuttle_only = e.iterations.is_some()
-            || e.seed.is_some()
-            || e.scheduler.is_some()
-            || e.pct_depth.is_some()
-            || e.schedule_dir.is_some()
-            || e.replay.is_some();
-        return shuttle_only.then(|| {
-            Err(usage(
-                "--iterations, --seed, --scheduler, --pct-depth, --schedule-dir and --replay apply to --engine shuttle only",
-            ))
-        });
+    match e.engine {
+        EngineArg::Explore => {
+            let mut given = Vec::new();
+            for (set, flag) in [
+                (e.iterations.is_some(), "--iterations"),
+                (e.seed.is_some(), "--seed"),
+                (e.scheduler.is_some(), "--scheduler"),
+                (e.pct_depth.is_some(), "--pct-depth"),
+                (e.schedule_dir.is_some(), "--schedule-dir"),
+                (e.replay.is_some(), "--replay"),
+            ] {
+                if set {
+                    given.push(flag);
+                }
+            }
+            if !given.is_empty() {
+                return Err(usage(format!("{} apply to --engine shuttle only", given.join(", "))));
+            }
+        }
+        EngineArg::Shuttle => {
+            let mut given = args.explore.explorer_only();
+            if args.explore.max_seconds.is_some() {
+                given.push("--max-seconds");
+            }
+            if !given.is_empty() {
+                return Err(usage(format!("{} apply to the explorer, not to --engine shuttle", given.join(", "))));
+            }
+            if args.case.target == "all" {
+                return Err(usage("`check all` runs the explorer; `semcheck engines` runs every engine"));
+            }
+            if !args.case.semantics.semantics().is_default() {
+                return Err(usage(
+                    "the shuttle engine does not model --dma-order / --dma-landing other than the defaults yet; use the explorer",
+                ));
+            }
+        }
     }
-    Some(run(args))
+    Ok(())
 }
 
-fn run(args: &CheckArgs) -> Result<i32, ModelError> {
-    if args.case.protocol == "all" {
-        return Err(usage("`check all` runs the explorer; use `semcheck engines` for every engine"));
-    }
+/// Runs a shuttle campaign (or replays `--replay`) on one case.
+pub(crate) fn run(args: &CheckArgs, case: &Case, program: &Program) -> Result<Outcome, ModelError> {
     let e = &args.engine;
-    let p = find(&args.case.protocol)?;
-    let repeat = p.repeat_for(args.case.mutant.as_deref(), args.case.repeat)?;
-    let devices = args.case.devices as usize;
-    let program = p.program(devices, args.case.mutant.as_deref(), repeat)?;
     quiet_panics();
     if let Some(path) = &e.replay {
         let f = ScheduleFile::read(path).map_err(usage)?;
-        if f.protocol != args.case.protocol
-            || f.mutant != args.case.mutant
-            || f.devices != devices
-            || f.repeat != repeat
-        {
+        let same = case.source.protocol() == Some(f.protocol.as_str())
+            && case.source.mutant() == f.mutant.as_deref()
+            && f.devices == case.devices
+            && f.repeat == case.repeat;
+        if !same {
             return Err(usage(format!(
-                "{} was recorded for {} {} N={} repeat {}, not for these arguments",
+                "{} was recorded for {} {} N={} repeat {}, not for {case}",
                 path.display(),
                 f.protocol,
                 f.mutant.as_deref().unwrap_or("-"),
@@ -107,97 +122,82 @@ fn run(args: &CheckArgs) -> Result<i32, ModelError> {
                 f.repeat
             )));
         }
-        let v = replay(&program, &f.schedule).map_err(usage)?;
-        return Ok(match v {
-            Some(v) => {
-                println!("replayed {}: VIOLATION ({})\n  {}", path.display(), v.rule, v.message);
-                if v.rule == f.rule {
-                    EXIT_VIOLATION
-                } else {
-                    println!("  but the file records rule {}", f.rule);
-                    EXIT_INCOMPLETE
-                }
-            }
-            None => {
-                println!("replayed {}: the schedule no longer breaks a rule", path.display());
-                EXIT_PROVED
-            }
-        });
+        let start = std::time::Instant::now();
+        let v = replay(program, &f.schedule).map_err(usage)?;
+        let stats = Stats { executions: 1, seconds: start.elapsed().as_secs_f64(), ..Stats::default() };
+        let verdict = match v {
+            Some(violation) => Verdict::Violation(Counterexample {
+                violation,
+                schedule: Vec::new(),
+                engine_schedule: Some(format!("{}", path.display())),
+            }),
+            None => Verdict::Incomplete {
+                reason: StopReason::Sampled,
+                detail: format!("the schedule {} no longer breaks a rule", path.display()),
+            },
+        };
+        let run = EngineRun::Shuttle { scheduler: "replay".into(), iterations: 1, seed: f.schedule.seed };
+        return Ok(Outcome { verdict, stats, run });
     }
     let scheduler = match e.scheduler.unwrap_or(SchedulerArg::Random) {
         SchedulerArg::Random => SchedulerKind::Random,
         SchedulerArg::Pct => SchedulerKind::Pct { depth: e.pct_depth.unwrap_or(3) as usize },
     };
     let campaign = Campaign { scheduler, iterations: e.iterations.unwrap_or(1000) as usize, seed: e.seed.unwrap_or(0) };
-    let report = check(&program, campaign).map_err(usage)?;
-    let head = format!(
-        "{}{}, {} devices, repeat {}",
-        args.case.protocol,
-        args.case.mutant.as_deref().map_or(String::new(), |m| format!(" --mutant {m}")),
-        devices,
-        repeat
-    );
-    let file = match &report.verdict {
-        ShuttleVerdict::Violation { .. } => Some(save(args, devices, repeat, &report)?),
-        _ => None,
-    };
-    if args.json {
-        let out = json!({
-            "protocol": args.case.protocol, "mutant": args.case.mutant, "devices": devices, "repeat": repeat,
-            "engine": "shuttle", "scheduler": scheduler.name(), "seed": campaign.seed,
-            "report": report, "schedule_file": file.as_ref().map(|f| f.display().to_string()),
-        });
-        println!("{}", serde_json::to_string_pretty(&out).expect("JSON of plain data"));
-    }
-    Ok(match &report.verdict {
+    let start = std::time::Instant::now();
+    let report = check(program, campaign).map_err(usage)?;
+    let run =
+        EngineRun::Shuttle { scheduler: scheduler.name(), iterations: campaign.iterations as u64, seed: campaign.seed };
+    let mut stats = Stats { seconds: start.elapsed().as_secs_f64(), ..Stats::default() };
+    let verdict = match &report.verdict {
         ShuttleVerdict::Violation { violation, iteration, schedule } => {
-            if !args.json {
-                println!("{head}: VIOLATION ({})\n  {}", violation.rule, violation.message);
-                println!(
-                    "  found by shuttle's {} scheduler (seed {}) at iteration {iteration} of at most {}; {} scheduling steps",
-                    scheduler.name(),
-                    campaign.seed,
-                    campaign.iterations,
+            stats.executions = *iteration as u64;
+            let saved = match &e.schedule_dir {
+                Some(dir) => Some(save(dir, case, &report)?),
+                None => None,
+            };
+            let replay = match &saved {
+                Some(path) => format!("saved to {}; replay with --replay {}", path.display(), path.display()),
+                None => format!(
+                    "iteration {iteration}, seed {}, {} scheduling steps (--schedule-dir DIR saves it for --replay)",
+                    schedule.seed,
                     schedule.steps.len()
-                );
-                let path = file.as_ref().expect("saved").display().to_string();
-                println!("  schedule saved to {path}");
-                println!(
-                    "  replay: semcheck check {}{} --devices {devices} --repeat {repeat} --engine shuttle --replay {path}",
-                    args.case.protocol,
-                    args.case.mutant.as_deref().map_or(String::new(), |m| format!(" --mutant {m}"))
-                );
-            }
-            EXIT_VIOLATION
+                ),
+            };
+            Verdict::Violation(Counterexample {
+                violation: violation.clone(),
+                schedule: Vec::new(),
+                engine_schedule: Some(replay),
+            })
         }
         ShuttleVerdict::Incomplete { iterations } => {
-            if !args.json {
-                println!("{head}: INCOMPLETE");
-                println!(
-                    "  no rule broken in {iterations} iterations of shuttle's {} scheduler (seed {}); sampled schedules prove nothing",
+            stats.executions = *iterations as u64;
+            Verdict::Incomplete {
+                reason: StopReason::Sampled,
+                detail: format!(
+                    "no rule broken in {iterations} iterations of shuttle's {} scheduler (seed {}); sampled schedules prove nothing",
                     scheduler.name(),
                     campaign.seed
-                );
+                ),
             }
-            EXIT_INCOMPLETE
         }
-    })
+    };
+    Ok(Outcome { verdict, stats, run })
 }
 
-fn save(args: &CheckArgs, devices: usize, repeat: u32, report: &ShuttleReport) -> Result<PathBuf, ModelError> {
+fn save(dir: &Path, case: &Case, report: &ShuttleReport) -> Result<PathBuf, ModelError> {
     let ShuttleVerdict::Violation { violation, iteration, schedule } = &report.verdict else {
         unreachable!("saving a violation")
     };
-    let dir = args.engine.schedule_dir.clone().unwrap_or_else(|| Path::new("counterexamples/shuttle").to_path_buf());
-    std::fs::create_dir_all(&dir).map_err(|e| usage(format!("cannot create {}: {e}", dir.display())))?;
-    let name =
-        format!("{}-{}-n{devices}.schedule", args.case.protocol, args.case.mutant.as_deref().unwrap_or("correct"));
+    let protocol = case.source.protocol().ok_or_else(|| usage("shuttle schedules are saved for catalogue cases"))?;
+    std::fs::create_dir_all(dir).map_err(|e| usage(format!("cannot create {}: {e}", dir.display())))?;
+    let name = format!("{protocol}-{}-n{}.schedule", case.source.mutant().unwrap_or("correct"), case.devices);
     let path = dir.join(name);
     let f = ScheduleFile {
-        protocol: args.case.protocol.clone(),
-        mutant: args.case.mutant.clone(),
-        devices,
-        repeat,
+        protocol: protocol.to_string(),
+        mutant: case.source.mutant().map(str::to_string),
+        devices: case.devices,
+        repeat: case.repeat,
         rule: violation.rule,
         found_by: format!(
             "{} scheduler, seed {}, iteration {iteration}",

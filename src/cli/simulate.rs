@@ -5,11 +5,11 @@ use clap::{Args, ValueEnum};
 use semcheck::checker::counterexample::lockstep;
 use semcheck::checker::counterexample::render::{table, TableSection};
 use semcheck::model::program::SemSlot;
-use semcheck::protocols::find;
 use semcheck::ModelError;
 use serde_json::json;
 
-use super::{EXIT_PROVED, EXIT_USAGE, EXIT_VIOLATION};
+use super::args::CaseArgs;
+use super::{emit, emitln, EXIT_PROVED, EXIT_VIOLATION};
 
 /// How the simulation is shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -25,37 +25,43 @@ pub(crate) enum SimFormat {
 /// Arguments of `semcheck simulate`.
 #[derive(Args, Debug)]
 pub(crate) struct SimulateArgs {
-    /// Protocol name (see `semcheck list`).
-    pub(crate) protocol: String,
-    /// Simulate this mutant instead.
-    #[arg(long)]
-    pub(crate) mutant: Option<String>,
-    /// Number of devices.
-    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=4096))]
-    pub(crate) devices: u16,
-    /// Back-to-back invocations.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
-    pub(crate) repeat: u32,
+    /// The protocol or kernel file, mutant, mesh sizes (default: 4 on a ring, 2 on the
+    /// TensorCores), repeat count.
+    #[command(flatten)]
+    pub(crate) case: CaseArgs,
     /// The lock-step schedule of the seed's tables (every device finishes a grid index
-    /// before any starts the next). The only schedule `simulate` runs.
-    #[arg(long)]
+    /// before any starts the next): the only schedule `simulate` runs, so it is required.
+    #[arg(long, required = true)]
     pub(crate) lockstep: bool,
     /// Output format.
     #[arg(long, value_enum, default_value_t = SimFormat::Table)]
     pub(crate) format: SimFormat,
 }
 
-pub(crate) fn run(args: &SimulateArgs) -> Result<i32, ModelError> {
-    if !args.lockstep {
-        eprintln!("semcheck: error: simulate needs --lockstep (the only schedule it runs)");
-        return Ok(EXIT_USAGE);
+/// The mesh size `simulate` uses without `--devices`: the seed tables' 4 on a ring, the
+/// 2 TensorCores otherwise.
+fn default_devices(target: &str) -> usize {
+    match semcheck::protocols::find(target) {
+        Ok(p) if p.mesh_kind == semcheck::protocols::MeshKind::TensorCores => 2,
+        _ => 4,
     }
-    let program = find(&args.protocol)?.program(args.devices as usize, args.mutant.as_deref(), args.repeat)?;
-    let sim = match lockstep(&program) {
+}
+
+pub(crate) fn run(args: &SimulateArgs) -> Result<i32, ModelError> {
+    let mut code = EXIT_PROVED;
+    for case in args.case.cases(default_devices(&args.case.target))? {
+        let program = semcheck::program(&case)?;
+        code = code.max(simulate(&case, &program, args.format));
+    }
+    Ok(code)
+}
+
+fn simulate(case: &semcheck::Case, program: &semcheck::Program, format: SimFormat) -> i32 {
+    let sim = match lockstep(program) {
         Ok(sim) => sim,
         Err(e) => {
-            eprintln!("semcheck: {e}");
-            return Ok(EXIT_VIOLATION);
+            eprintln!("semcheck: {case}: {e}");
+            return EXIT_VIOLATION;
         }
     };
     let titles: Vec<String> = sim
@@ -65,14 +71,14 @@ pub(crate) fn run(args: &SimulateArgs) -> Result<i32, ModelError> {
         .collect();
     let sections: Vec<TableSection<'_>> =
         sim.checkpoints.iter().zip(&titles).map(|(c, t)| TableSection { title: t, state: &c.state }).collect();
-    match args.format {
-        SimFormat::Table => print!("{}", table(&program, &sim.values, &sections)),
+    match format {
+        SimFormat::Table => emit(&table(program, &sim.values, &sections)),
         SimFormat::Text => {
             for (i, e) in sim.events.iter().enumerate() {
-                println!("{:>4}. {e}", i + 1);
+                emitln!("{:>4}. {e}", i + 1);
             }
-            println!();
-            print!("{}", table(&program, &sim.values, &sections));
+            emit("\n");
+            emit(&table(program, &sim.values, &sections));
         }
         SimFormat::Json => {
             let notation = program.spec.notation;
@@ -85,7 +91,7 @@ pub(crate) fn run(args: &SimulateArgs) -> Result<i32, ModelError> {
                         .devices()
                         .map(|d| {
                             let slots: serde_json::Map<String, serde_json::Value> =
-                                semcheck::checker::counterexample::render::slot_cells(&program, Some(d))
+                                semcheck::checker::counterexample::render::slot_cells(program, Some(d))
                                     .into_iter()
                                     .map(|cell| {
                                         let v = sim.values.display(program.cell_value(&c.state, cell), notation);
@@ -106,10 +112,10 @@ pub(crate) fn run(args: &SimulateArgs) -> Result<i32, ModelError> {
                     json!({"checkpoint": c.name, "devices": devices})
                 })
                 .collect();
-            let v = json!({"protocol": args.protocol, "mutant": args.mutant, "devices": args.devices,
-                "repeat": args.repeat, "schedule": "lockstep", "checkpoints": checkpoints});
-            println!("{}", serde_json::to_string_pretty(&v).expect("JSON of plain data"));
+            let v = json!({"source": case.source, "protocol": case.source.protocol(), "mutant": case.source.mutant(),
+                "devices": case.devices, "repeat": case.repeat, "schedule": "lockstep", "checkpoints": checkpoints});
+            emitln!("{}", serde_json::to_string_pretty(&v).expect("JSON of plain data"));
         }
     }
-    Ok(EXIT_PROVED)
+    EXIT_PROVED
 }

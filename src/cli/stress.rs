@@ -2,28 +2,24 @@
 
 use clap::Args;
 use semcheck::checker::runtime::stress::stress;
-use semcheck::protocols::find;
-use semcheck::ModelError;
+use semcheck::checker::{Counterexample, EngineRun, Outcome, Stats, StopReason, Verdict};
+use semcheck::{ErrorKind, ModelError};
+use serde_json::json;
 
-use super::{EXIT_INCOMPLETE, EXIT_VIOLATION};
+use super::args::CaseArgs;
+use super::report::Checked;
+use super::{emit, emitln};
 
 /// Arguments of `semcheck stress`.
 #[derive(Args, Debug)]
 pub(crate) struct StressArgs {
-    /// Protocol name (see `semcheck list`).
-    pub(crate) protocol: String,
-    /// Run this mutant instead of the correct protocol.
-    #[arg(long)]
-    pub(crate) mutant: Option<String>,
-    /// Number of devices (one OS thread each, plus one DMA engine thread each).
-    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=512))]
-    pub(crate) devices: u16,
+    /// The protocol or kernel file, mutant, mesh size (default 4; one OS thread per
+    /// device plus one DMA engine thread each, at most 512 devices), repeat count.
+    #[command(flatten)]
+    pub(crate) case: CaseArgs,
     /// Number of runs, each with fresh random inputs.
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
     pub(crate) runs: u64,
-    /// Back-to-back invocations per run (default: 1, or the mutant's own need).
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
-    pub(crate) repeat: Option<u32>,
     /// Seed of the first run's inputs (run i uses seed + i).
     #[arg(long, default_value_t = 0)]
     pub(crate) seed: u64,
@@ -32,36 +28,62 @@ pub(crate) struct StressArgs {
     pub(crate) json: bool,
 }
 
+/// The most devices a stress run starts threads for.
+const MAX_STRESS_DEVICES: usize = 512;
+
 pub(crate) fn run(args: &StressArgs) -> Result<i32, ModelError> {
-    let p = find(&args.protocol)?;
-    let repeat = p.repeat_for(args.mutant.as_deref(), args.repeat)?;
-    let program = p.program(args.devices as usize, args.mutant.as_deref(), repeat)?;
+    let cases = args.case.cases(4)?;
+    let [case] = cases.as_slice() else {
+        return Err(ModelError::new(ErrorKind::UnknownName, "stress runs one mesh size: give --devices N"));
+    };
+    if case.devices > MAX_STRESS_DEVICES {
+        return Err(ModelError::new(
+            ErrorKind::TooLarge,
+            format!(
+                "stress starts two OS threads per device; at most {MAX_STRESS_DEVICES} devices, not {}",
+                case.devices
+            ),
+        ));
+    }
+    if !case.semantics.is_default() {
+        return Err(ModelError::new(
+            ErrorKind::UnknownName,
+            "stress does not model --dma-order / --dma-landing other than the defaults yet",
+        ));
+    }
+    let program = semcheck::program(case)?;
     let r = stress(&program, args.runs, args.seed);
-    let broken: u64 = r.by_rule.iter().map(|(_, k)| k).sum::<u64>() + r.raced;
+    let verdict = match &r.first {
+        Some((seed, v)) => Verdict::Violation(Counterexample {
+            violation: v.clone(),
+            schedule: Vec::new(),
+            engine_schedule: Some(format!("inputs seed {seed} (OS thread schedules are not replayable)")),
+        }),
+        None => Verdict::Incomplete {
+            reason: StopReason::Sampled,
+            detail: format!(
+                "no rule broken in {} runs on OS threads; real-thread runs sample schedules and prove nothing",
+                r.runs
+            ),
+        },
+    };
+    let stats = Stats { executions: r.runs, seconds: r.seconds, ..Stats::default() };
+    let outcome = Outcome { verdict, stats, run: EngineRun::Stress { runs: args.runs, seed: args.seed } };
+    let code = outcome.verdict.exit_code();
+    let checked = Checked { case: case.clone(), program, outcome };
     if args.json {
-        let out = serde_json::json!({
-            "protocol": args.protocol, "mutant": args.mutant, "devices": args.devices, "repeat": repeat,
-            "engine": "std", "verdict": if broken > 0 { "violation" } else { "incomplete" },
-            "report": r,
-        });
-        println!("{}", serde_json::to_string_pretty(&out).expect("JSON of plain data"));
+        let mut v = checked.json();
+        v["stress"] = json!(r);
+        emitln!("{}", serde_json::to_string_pretty(&v).expect("JSON of plain data"));
     } else {
-        let mutant = args.mutant.as_deref().map_or(String::new(), |m| format!(" --mutant {m}"));
-        println!(
-            "{}{mutant}, {} devices, repeat {repeat}: {} runs on OS threads in {:.2} s",
-            args.protocol, args.devices, r.runs, r.seconds
-        );
-        println!("  {} of {} runs mismatched the reference (wrong-result)", r.mismatched, r.runs);
-        println!("  {} of {} runs had a racing access (race rule; the run went on)", r.raced, r.runs);
+        emit(&checked.text());
+        emitln!("  {} of {} runs mismatched the reference (wrong-result)", r.mismatched, r.runs);
+        emitln!("  {} of {} runs had a racing access (race rule; the run went on)", r.raced, r.runs);
         for (rule, k) in &r.by_rule {
             if *k > 0 && *rule != semcheck::Rule::WrongResult {
-                println!("  {k} runs broke {rule}");
+                emitln!("  {k} runs broke {rule}");
             }
         }
-        match &r.first {
-            Some((seed, v)) => println!("  VIOLATION (first, inputs seed {seed}): {v}"),
-            None => println!("  INCOMPLETE: no rule broken; real-thread runs sample schedules and prove nothing"),
-        }
     }
-    Ok(if broken > 0 { EXIT_VIOLATION } else { EXIT_INCOMPLETE })
+    Ok(code)
 }

@@ -3,12 +3,11 @@
 
 use clap::{Args, ValueEnum};
 use semcheck::checker::counterexample::{counterexample, engine_name, render, Format, Found};
-use semcheck::checker::{explore, Config, Strategy, Verdict};
-use semcheck::protocols::find;
-use semcheck::ModelError;
+use semcheck::checker::{explore, Config, Verdict};
+use semcheck::{ErrorKind, ModelError};
 
 use super::args::StrategyArg;
-use super::{EXIT_INCOMPLETE, EXIT_PROVED, EXIT_VIOLATION};
+use super::{emit, EXIT_INCOMPLETE, EXIT_PROVED, EXIT_VIOLATION};
 
 /// How a counterexample is shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -44,7 +43,7 @@ impl FormatArg {
 /// Arguments of `semcheck trace`.
 #[derive(Args, Debug)]
 pub(crate) struct TraceArgs {
-    /// The protocol, mutant, mesh size and repeat count.
+    /// The protocol or kernel file, mutant, mesh size and repeat count.
     #[command(flatten)]
     pub(crate) case: super::args::CaseArgs,
     /// Output format.
@@ -60,32 +59,27 @@ pub(crate) struct TraceArgs {
 }
 
 pub(crate) fn run(args: &TraceArgs) -> Result<i32, ModelError> {
-    let p = find(&args.case.protocol)?;
-    let repeat = p.repeat_for(args.case.mutant.as_deref(), args.case.repeat)?;
-    let program = p.program(args.case.devices as usize, args.case.mutant.as_deref(), repeat)?;
-    let strategy = match args.strategy {
-        StrategyArg::Bfs => Strategy::Bfs,
-        StrategyArg::Dfs => Strategy::Dfs,
+    let cases = args.case.cases(2)?;
+    let [case] = cases.as_slice() else {
+        return Err(ModelError::new(ErrorKind::UnknownName, "trace shows one counterexample: give --devices N"));
     };
-    let config = Config { strategy, ..Config::default() };
-    let report = explore(&program, &config);
-    let cex = match report.verdict {
+    let program = semcheck::program(case)?;
+    let config = Config { strategy: args.strategy.strategy(), ..Config::default() };
+    let outcome = explore(&program, &config);
+    let cex = match outcome.verdict {
         Verdict::Violation(cex) => cex,
         Verdict::Proved => {
-            eprintln!(
-                "semcheck: {} proved on {} devices (repeat {repeat}): no rule is broken, so there is no counterexample",
-                args.case.protocol, args.case.devices
-            );
+            eprintln!("semcheck: {case}: proved, no rule is broken, so there is no counterexample");
             return Ok(EXIT_PROVED);
         }
         Verdict::Incomplete { detail, .. } => {
-            eprintln!("semcheck: incomplete: {detail}");
+            eprintln!("semcheck: {case}: incomplete: {detail}");
             return Ok(EXIT_INCOMPLETE);
         }
     };
     let found: Found = counterexample(&program, &cex, !args.no_minimize).map_err(|e| {
         ModelError::new(
-            semcheck::model::ErrorKind::BadDeclaration,
+            ErrorKind::BadDeclaration,
             format!("internal error: the explorer's schedule does not replay at event {}: {}", e.index + 1, e.wanted),
         )
     })?;
@@ -96,11 +90,10 @@ pub(crate) fn run(args: &TraceArgs) -> Result<i32, ModelError> {
             found.run.events.len()
         );
     }
-    let engine = engine_name(&config);
-    let file = found.trace_file(&program, p.name, args.case.mutant.as_deref(), &engine);
+    let file = found.trace_file(case, &engine_name(&config));
     match args.format.render() {
-        None => print!("{}", file.to_text()),
-        Some(f) => print!("{}", render(f, &program, &file.header, &found.run)),
+        None => emit(&file.to_text()),
+        Some(f) => emit(&render(f, &program, &file.header, &found.run)),
     }
     Ok(EXIT_VIOLATION)
 }

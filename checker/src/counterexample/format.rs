@@ -1,12 +1,15 @@
-//! The trace file format: versioned, line-oriented, human-readable and diffable.
+//! The trace file format: versioned, line-oriented, human-readable and diffable; the one
+//! counterexample format every engine writes and `semcheck replay` reads.
 //!
 //! ```text
 //! # comments and blank lines are ignored
-//! semcheck-trace 1
+//! semcheck-trace 2
 //! protocol psum
 //! mutant no-capacity
 //! devices 2
 //! repeat 1
+//! dma-order any
+//! dma-landing whole
 //! engine explore strategy=bfs reduction=partial-order
 //! minimized 31 -> 24 events
 //! event d0 enter psum
@@ -16,40 +19,73 @@
 //! message race on d0 hbm_buf[0]: ...
 //! ```
 //!
-//! The first line (after comments) is the format version. Header keys (`protocol` and
-//! `devices` required; `mutant`, `repeat` (default 1), `engine`, `seed`, `minimized`
-//! optional) come before the events, `rule` (required) and `message` after them. Events are
-//! the stable names of [`Namer`](super::names::Namer): no pc, no index. Each key appears at
-//! most once, except `event`. Control characters (other than tabs, and the `\r` of a CR-LF
-//! line end) are rejected, so that every file that parses prints back the same.
+//! The first line (after comments) is the format version (version 1 files, which lack the
+//! keys marked *2*, are read too). The header comes before the events:
+//!
+//! * the kernel: `protocol` (and `mutant`) for a catalogue case, or *2* `kernel-file`
+//!   (a Python file; `kernel-name` picks one of its kernels, `kernel-sha256` is the file's
+//!   hash when the trace was written, so a replay can say that the source changed);
+//! * `devices` (required), `repeat` (default 1), *2* `dma-order` and `dma-landing`
+//!   (default `any` and `whole`);
+//! * optional: `engine`, `seed`, *2* `engine-schedule` (what replays the run on the engine
+//!   that found it, e.g. shuttle's decisions), `minimized`.
+//!
+//! `rule` (required) and `message` come after the events. Events are the stable names of
+//! [`Namer`](super::names::Namer): no pc, no index. Each key appears at most once, except
+//! `event`. Control characters (other than tabs, and the `\r` of a CR-LF line end) are
+//! rejected, so that every file that parses prints back the same.
 
-use semcheck_model::Rule;
+use std::path::PathBuf;
+
+use semcheck_model::{Case, DmaLanding, DmaOrder, Rule, Semantics, Source};
 
 use super::error::{TraceError, TraceErrorKind};
 
-/// The format version this semcheck writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+/// The format version this semcheck writes.
+pub const FORMAT_VERSION: u32 = 2;
+
+/// The versions this semcheck reads.
+const READS: [u32; 2] = [1, 2];
 
 /// The first key of every trace file.
 const MAGIC: &str = "semcheck-trace";
 
-/// The configuration a trace was found with.
+/// What a trace is about and how it was found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Header {
-    /// The protocol's name in the catalogue.
-    pub protocol: String,
-    /// The mutant, if any.
-    pub mutant: Option<String>,
-    /// Number of devices.
-    pub devices: u16,
-    /// Back-to-back invocations.
-    pub repeat: u32,
+    /// The kernel, mesh size, repeat count and assumptions.
+    pub case: Case,
+    /// The hash of a Python kernel file when the trace was written.
+    pub source_sha256: Option<String>,
     /// The engine and its configuration, free text (`explore strategy=bfs ...`).
     pub engine: Option<String>,
     /// The seed of a randomised engine, if any.
     pub seed: Option<u64>,
+    /// What replays the run on the engine that found it (free text, engine-specific).
+    pub engine_schedule: Option<String>,
     /// Minimisation note, free text (`31 -> 24 events`).
     pub minimized: Option<String>,
+}
+
+impl Header {
+    /// A header for `case` with nothing else recorded.
+    pub fn new(case: Case) -> Header {
+        Header { case, source_sha256: None, engine: None, seed: None, engine_schedule: None, minimized: None }
+    }
+}
+
+/// The lines of the header keys that name model objects, for error messages (0 when
+/// absent).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HeaderLines {
+    /// `protocol` or `kernel-file`.
+    pub source: usize,
+    /// `mutant` or `kernel-name`.
+    pub variant: usize,
+    /// `devices`.
+    pub devices: usize,
+    /// `repeat`.
+    pub repeat: usize,
 }
 
 /// One line of the file with its 1-based line number.
@@ -66,9 +102,8 @@ pub struct Line {
 pub struct TraceFile {
     /// The configuration.
     pub header: Header,
-    /// Line numbers of the header keys that name model objects, for error messages:
-    /// `protocol`, `mutant`, `devices`, `repeat` (0 when absent).
-    pub header_lines: [usize; 4],
+    /// Where the header keys that name model objects are, for error messages.
+    pub header_lines: HeaderLines,
     /// The events, by name.
     pub events: Vec<Line>,
     /// The broken rule, and its line.
@@ -86,7 +121,7 @@ impl TraceFile {
     pub fn new(header: Header, events: Vec<String>, rule: Rule, message: Option<String>) -> TraceFile {
         TraceFile {
             header,
-            header_lines: [0; 4],
+            header_lines: HeaderLines::default(),
             events: events.into_iter().map(|text| Line { number: 0, text }).collect(),
             rule: (rule, 0),
             message,
@@ -101,16 +136,35 @@ impl TraceFile {
         let mut out = String::new();
         out.push_str("# semcheck counterexample: replay with `semcheck replay FILE`\n");
         out.push_str(&format!("{MAGIC} {FORMAT_VERSION}\n"));
-        out.push_str(&format!("protocol {}\n", h.protocol));
-        if let Some(m) = &h.mutant {
-            out.push_str(&format!("mutant {m}\n"));
+        match &h.case.source {
+            Source::Catalogue { protocol, mutant } => {
+                out.push_str(&format!("protocol {protocol}\n"));
+                if let Some(m) = mutant {
+                    out.push_str(&format!("mutant {m}\n"));
+                }
+            }
+            Source::Python { path, kernel } => {
+                out.push_str(&format!("kernel-file {}\n", one_line(&path.display().to_string())));
+                if let Some(k) = kernel {
+                    out.push_str(&format!("kernel-name {}\n", one_line(k)));
+                }
+            }
+            Source::Dsl { name } => out.push_str(&format!("dsl {}\n", one_line(name))),
         }
-        out.push_str(&format!("devices {}\nrepeat {}\n", h.devices, h.repeat));
+        if let Some(sha) = &h.source_sha256 {
+            out.push_str(&format!("kernel-sha256 {sha}\n"));
+        }
+        out.push_str(&format!("devices {}\nrepeat {}\n", h.case.devices, h.case.repeat));
+        let sem = &h.case.semantics;
+        out.push_str(&format!("dma-order {}\ndma-landing {}\n", sem.dma_order.name(), sem.dma_landing.name()));
         if let Some(e) = &h.engine {
             out.push_str(&format!("engine {}\n", one_line(e)));
         }
         if let Some(s) = h.seed {
             out.push_str(&format!("seed {s}\n"));
+        }
+        if let Some(s) = &h.engine_schedule {
+            out.push_str(&format!("engine-schedule {}\n", one_line(s)));
         }
         if let Some(m) = &h.minimized {
             out.push_str(&format!("minimized {}\n", one_line(m)));
@@ -145,20 +199,28 @@ impl TraceFile {
             Events,
             End,
         }
+        const HEADER_KEYS: [&str; 14] = [
+            "protocol",
+            "mutant",
+            "kernel-file",
+            "kernel-name",
+            "kernel-sha256",
+            "dsl",
+            "devices",
+            "repeat",
+            "dma-order",
+            "dma-landing",
+            "engine",
+            "seed",
+            "engine-schedule",
+            "minimized",
+        ];
         let mut part = Part::Start;
-        let mut protocol = None;
-        let mut mutant = None;
-        let mut devices = None;
-        let mut repeat = None;
-        let mut engine = None;
-        let mut seed = None;
-        let mut minimized = None;
-        let mut lines = [0usize; 4];
+        let mut values: [Option<(String, usize)>; 14] = Default::default();
         let mut events = Vec::new();
         let mut rule = None;
         let mut message = None;
         let mut last = 0;
-        let mut seed_line = 0;
         for (i, raw) in text.split('\n').enumerate() {
             let n = i + 1;
             last = n;
@@ -174,11 +236,11 @@ impl TraceFile {
                 if key != MAGIC {
                     return Err(syntax(n, format!("not a semcheck trace: expected `{MAGIC} {FORMAT_VERSION}` first")));
                 }
-                if rest.trim() != FORMAT_VERSION.to_string() {
+                if !READS.iter().any(|v| rest.trim() == v.to_string()) {
                     return Err(syntax(
                         n,
                         format!(
-                            "unsupported trace format version `{}` (this semcheck reads {FORMAT_VERSION})",
+                            "unsupported trace format version `{}` (this semcheck reads 1 and {FORMAT_VERSION})",
                             rest.trim()
                         ),
                     ));
@@ -194,41 +256,17 @@ impl TraceFile {
                     Ok(v.to_string())
                 }
             };
-            let set = |slot: &mut Option<String>| -> Result<(), TraceError> {
-                if slot.is_some() {
+            if let Some(k) = HEADER_KEYS.iter().position(|&h| h == key) {
+                if part != Part::Header {
+                    return Err(syntax(n, format!("header key `{key}` after the events")));
+                }
+                if values[k].is_some() {
                     return Err(syntax(n, format!("`{key}` appears twice")));
                 }
-                *slot = Some(value()?);
-                Ok(())
-            };
-            let header_key =
-                matches!(key, "protocol" | "mutant" | "devices" | "repeat" | "engine" | "seed" | "minimized");
-            if header_key && part != Part::Header {
-                return Err(syntax(n, format!("header key `{key}` after the events")));
+                values[k] = Some((value()?, n));
+                continue;
             }
             match key {
-                "protocol" => {
-                    set(&mut protocol)?;
-                    lines[0] = n;
-                }
-                "mutant" => {
-                    set(&mut mutant)?;
-                    lines[1] = n;
-                }
-                "devices" => {
-                    set(&mut devices)?;
-                    lines[2] = n;
-                }
-                "repeat" => {
-                    set(&mut repeat)?;
-                    lines[3] = n;
-                }
-                "engine" => set(&mut engine)?,
-                "seed" => {
-                    set(&mut seed)?;
-                    seed_line = n;
-                }
-                "minimized" => set(&mut minimized)?,
                 "event" => {
                     if part > Part::Events {
                         return Err(syntax(n, "event after the rule"));
@@ -252,7 +290,10 @@ impl TraceFile {
                     if part != Part::End {
                         return Err(syntax(n, "`message` must follow `rule`"));
                     }
-                    set(&mut message)?;
+                    if message.is_some() {
+                        return Err(syntax(n, "`message` appears twice"));
+                    }
+                    message = Some(value()?);
                 }
                 _ => return Err(syntax(n, format!("unknown key `{key}`"))),
             }
@@ -260,28 +301,66 @@ impl TraceFile {
         if part == Part::Start {
             return Err(syntax(last.max(1), format!("empty trace: expected `{MAGIC} {FORMAT_VERSION}`")));
         }
-        let protocol = protocol.ok_or_else(|| syntax(last, "the header has no `protocol`"))?;
-        let devices_text = devices.ok_or_else(|| syntax(last, "the header has no `devices`"))?;
-        let devices = devices_text
-            .parse::<u16>()
-            .ok()
-            .filter(|&d| d >= 1)
-            .ok_or_else(|| syntax(lines[2], format!("`{devices_text}` is not a number of devices (1 to 65535)")))?;
+        let [protocol, mutant, file, kernel, sha, dsl, devices, repeat, order, landing, engine, seed, schedule, minimized] =
+            values;
+        let line = |v: &Option<(String, usize)>| v.as_ref().map_or(0, |(_, l)| *l);
+        let lines = HeaderLines {
+            source: line(&protocol).max(line(&file)).max(line(&dsl)),
+            variant: line(&mutant).max(line(&kernel)),
+            devices: line(&devices),
+            repeat: line(&repeat),
+        };
+        let text = |v: Option<(String, usize)>| v.map(|(t, _)| t);
+        let source = match (protocol, file, dsl) {
+            (Some((p, _)), None, None) => Source::Catalogue { protocol: p, mutant: text(mutant) },
+            (None, Some((f, _)), None) => {
+                if let Some((_, l)) = mutant {
+                    return Err(syntax(l, "`mutant` belongs to a catalogue `protocol`, not to a `kernel-file`"));
+                }
+                Source::Python { path: PathBuf::from(f), kernel: text(kernel) }
+            }
+            (None, None, Some((d, _))) => Source::Dsl { name: d },
+            (None, None, None) => {
+                return Err(syntax(last, "the header names no kernel: `protocol`, `kernel-file` or `dsl`"))
+            }
+            _ => return Err(syntax(lines.source, "the header names more than one kernel")),
+        };
+        let (devices_text, devices_line) = devices.ok_or_else(|| syntax(last, "the header has no `devices`"))?;
+        let devices =
+            devices_text.parse::<usize>().ok().filter(|&d| (1..=65535).contains(&d)).ok_or_else(|| {
+                syntax(devices_line, format!("`{devices_text}` is not a number of devices (1 to 65535)"))
+            })?;
         let repeat = match repeat {
             None => 1,
-            Some(r) => r
+            Some((r, l)) => r
                 .parse::<u32>()
                 .ok()
                 .filter(|&r| (1..=64).contains(&r))
-                .ok_or_else(|| syntax(lines[3], format!("`{r}` is not a repeat count (1 to 64)")))?,
+                .ok_or_else(|| syntax(l, format!("`{r}` is not a repeat count (1 to 64)")))?,
         };
+        let mut semantics = Semantics::default();
+        if let Some((o, l)) = order {
+            semantics.dma_order = DmaOrder::from_name(&o)
+                .ok_or_else(|| syntax(l, format!("unknown dma-order `{o}` (any or pair-fifo)")))?;
+        }
+        if let Some((o, l)) = landing {
+            semantics.dma_landing = DmaLanding::from_name(&o)
+                .ok_or_else(|| syntax(l, format!("unknown dma-landing `{o}` (whole or cells)")))?;
+        }
         let seed = match seed {
             None => None,
-            Some(s) => Some(s.parse::<u64>().map_err(|_| syntax(seed_line, format!("`{s}` is not a seed (u64)")))?),
+            Some((s, l)) => Some(s.parse::<u64>().map_err(|_| syntax(l, format!("`{s}` is not a seed (u64)")))?),
         };
         let rule = rule.ok_or_else(|| syntax(last, "the trace has no `rule` line"))?;
         Ok(TraceFile {
-            header: Header { protocol, mutant, devices, repeat, engine, seed, minimized },
+            header: Header {
+                case: Case { source, devices, repeat, semantics },
+                source_sha256: text(sha),
+                engine: text(engine),
+                seed,
+                engine_schedule: text(schedule),
+                minimized: text(minimized),
+            },
             header_lines: lines,
             events,
             rule,

@@ -1,6 +1,6 @@
 //! Replaying a trace file against the current model.
 
-use semcheck_model::{ModelError, Program};
+use semcheck_model::Program;
 use tracing::debug;
 
 use super::error::{TraceError, TraceErrorKind};
@@ -16,21 +16,6 @@ pub struct Replayed {
     /// Whether the violation message is word for word the recorded one (a different message
     /// for the same rule is allowed: messages are for people).
     pub message_matches: bool,
-}
-
-impl TraceFile {
-    /// Builds the program the header describes from the catalogue; an unknown protocol,
-    /// mutant or mesh is an error naming the header line.
-    pub fn program(&self) -> Result<Program, TraceError> {
-        let h = &self.header;
-        let at = |line: usize, e: ModelError| TraceError::new(TraceErrorKind::Model, Some(line), e.to_string());
-        let p = semcheck_protocols::find(&h.protocol).map_err(|e| at(self.header_lines[0], e))?;
-        if let Some(m) = &h.mutant {
-            p.mutant(m).map_err(|e| at(self.header_lines[1], e))?;
-        }
-        p.mesh(h.devices as usize).map_err(|e| at(self.header_lines[2], e))?;
-        p.program(h.devices as usize, h.mutant.as_deref(), h.repeat).map_err(|e| at(self.header_lines[0], e))
-    }
 }
 
 /// Re-executes the trace's events against `program`: every event must be enabled when it

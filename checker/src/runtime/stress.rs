@@ -57,25 +57,3 @@ pub fn stress(program: &Program, runs: u64, seed: u64) -> StressReport {
         seconds: start.elapsed().as_secs_f64(),
     }
 }
-
-#[cfg(all(test, not(loom)))]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_correct_protocol_runs_clean_on_os_threads() {
-        for p in semcheck_protocols::catalogue() {
-            let n = if p.mesh_kind == semcheck_protocols::MeshKind::Ring { 4 } else { 2 };
-            let program = p.program(n, None, 2).unwrap();
-            let r = stress(&program, 20, 1);
-            assert!(r.first.is_none(), "{}: {:?}", p.name, r.first);
-        }
-    }
-
-    #[test]
-    fn producer_consumer_without_signal_mismatches_on_os_threads() {
-        let p = semcheck_protocols::find("producer_consumer").unwrap().program(2, Some("no-signal"), 1).unwrap();
-        let r = stress(&p, 50, 1);
-        assert!(r.first.is_some(), "{r:?}");
-    }
-}

@@ -30,10 +30,11 @@ pub fn json(program: &Program, header: &Header, run: &TracedRun) -> String {
         Ending::Clean => (Value::Null, None),
     };
     let v = json!({
-        "protocol": header.protocol,
-        "mutant": header.mutant,
-        "devices": header.devices,
-        "repeat": header.repeat,
+        "case": header.case,
+        "protocol": header.case.source.protocol(),
+        "mutant": header.case.source.mutant(),
+        "devices": header.case.devices,
+        "repeat": header.case.repeat,
         "engine": header.engine,
         "seed": header.seed,
         "minimized": header.minimized,

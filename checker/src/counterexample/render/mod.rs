@@ -67,10 +67,9 @@ pub(crate) fn short_name(namer: &Namer<'_>, event: Event, name: &str) -> String 
     }
 }
 
-/// The header as one line: `psum --mutant no-capacity, 2 devices, repeat 1`.
+/// The header as one line: `psum/no-capacity N=2`.
 pub(crate) fn title(header: &Header) -> String {
-    let mutant = header.mutant.as_deref().map_or(String::new(), |m| format!(" --mutant {m}"));
-    format!("{}{mutant}, {} devices, repeat {}", header.protocol, header.devices, header.repeat)
+    header.case.to_string()
 }
 
 /// Greedy word wrap at `width` characters (words longer than that stay whole).

@@ -1,0 +1,58 @@
+//! `semcheck check TARGET`: the cases one target names (one per mesh size), on the chosen
+//! engine.
+
+use semcheck::checker::{explore, Verdict};
+use semcheck::ModelError;
+use serde_json::json;
+
+use super::args::CheckArgs;
+use super::report::Checked;
+use super::shuttle::EngineArg;
+use super::{emit, EXIT_INCOMPLETE, EXIT_PROVED, EXIT_VIOLATION};
+
+/// The exit code of several verdicts: a violation anywhere is 1, else anything incomplete
+/// is 3, else 0.
+pub(crate) fn worst<'a>(verdicts: impl IntoIterator<Item = &'a Verdict>) -> i32 {
+    let mut code = EXIT_PROVED;
+    for v in verdicts {
+        match v {
+            Verdict::Violation(_) => return EXIT_VIOLATION,
+            Verdict::Incomplete { .. } => code = EXIT_INCOMPLETE,
+            Verdict::Proved => {}
+        }
+    }
+    code
+}
+
+pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
+    let cases = args.case.cases(2)?;
+    let mut checked = Vec::new();
+    for case in cases {
+        let program = semcheck::program(&case)?;
+        let outcome = match args.engine.engine {
+            EngineArg::Explore => explore(&program, &args.explore.config()),
+            EngineArg::Shuttle => super::shuttle::run(args, &case, &program)?,
+        };
+        let c = Checked { case, program, outcome };
+        if !args.json {
+            emit(&c.text());
+        }
+        checked.push(c);
+    }
+    let code = worst(checked.iter().map(|c| &c.outcome.verdict));
+    if args.json {
+        let value = match checked.as_slice() {
+            [one] => {
+                let mut v = one.json();
+                v["peak_rss_bytes"] = json!(super::bench::peak_rss_bytes());
+                v
+            }
+            many => json!({
+                "verdict": match code { EXIT_VIOLATION => "violation", EXIT_INCOMPLETE => "incomplete", _ => "proved" },
+                "cases": many.iter().map(Checked::json).collect::<Vec<_>>(),
+            }),
+        };
+        emit(&format!("{}\n", serde_json::to_string_pretty(&value).expect("JSON of plain data")));
+    }
+    Ok(code)
+}

@@ -1,0 +1,99 @@
+//! From the command line's target (a protocol name or a kernel file), mutant, mesh sizes,
+//! repeat count and assumptions to the [`Case`]s a command checks.
+
+use std::path::PathBuf;
+
+use semcheck::{Case, ErrorKind, ModelError, Source};
+
+use super::args::CaseArgs;
+
+/// The mesh sizes of `--devices`: one size, a range `2-6` or a list `2,3,4`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Devices(pub(crate) Vec<usize>);
+
+/// The largest mesh size accepted on the command line (the model's own limit).
+const MAX_DEVICES: usize = semcheck::model::mesh::MAX_DEVICES;
+
+/// Parses `--devices`.
+pub(crate) fn parse_devices(s: &str) -> Result<Devices, String> {
+    let one = |t: &str| -> Result<usize, String> {
+        let n: usize = t.trim().parse().map_err(|_| format!("`{t}` is not a number of devices"))?;
+        if (1..=MAX_DEVICES).contains(&n) {
+            Ok(n)
+        } else {
+            Err(format!("{n} devices is outside 1..={MAX_DEVICES}"))
+        }
+    };
+    let sizes = if let Some((a, b)) = s.split_once('-') {
+        let (a, b) = (one(a)?, one(b)?);
+        if a > b {
+            return Err(format!("`{s}`: the range is empty ({a} > {b})"));
+        }
+        (a..=b).collect()
+    } else {
+        let mut v = s.split(',').map(one).collect::<Result<Vec<_>, _>>()?;
+        v.dedup();
+        v
+    };
+    Ok(Devices(sizes))
+}
+
+/// Whether the target names a kernel file rather than a catalogue protocol.
+pub(crate) fn is_file(target: &str) -> bool {
+    target.ends_with(".py") || target.contains('/') || target.contains('\\')
+}
+
+fn usage(msg: impl Into<String>) -> ModelError {
+    ModelError::new(ErrorKind::UnknownName, msg)
+}
+
+impl CaseArgs {
+    /// The mesh sizes asked for, or `default` when `--devices` is absent.
+    pub(crate) fn sizes(&self, default: usize) -> Vec<usize> {
+        self.devices.as_ref().map_or_else(|| vec![default], |d| d.0.clone())
+    }
+
+    /// The cases these arguments name, one per mesh size; `default_devices` applies when
+    /// `--devices` is absent.
+    pub(crate) fn cases(&self, default_devices: usize) -> Result<Vec<Case>, ModelError> {
+        let source = if is_file(&self.target) {
+            if self.mutant.is_some() {
+                return Err(usage("--mutant names a catalogue mutant; a kernel file is checked as written"));
+            }
+            Source::Python { path: PathBuf::from(&self.target), kernel: self.kernel.clone() }
+        } else {
+            if self.kernel.is_some() {
+                return Err(usage("--kernel picks a kernel of a Python file; a catalogue protocol has one kernel"));
+            }
+            Source::catalogue(&self.target, self.mutant.as_deref())
+        };
+        let semantics = self.semantics.semantics();
+        self.sizes(default_devices)
+            .into_iter()
+            .map(|n| {
+                let case = match &source {
+                    Source::Catalogue { protocol, mutant } => semcheck::catalogue_case(protocol, mutant.as_deref(), n)?,
+                    other => Case::new(other.clone(), n),
+                };
+                let repeat = self.repeat.unwrap_or(case.repeat);
+                Ok(case.repeat(repeat).semantics(semantics))
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn devices_take_a_size_a_range_or_a_list() {
+        assert_eq!(parse_devices("3"), Ok(Devices(vec![3])));
+        assert_eq!(parse_devices("2-5"), Ok(Devices(vec![2, 3, 4, 5])));
+        assert_eq!(parse_devices("2,3,8"), Ok(Devices(vec![2, 3, 8])));
+        assert!(parse_devices("5-2").is_err());
+        assert!(parse_devices("0").is_err());
+        assert!(parse_devices("two").is_err());
+        assert!(parse_devices("4097").is_err());
+    }
+}
