@@ -34,6 +34,7 @@
 //! ```
 
 pub mod corpus;
+pub mod frontend;
 
 pub use semcheck_checker as checker;
 pub use semcheck_model as model;
@@ -61,11 +62,8 @@ pub fn program(case: &Case) -> Result<Program, ModelError> {
             let m = p.variant(mutant.as_deref())?;
             p.program(case.devices, m, case.repeat)?
         }
-        Source::Python { path, .. } => {
-            return Err(ModelError::new(
-                ErrorKind::Unsupported,
-                format!("{}: reading Pallas kernels from Python files is not available in this build", path.display()),
-            ))
+        Source::Python { path, kernel, expect } => {
+            frontend::program(path, kernel.as_deref(), expect.as_deref(), case.devices, case.repeat)?
         }
         Source::Dsl { name } => {
             return Err(ModelError::new(

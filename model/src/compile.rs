@@ -75,6 +75,21 @@ pub fn compile(kernel: &Kernel, mesh: &Mesh, spec: &Spec, repeat: u32) -> Result
     Ok(program)
 }
 
+/// The input atom of cell `index` of a device's input buffer of cell shape `shape`:
+/// `(origin, block, part)`, `block` the first index and `part` the second for ranks up to
+/// 2 (the seeds' `x_ref[block, half]`); for higher ranks `part` is the last index and
+/// `block` the others flattened row-major, so distinct cells hold distinct atoms.
+pub fn input_atom(origin: u16, index: &[usize], shape: &[usize]) -> Atom {
+    match index {
+        [] => Atom { origin, block: 0, part: 0 },
+        [i] => Atom { origin, block: *i as u16, part: 0 },
+        [rest @ .., last] => {
+            let block = rest.iter().zip(shape).fold(0usize, |acc, (&i, &s)| acc * s + i);
+            Atom { origin, block: block as u16, part: *last as u16 }
+        }
+    }
+}
+
 /// JAX's build rules for `collective_id` (`jax/_src/tpu_custom_call.py`), with JAX's own
 /// wording: a kernel JAX refuses to build is refused here too.
 fn validate_declarations(kernel: &Kernel) -> Result<(), ModelError> {
@@ -196,10 +211,12 @@ impl<'a> Compiler<'a> {
             if !self.kernel.buffers[cell.buffer].role.has_input() {
                 continue;
             }
-            let at = |k: usize| cell.index.get(k).copied().unwrap_or(0) as u16;
             let atom = match cell.owner {
-                Some(d) => Atom { origin: d.0, block: at(0), part: at(1) },
-                None => Atom { origin: at(0), block: 0, part: at(1) },
+                Some(d) => input_atom(d.0, &cell.index, &self.kernel.buffers[cell.buffer].shape),
+                None => {
+                    let at = |k: usize| cell.index.get(k).copied().unwrap_or(0) as u16;
+                    Atom { origin: at(0), block: 0, part: at(1) }
+                }
             };
             self.initial[i] = self.values.atom(atom);
         }
@@ -805,6 +822,12 @@ impl<'a> Compiler<'a> {
                 format!("buffer #{} is not declared by this kernel", r.buffer.0),
             )
         })?;
+        // A view the front end could not express in cells fails here, with its reason.
+        for index in r.indexing.iter().flatten() {
+            if let Index::At(Expr::Fail(reason)) | Index::Slice { start: Expr::Fail(reason), .. } = index {
+                return Err(self.err(here, what, ErrorKind::Unsupported, reason.clone()));
+            }
+        }
         // Per dimension: (offset, size, dropped).
         let mut dims: Vec<(usize, usize, bool)> = decl.shape.iter().map(|&s| (0, s, false)).collect();
         for indices in &r.indexing {

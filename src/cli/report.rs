@@ -48,7 +48,7 @@ impl Checked {
             _ => Value::Null,
         };
         let (file, kernel) = match &self.case.source {
-            Source::Python { path, kernel } => (Some(path.display().to_string()), kernel.clone()),
+            Source::Python { path, kernel, .. } => (Some(path.display().to_string()), kernel.clone()),
             _ => (None, None),
         };
         json!({
