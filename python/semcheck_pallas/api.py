@@ -19,7 +19,7 @@ starts, so every export runs in a fresh child process (this interpreter) with N 
 devices. ``fn`` must be importable there: a module-level function (a test module is
 fine); ``args`` must pickle. Verdicts come from the ``semcheck`` binary (``SEMCHECK_BIN``,
 else ``semcheck`` on ``PATH``), which reads the exported document
-(``semcheck check --kernel-json``).
+(``semcheck check doc.json --json``).
 """
 
 from __future__ import annotations
@@ -121,7 +121,7 @@ def _verdicts_of(doc: dict, *, kernel: str | None, expect: str | None, repeat: i
             json.dump(doc, f)
         opts = (["--kernel", kernel] if kernel else []) + (["--expect", expect] if expect else []) \
             + (["--repeat", str(repeat)] if repeat else [])
-        proc = _run([binary, "check", "--kernel-json", path, "--json", *opts], "semcheck check")
+        proc = _run([binary, "check", path, "--json", *opts], "semcheck check")
         if proc.returncode == 2 or not proc.stdout.strip():
             raise SemcheckError(f"semcheck check refused the kernel (exit {proc.returncode}):\n"
                                 f"{proc.stderr.strip()[-4000:]}")
@@ -129,23 +129,16 @@ def _verdicts_of(doc: dict, *, kernel: str | None, expect: str | None, repeat: i
             out = json.loads(proc.stdout)
         except json.JSONDecodeError as e:
             raise SemcheckError(f"semcheck check printed no JSON ({e}):\n{proc.stdout[:2000]}") from None
-        results = out.get("results", [out]) if isinstance(out, dict) else out
+        results = out.get("cases", [out])
         verdicts = []
         for r in results:
-            name = (r.get("kernel") or {}).get("name") if isinstance(r.get("kernel"), dict) else r.get("kernel")
-            name = name or kernel or "?"
-            v = r.get("verdict")
-            verdict = v if isinstance(v, str) else (v or {}).get("verdict", "?")
-            violation = r.get("violation") or (v.get("violation") if isinstance(v, dict) else None) or {}
-            rule = violation.get("rule") if isinstance(violation, dict) else None
-            message = violation.get("message", "") if isinstance(violation, dict) else ""
+            violation = r.get("violation") or {}
             trace = None
-            if verdict == "violation":
-                t = _run([binary, "trace", "--kernel-json", path, "--kernel", name, "--format", "text", *opts[2:]],
-                         "semcheck trace")
-                trace = t.stdout.strip() or t.stderr.strip()
-            verdicts.append(KernelVerdict(kernel=name, devices=int(doc.get("devices", 0)), verdict=verdict,
-                                          rule=rule, message=message, trace=trace, result=r))
+            if violation.get("trace"):
+                trace = "\n".join(f"  {i + 1:>4}. {e}" for i, e in enumerate(violation["trace"]))
+            verdicts.append(KernelVerdict(kernel=r.get("kernel") or kernel or "?", devices=int(r.get("devices", 0)),
+                                          verdict=r.get("verdict", "?"), rule=violation.get("rule"),
+                                          message=violation.get("message", ""), trace=trace, result=r))
         return verdicts
 
 

@@ -65,7 +65,13 @@ impl ErrorDoc {
             .filter(|c| !c.is_empty())
             .map(|c| format!("\n    {c}"))
             .unwrap_or_default();
-        format!("{at}{}: {}{code}", self.construct, self.message)
+        let via = self
+            .loc
+            .as_ref()
+            .and_then(|l| l.stack.first())
+            .map(|c| format!(" (called from {})", c.short()))
+            .unwrap_or_default();
+        format!("{at}{}: {}{via}{code}", self.construct, self.message)
     }
 }
 

@@ -112,9 +112,11 @@ fn export(path: &Path, devices: usize) -> Result<Document, ModelError> {
     Document::parse(&text, &format!("the export of {}", path.display()))
 }
 
-/// The kernels of a document a check covers by default: those that communicate.
+/// The kernels of a document a check covers by default: those that communicate, and
+/// those the front end could not read whole (whether they communicate is unknown, and
+/// the check must say why it cannot check them).
 pub fn default_kernels(doc: &Document) -> Vec<&KernelDoc> {
-    doc.kernels.iter().filter(|k| k.communicates).collect()
+    doc.kernels.iter().filter(|k| k.communicates || k.status != "ok").collect()
 }
 
 /// The kernel named `name`, or the one kernel to check when `name` is `None`.
@@ -218,6 +220,14 @@ pub fn program(
         }
     };
     compile(&imported.kernel, &imported.mesh, &spec, repeat)
+}
+
+/// Where a kernel of a file is defined: `(file, line, function)`.
+pub fn kernel_location(path: &Path, devices: usize, name: Option<&str>) -> Option<(String, u32, String)> {
+    let doc = document(path, devices).ok()?;
+    let k = choose(&doc, path, name).ok()?;
+    let f = k.function.as_ref()?;
+    Some((f.file.clone(), f.line, f.function.clone().unwrap_or_else(|| k.name.clone())))
 }
 
 /// The hash of the script a document was exported from (for trace files).
