@@ -160,7 +160,12 @@ fn a_kernel_file_is_checked_from_the_command_line_with_its_source_lines() {
     let trace = v["violation"]["trace"].as_array().unwrap();
     assert!(trace.iter().any(|e| e.as_str().unwrap().contains("@ psum--no-capacity.py:86 first.start()")));
 
-    let out = semcheck_cmd().arg("check").arg(repo().join("protocols/pallas/psum.py")).args(["--devices", "2-3"]).output().unwrap();
+    let out = semcheck_cmd()
+        .arg("check")
+        .arg(repo().join("protocols/pallas/psum.py"))
+        .args(["--devices", "2-3"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
 }
 

@@ -450,7 +450,13 @@ impl<'a> Compiler<'a> {
 
     /// A store of computed data: the simple shapes become the DSL's operations (zeros,
     /// copy, `+=`, one-argument map), anything else a [`Formula`].
-    fn compute(&mut self, dst: &RefExpr, value: &Data, cellwise: bool, here: &Here<'_>) -> Result<(Op, String), ModelError> {
+    fn compute(
+        &mut self,
+        dst: &RefExpr,
+        value: &Data,
+        cellwise: bool,
+        here: &Here<'_>,
+    ) -> Result<(Op, String), ModelError> {
         let what = format!("{}[...] = ...", self.buffer_name(dst));
         let (dcells, _) = self.cells_of(dst, here.device, here, &what)?;
         let dname = self.view_name(&dcells);
@@ -515,8 +521,11 @@ impl<'a> Compiler<'a> {
         let root = self.formula_node(value, &mut next_leaf, here, &what)?;
         let arity = max_arity(value);
         let arg_tags = (0..arity).map(|k| self.values.func(&format!("#{k}({{}})"))).collect();
-        let position_tags =
-            if cellwise { Vec::new() } else { (0..dcells.len()).map(|i| self.values.func(&format!("{{}}[{i}]"))).collect() };
+        let position_tags = if cellwise {
+            Vec::new()
+        } else {
+            (0..dcells.len()).map(|i| self.values.func(&format!("{{}}[{i}]"))).collect()
+        };
         let label = format!("{dname} = {}", self.render_data(value, &src, &leaves, &mut 0));
         self.formulas.push(Formula { root, leaves, cellwise, arg_tags, position_tags });
         let kind = ComputeKind::Formula(self.formulas.len() as u32 - 1);
@@ -1055,5 +1064,70 @@ fn max_arity(d: &Data) -> usize {
         Data::Add(a, b) => max_arity(a).max(max_arity(b)),
         Data::Apply { args, .. } => args.iter().map(max_arity).max().unwrap_or(0).max(args.len()),
         _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dsl::trace;
+    use crate::ir::{Data, MemorySpace};
+    use crate::value::Notation;
+
+    #[test]
+    fn loops_formulas_and_logical_ids_compile_per_device() {
+        let n = 3usize;
+        let kernel = trace("extended", |k| {
+            let x = k.input("x", MemorySpace::Vmem, &[]);
+            let w = k.input("w", MemorySpace::Vmem, &[]);
+            let o = k.output("o", MemorySpace::Vmem, &[2]);
+            let sem = k.regular_semaphore("sem");
+            let me = k.axis_index("x");
+            // Static trip count: two signals to the right, by LOGICAL id.
+            k.fori_loop("i", 2, |k, _| k.semaphore_signal(&sem, 1, k.logical_device((me.clone() + 1) % n)));
+            // Device-dependent trip count: `me` waits of one.
+            k.while_loop(
+                &[("j", Expr::Const(0))],
+                |c| c[0].clone().less(me.clone()),
+                |k, c| {
+                    k.semaphore_wait(&sem, 1);
+                    vec![c[0].clone() + 1i64]
+                },
+            );
+            o.compute(Data::apply("dot({}, {})", vec![x.load(), w.load()]), false);
+        })
+        .unwrap();
+        let spec = Spec { notation: Notation::Plain, outputs: vec![] };
+        let p = compile(&kernel, &Mesh::ring(n).unwrap(), &spec, 1).unwrap();
+        for d in 0..n {
+            let ops = &p.devices[d].ops;
+            let signals: Vec<_> = ops
+                .iter()
+                .filter_map(|op| match op {
+                    Op::Signal { target, .. } => Some(target.0 as usize),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(signals, vec![(d + 1) % n; 2], "d{d}");
+            assert_eq!(ops.iter().filter(|op| matches!(op, Op::Wait { .. })).count(), d, "d{d}");
+            let Some(Op::Compute { kind: ComputeKind::Formula(f), dst, src }) =
+                ops.iter().find(|op| matches!(op, Op::Compute { .. }))
+            else {
+                panic!("d{d}: no formula");
+            };
+            assert_eq!((dst.len, src.len), (2, 2));
+            assert!(!p.formulas[*f as usize].cellwise);
+        }
+    }
+
+    #[test]
+    fn a_loop_that_never_ends_is_an_error_not_a_hang() {
+        let kernel = trace("forever", |k| {
+            k.while_loop(&[("i", Expr::Const(0))], |_| Expr::Const(1), |_, c| vec![c[0].clone()]);
+        })
+        .unwrap();
+        let spec = Spec { notation: Notation::Plain, outputs: vec![] };
+        let e = compile(&kernel, &Mesh::ring(2).unwrap(), &spec, 1).unwrap_err();
+        assert_eq!(*e.kind(), ErrorKind::TooLarge);
     }
 }

@@ -211,10 +211,8 @@ impl Expr {
     pub fn floor_mod(self, n: impl Into<Expr>) -> Expr {
         let n = n.into();
         let r = Expr::binary(BinOp::Rem, self, n.clone());
-        let fix = r
-            .clone()
-            .not_equals(0)
-            .and(Expr::Sign(Box::new(r.clone())).not_equals(Expr::Sign(Box::new(n.clone()))));
+        let fix =
+            r.clone().not_equals(0).and(Expr::Sign(Box::new(r.clone())).not_equals(Expr::Sign(Box::new(n.clone()))));
         Expr::Select(Box::new(fix), vec![r.clone(), r + n])
     }
 

@@ -51,8 +51,10 @@ impl Expected {
             for _ in 0..*count {
                 match term {
                     Term::Atom(a) => atoms.push(*a),
-                    Term::Apply(f, arg) => applies
-                        .push(Expected::Apply(values.func_name(*f).to_string(), Box::new(Expected::of_value(values, *arg)))),
+                    Term::Apply(f, arg) => applies.push(Expected::Apply(
+                        values.func_name(*f).to_string(),
+                        Box::new(Expected::of_value(values, *arg)),
+                    )),
                 }
             }
         }

@@ -77,7 +77,11 @@ impl CaseArgs {
                     )));
                 }
             }
-            Source::Python { path: PathBuf::from(&self.target), kernel: self.kernel.clone(), expect: self.expect.clone() }
+            Source::Python {
+                path: PathBuf::from(&self.target),
+                kernel: self.kernel.clone(),
+                expect: self.expect.clone(),
+            }
         } else {
             if self.kernel.is_some() {
                 return Err(usage("--kernel picks a kernel of a Python file; a catalogue protocol has one kernel"));

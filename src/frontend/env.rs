@@ -157,7 +157,8 @@ fn venv(cache: &Path) -> Result<PathBuf, ModelError> {
         return Ok(python);
     }
     let fix = format!("rm -rf {}", dir.display());
-    let bootstrap = std::env::var_os("SEMCHECK_BOOTSTRAP_PYTHON").map_or_else(|| PathBuf::from("python3"), PathBuf::from);
+    let bootstrap =
+        std::env::var_os("SEMCHECK_BOOTSTRAP_PYTHON").map_or_else(|| PathBuf::from("python3"), PathBuf::from);
     fs::create_dir_all(cache).map_err(|e| env_error(format!("cannot create {}: {e}", cache.display())))?;
     let tmp = cache.join(format!(".python-{}-{}", std::process::id(), short_hash(&[&format!("{:?}", Instant::now())])));
     eprintln!(

@@ -85,7 +85,10 @@ pub fn import(k: &KernelDoc) -> Result<Imported, ModelError> {
     let entry = field(&rest, "entry", name, "kernel")?;
     let collective_id = match field(entry, "collective_id", name, "entry")? {
         Value::Null => None,
-        v => Some(u32::try_from(as_u64(v, name, "entry.collective_id")?).map_err(|_| malformed(name, "entry.collective_id", "too large"))?),
+        v => Some(
+            u32::try_from(as_u64(v, name, "entry.collective_id")?)
+                .map_err(|_| malformed(name, "entry.collective_id", "too large"))?,
+        ),
     };
     let flag = |key: &str| entry.get(key).and_then(Value::as_bool).unwrap_or(false);
     let implicit_entry_barrier = flag("implicit_entry_barrier");
@@ -233,10 +236,11 @@ impl Importer<'_> {
                 }
             }
             "scoped" => {
-                let sems = as_array(f("semaphores")?, k, path)?
-                    .iter()
-                    .map(|v| self.sem_id(v, path))
-                    .collect::<Result<Vec<_>, _>>()?;
+                let sems = as_array(f("semaphores")?, k, path)?.iter().map(|v| self.sem_id(v, path)).collect::<Result<
+                    Vec<_>,
+                    _,
+                >>(
+                )?;
                 StmtKind::Scoped { sems, body: self.block(f("body")?, path)? }
             }
             "dma_start" => StmtKind::DmaStart(self.dma(f("dma")?, path)?),

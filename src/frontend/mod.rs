@@ -75,7 +75,11 @@ fn export(path: &Path, devices: usize) -> Result<Document, ModelError> {
     let out_dir = env::cache_dir()?.join("exports");
     std::fs::create_dir_all(&out_dir)
         .map_err(|e| ModelError::new(ErrorKind::Environment, format!("cannot create {}: {e}", out_dir.display())))?;
-    let out = out_dir.join(format!("{}-{}-{devices}.json", std::process::id(), env::short_hash(&[&format!("{:?}", Instant::now())])));
+    let out = out_dir.join(format!(
+        "{}-{}-{devices}.json",
+        std::process::id(),
+        env::short_hash(&[&format!("{:?}", Instant::now())])
+    ));
     let mut pythonpath = py.package_root.clone().into_os_string();
     if let Some(old) = std::env::var_os("PYTHONPATH").filter(|p| !p.is_empty()) {
         pythonpath.push(":");
@@ -89,9 +93,7 @@ fn export(path: &Path, devices: usize) -> Result<Document, ModelError> {
         .arg(&out)
         .env("PYTHONPATH", pythonpath)
         .output()
-        .map_err(|e| {
-            ModelError::new(ErrorKind::Environment, format!("cannot run {}: {e}", py.python.display()))
-        })?;
+        .map_err(|e| ModelError::new(ErrorKind::Environment, format!("cannot run {}: {e}", py.python.display())))?;
     tracing::info!("exported {} at N = {devices} in {:.2} s", path.display(), start.elapsed().as_secs_f64());
     let text = std::fs::read_to_string(&out);
     let _ = std::fs::remove_file(&out);
@@ -100,13 +102,21 @@ fn export(path: &Path, devices: usize) -> Result<Document, ModelError> {
         let tail: Vec<&str> = stderr.lines().rev().take(15).collect();
         let tail: Vec<&str> = tail.into_iter().rev().collect();
         let hint = if stderr.contains("No module named 'jax'") || stderr.contains("No module named jax") {
-            format!("\n  the Python environment is broken; fix: `rm -rf {}` and re-run", env::cache_dir().map(|d| d.display().to_string()).unwrap_or_default())
+            format!(
+                "\n  the Python environment is broken; fix: `rm -rf {}` and re-run",
+                env::cache_dir().map(|d| d.display().to_string()).unwrap_or_default()
+            )
         } else {
             String::new()
         };
         ModelError::new(
             ErrorKind::Environment,
-            format!("the Python front end failed on {} (exit {:?}):\n  {}{hint}", path.display(), result.status.code(), tail.join("\n  ")),
+            format!(
+                "the Python front end failed on {} (exit {:?}):\n  {}{hint}",
+                path.display(),
+                result.status.code(),
+                tail.join("\n  ")
+            ),
         )
     })?;
     Document::parse(&text, &format!("the export of {}", path.display()))

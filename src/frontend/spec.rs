@@ -61,7 +61,8 @@ fn cells(shape: &[usize]) -> Vec<Vec<usize>> {
 
 /// The specification of a named collective over the kernel's first input and output.
 pub fn reference_spec(name: &str, kernel: &Kernel, mesh: &Mesh) -> Result<Spec, ModelError> {
-    let bad = |m: String| ModelError::new(ErrorKind::Unsupported, format!("--expect {name}: kernel {}: {m}", kernel.name));
+    let bad =
+        |m: String| ModelError::new(ErrorKind::Unsupported, format!("--expect {name}: kernel {}: {m}", kernel.name));
     if !REFERENCES.contains(&name) {
         return Err(ModelError::new(
             ErrorKind::UnknownName,
