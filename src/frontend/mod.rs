@@ -26,8 +26,10 @@ use semcheck_model::{compile, ErrorKind, ModelError, Program};
 use document::{Document, KernelDoc};
 
 /// The exports made by this process, by (file, device count).
-fn cache() -> &'static Mutex<HashMap<(PathBuf, usize), Arc<Document>>> {
-    static CACHE: OnceLock<Mutex<HashMap<(PathBuf, usize), Arc<Document>>>> = OnceLock::new();
+type Exports = Mutex<HashMap<(PathBuf, usize), Arc<Document>>>;
+
+fn cache() -> &'static Exports {
+    static CACHE: OnceLock<Exports> = OnceLock::new();
     CACHE.get_or_init(Default::default)
 }
 
