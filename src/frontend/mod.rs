@@ -1,8 +1,8 @@
 //! The Python front end: Pallas kernels read from files, through JAX's own tracer.
 //!
 //! `semcheck check kernel.py --devices N` runs `python -m semcheck_pallas export` (the
-//! package in `python/`, carried by this binary; see [`env`]) once per mesh size, reads
-//! the JSON document it prints ([`document`], `python/SCHEMA.md`), imports each kernel
+//! package in `python/`, carried by this binary; see [`env`](mod@env)) once per mesh size, reads
+//! the JSON document it prints ([`document`](mod@document), `python/SCHEMA.md`), imports each kernel
 //! into the IR ([`import`]) and compiles it against its specification ([`spec`]).
 //! A `.json` target is such a document, read as is (the Python API checks kernels this
 //! way).
