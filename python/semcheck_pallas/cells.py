@@ -150,9 +150,8 @@ class Granularity:
             if E.evaluate(stmt["cond"], env) != 0:
                 self.visit(stmt["body"], env)
         elif op == "switch":
-            i = E.evaluate(stmt["index"], env)
-            if not 0 <= i < len(stmt["branches"]):
-                raise E.EvalError(f"lax.cond/switch index {i} out of range")
+            # Clamped into range, as XLA's conditional does.
+            i = min(max(E.evaluate(stmt["index"], env), 0), len(stmt["branches"]) - 1)
             self.visit(stmt["branches"][i], env)
         elif op == "scoped":
             self.visit(stmt["body"], env)

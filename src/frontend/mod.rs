@@ -221,6 +221,12 @@ pub fn program(
 ) -> Result<Program, ModelError> {
     let doc = document(path, devices)?;
     let imported = kernel(&doc, path, name)?;
+    if imported.mesh.num_devices() != devices {
+        eprintln!(
+            "semcheck: note: kernel {} runs on its own {} mesh ({}), not on the {devices} devices JAX was given",
+            imported.kernel.name, imported.mesh_kind, imported.mesh
+        );
+    }
     let spec = match expect {
         Some(reference) => spec::reference_spec(reference, &imported.kernel, &imported.mesh)?,
         None => {
