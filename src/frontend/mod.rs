@@ -195,6 +195,25 @@ pub fn kernel(doc: &Document, path: &Path, name: Option<&str>) -> Result<import:
             ))
         }
     }
+    for w in &doc.warnings {
+        if let Some(m) = w.get("message").and_then(|m| m.as_str()) {
+            eprintln!("semcheck: note: {}: {m}", path.display());
+        }
+    }
+    if let Some(ignored) = k.rest.get("ignored").and_then(|v| v.as_array()) {
+        for i in ignored {
+            let what = i.get("construct").and_then(|c| c.as_str()).unwrap_or("?");
+            let at = i
+                .get("loc")
+                .and_then(|l| serde_json::from_value::<document::LocDoc>(l.clone()).ok())
+                .map(|l| format!(" at {}", l.short()))
+                .unwrap_or_default();
+            eprintln!("semcheck: note: kernel {}: `{what}`{at} only prints or times; not modelled", k.name);
+        }
+    }
+    if let Some(m) = k.rest.get("entry").and_then(|e| e.get("mosaic")) {
+        tracing::debug!("kernel {}: Mosaic's TPU lowering on this host: {m}", k.name);
+    }
     let imported = import::import(k)?;
     if imported.kernel.implicit_entry_barrier() != imported.implicit_entry_barrier {
         return Err(ModelError::new(
