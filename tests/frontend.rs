@@ -214,3 +214,48 @@ fn the_python_package_test_suite_passes() {
     eprintln!("pytest: {summary}");
     assert!(!summary.contains("failed"), "{text}");
 }
+
+#[test]
+fn expect_trace_simulate_and_replay_of_a_kernel_file() {
+    let psum = repo().join("protocols/pallas/psum.py");
+    let run = |args: &[&str]| semcheck_cmd().args(args).output().unwrap();
+    let p = psum.to_str().unwrap();
+    assert_eq!(run(&["check", p, "--devices", "3", "--expect", "psum"]).status.code(), Some(0));
+    let wrong = run(&["check", p, "--devices", "2", "--expect", "ppermute"]);
+    assert_eq!(wrong.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&wrong.stdout);
+    assert!(
+        text.contains("wrong-result") && text.contains("x0+x1") && text.contains("specification says x1"),
+        "{text}"
+    );
+    assert_eq!(run(&["check", p, "--devices", "2", "--expect", "nosuch"]).status.code(), Some(2));
+
+    let sim = run(&["simulate", p, "--lockstep", "--devices", "4"]);
+    assert_eq!(sim.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&sim.stdout).contains("after (3)"));
+
+    // A trace of a copy of a mutant file: every rendering names its lines; replay notices edits.
+    let dir = std::env::temp_dir().join(format!("semcheck-frontend-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("tc.py");
+    std::fs::copy(repo().join("protocols/pallas/tc_exchange--no-barrier.py"), &file).unwrap();
+    let f = file.to_str().unwrap();
+    for format in ["text", "table", "mermaid", "dot", "json"] {
+        let out = run(&["trace", f, "--devices", "2", "--format", format]);
+        assert_eq!(out.status.code(), Some(1), "{format}");
+        assert!(String::from_utf8_lossy(&out.stdout).contains("tc.py:22"), "{format}");
+    }
+    let trace = run(&["trace", f, "--devices", "2", "--format", "trace"]);
+    let trace_file = dir.join("tc.trace");
+    std::fs::write(&trace_file, &trace.stdout).unwrap();
+    assert!(String::from_utf8_lossy(&trace.stdout).contains("kernel-sha256 "));
+    let t = trace_file.to_str().unwrap();
+    assert_eq!(run(&["replay", t]).status.code(), Some(1));
+    let source = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, format!("# edited\n{source}")).unwrap();
+    let replayed = run(&["replay", t]);
+    let err = String::from_utf8_lossy(&replayed.stderr);
+    assert!(err.contains("changed since this trace was written"), "{err}");
+    assert_eq!(replayed.status.code(), Some(2), "the lines moved: {err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
