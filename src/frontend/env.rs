@@ -85,8 +85,10 @@ pub fn cache_dir() -> Result<PathBuf, ModelError> {
     }
 }
 
-/// The environment, created if needed.
+/// The environment, created if needed (once per process: concurrent callers wait for it).
 pub fn python_env() -> Result<PythonEnv, ModelError> {
+    static CREATING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one_at_a_time = CREATING.lock().unwrap_or_else(|e| e.into_inner());
     let cache = cache_dir()?;
     let package_root = package_dir(&cache)?;
     let python = match std::env::var_os("SEMCHECK_PYTHON").filter(|p| !p.is_empty()) {
