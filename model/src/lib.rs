@@ -106,6 +106,7 @@ pub mod dsl;
 pub mod error;
 pub mod event;
 pub mod expr;
+pub mod formula;
 pub mod ir;
 pub mod mesh;
 pub mod program;

@@ -154,6 +154,10 @@ pub(crate) struct CaseArgs {
     /// The kernel to check when the file has several (its function name).
     #[arg(long)]
     pub(crate) kernel: Option<String>,
+    /// For a kernel file: the collective its outputs must compute (all_gather, psum,
+    /// psum_scatter, ppermute) [default: what it computes in the lock-step schedule].
+    #[arg(long)]
+    pub(crate) expect: Option<String>,
     /// Mesh sizes: `3`, `2-6` or `2,3,4` [default: 2].
     #[arg(long, value_parser = super::target::parse_devices)]
     pub(crate) devices: Option<super::target::Devices>,

@@ -60,9 +60,14 @@ impl Checked {
             Verdict::Incomplete { reason, detail } => json!({"reason": reason, "detail": detail}),
             _ => Value::Null,
         };
-        let (file, kernel) = match &self.case.source {
-            Source::Python { path, kernel } => (Some(path.display().to_string()), kernel.clone()),
-            _ => (None, None),
+        let (file, kernel, defined) = match &self.case.source {
+            Source::Python { path, kernel, .. } => (
+                Some(path.display().to_string()),
+                kernel.clone(),
+                semcheck::frontend::kernel_location(path, self.case.devices, kernel.as_deref())
+                    .map(|(file, line, function)| json!({"file": file, "line": line, "function": function})),
+            ),
+            _ => (None, None, None),
         };
         json!({
             "source": self.case.source,
@@ -70,6 +75,7 @@ impl Checked {
             "mutant": self.case.source.mutant(),
             "file": file,
             "kernel": kernel.unwrap_or_else(|| self.program.kernel.clone()),
+            "kernel_defined_at": defined,
             "devices": self.case.devices,
             "repeat": self.case.repeat,
             "semantics": self.case.semantics,
