@@ -34,6 +34,8 @@
 //! ```
 
 pub mod corpus;
+pub mod coverage;
+pub mod mutate;
 
 pub use semcheck_checker as checker;
 pub use semcheck_model as model;

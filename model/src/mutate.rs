@@ -13,6 +13,7 @@
 //! | [`Operator::IndexOffByOne`] | an index of a view or semaphore array plus or minus one |
 //! | [`Operator::DropGuard`] | drop a `@pl.when` guard: its body always runs |
 //! | [`Operator::ShrinkWait`] | wait for less: the amount minus one, or half of it |
+//! | [`Operator::DeleteSemaphore`] | delete every signal and wait on one REGULAR or barrier semaphore |
 //!
 //! A mutant is a whole [`Kernel`]; whether it compiles for a mesh, and what the checker
 //! says about it, is the caller's business. [`same_operations`] tells a mutant that
@@ -21,7 +22,7 @@
 use serde::Serialize;
 
 use crate::expr::{BinOp, Expr};
-use crate::ir::{Dest, DmaDesc, Index, Kernel, RefExpr, Rhs, SemKind, SemRef, Stmt, StmtId, StmtKind, WaitPart};
+use crate::ir::{Dest, DmaDesc, Index, Kernel, RefExpr, Rhs, SemId, SemKind, SemRef, Stmt, StmtId, StmtKind, WaitPart};
 use crate::program::{CellSpan, Op, Program};
 use crate::stmt_text::{expr, sem, statement};
 
@@ -46,11 +47,14 @@ pub enum Operator {
     DropGuard,
     /// `semaphore_wait` for less: the amount minus one, or half of it.
     ShrinkWait,
+    /// Drop a whole handshake: every signal and wait on one REGULAR or barrier semaphore
+    /// (a signal and its wait are only ever redundant together).
+    DeleteSemaphore,
 }
 
 impl Operator {
     /// Every operator.
-    pub const ALL: [Operator; 8] = [
+    pub const ALL: [Operator; 9] = [
         Operator::Delete,
         Operator::Duplicate,
         Operator::Swap,
@@ -59,7 +63,16 @@ impl Operator {
         Operator::IndexOffByOne,
         Operator::DropGuard,
         Operator::ShrinkWait,
+        Operator::DeleteSemaphore,
     ];
+
+    /// The verb of an edit that needs no detail: `delete`, `duplicate`, `drop the guard`.
+    fn verb(self) -> &'static str {
+        match self {
+            Operator::DropGuard => "drop the guard",
+            other => other.name(),
+        }
+    }
 
     /// The operator's name in reports: `delete`, `other-device`, ...
     pub fn name(self) -> &'static str {
@@ -72,6 +85,7 @@ impl Operator {
             Operator::IndexOffByOne => "index-off-by-one",
             Operator::DropGuard => "drop-guard",
             Operator::ShrinkWait => "shrink-wait",
+            Operator::DeleteSemaphore => "delete-semaphore",
         }
     }
 }
@@ -81,10 +95,14 @@ impl Operator {
 pub struct Mutation {
     /// The operator.
     pub operator: Operator,
-    /// The edited statement of the original kernel (the first of a swapped pair).
+    /// The edited statement of the original kernel (the first of a swapped pair, the
+    /// first use of a deleted semaphore).
     pub stmt: StmtId,
     /// The edit in the kernel's words: `delete pl.semaphore_wait(capacity_sem, 1)`.
     pub edit: String,
+    /// What changed in the statement, for a report that already names it: `capacity_sem
+    /// -> second`, `amount 2 -> 1`; empty for a deletion, duplication or dropped guard.
+    pub detail: String,
     /// The mutated kernel.
     pub kernel: Kernel,
 }
@@ -101,7 +119,8 @@ pub fn is_sync(stmt: &Stmt) -> bool {
     }
 }
 
-/// Every mutant of `kernel` made by `operators`, statement by statement in pre-order.
+/// Every mutant of `kernel` made by `operators`: statement by statement in pre-order,
+/// then the semaphore deletions in declaration order.
 pub fn mutations(kernel: &Kernel, operators: &[Operator]) -> Vec<Mutation> {
     let mut out = Vec::new();
     for site in sites(kernel) {
@@ -109,14 +128,66 @@ pub fn mutations(kernel: &Kernel, operators: &[Operator]) -> Vec<Mutation> {
             site.mutate(kernel, op, &mut out);
         }
     }
+    if operators.contains(&Operator::DeleteSemaphore) {
+        semaphore_deletions(kernel, &mut out);
+    }
     out
 }
 
-/// The deletions of every synchronising statement ([`is_sync`]): the mutants that say
-/// which synchronisation a kernel could do without.
+/// The deletions of every synchronising statement ([`is_sync`]) and of every handshake
+/// ([`Operator::DeleteSemaphore`]): the mutants that say which synchronisation a kernel
+/// could do without.
 pub fn sync_deletions(kernel: &Kernel) -> Vec<Mutation> {
     let sync: Vec<StmtId> = kernel.statements().into_iter().filter(|(_, s)| is_sync(s)).map(|(id, _)| id).collect();
-    mutations(kernel, &[Operator::Delete]).into_iter().filter(|m| sync.contains(&m.stmt)).collect()
+    mutations(kernel, &[Operator::Delete, Operator::DeleteSemaphore])
+        .into_iter()
+        .filter(|m| m.operator == Operator::DeleteSemaphore || sync.contains(&m.stmt))
+        .collect()
+}
+
+/// The semaphore a signal or wait statement uses.
+fn signalled_or_waited(stmt: &Stmt) -> Option<SemId> {
+    match &stmt.kind {
+        StmtKind::Signal { sem, .. } | StmtKind::Wait { sem, .. } => Some(sem.sem),
+        _ => None,
+    }
+}
+
+/// For each REGULAR or barrier semaphore that is signalled or waited on, the kernel
+/// without any of those statements.
+fn semaphore_deletions(kernel: &Kernel, out: &mut Vec<Mutation>) {
+    fn remove(body: &mut Vec<Stmt>, sem: SemId) {
+        body.retain(|s| signalled_or_waited(s) != Some(sem));
+        for s in body {
+            if let StmtKind::When { body, .. } | StmtKind::Scoped { body, .. } = &mut s.kind {
+                remove(body, sem);
+            }
+        }
+    }
+    for (i, decl) in kernel.semaphores.iter().enumerate() {
+        let sem = SemId(i as u32);
+        if decl.kind == SemKind::Dma {
+            continue;
+        }
+        let uses: Vec<(StmtId, &Stmt)> =
+            kernel.statements().into_iter().filter(|(_, s)| signalled_or_waited(s) == Some(sem)).collect();
+        let Some(&(first, _)) = uses.first() else { continue };
+        let mut k = kernel.clone();
+        remove(&mut k.body, sem);
+        let lines: Vec<String> = uses.iter().filter_map(|(_, s)| s.loc.as_ref().map(|l| l.to_string())).collect();
+        let detail = if lines.is_empty() {
+            format!("{} statements", uses.len())
+        } else {
+            format!("{} statements: {}", uses.len(), lines.join(", "))
+        };
+        out.push(Mutation {
+            operator: Operator::DeleteSemaphore,
+            stmt: first,
+            edit: format!("delete every signal and wait on {}", decl.name),
+            detail,
+            kernel: k,
+        });
+    }
 }
 
 /// Whether two programs run exactly the same operations on every device (cells compared
@@ -153,9 +224,10 @@ pub fn same_operations(a: &Program, b: &Program) -> bool {
     a.cells.len() == b.cells.len()
         && a.sems_per_device == b.sems_per_device
         && a.devices.len() == b.devices.len()
-        && a.devices.iter().zip(&b.devices).all(|(x, y)| {
-            x.ops.len() == y.ops.len() && x.ops.iter().zip(&y.ops).all(|(p, q)| same_op(p, q))
-        })
+        && a.devices
+            .iter()
+            .zip(&b.devices)
+            .all(|(x, y)| x.ops.len() == y.ops.len() && x.ops.iter().zip(&y.ops).all(|(p, q)| same_op(p, q)))
 }
 
 /// A statement and where it sits: the block (a path of statement indices through nested
@@ -313,10 +385,17 @@ impl Site<'_> {
 
     fn mutate(&self, kernel: &Kernel, op: Operator, out: &mut Vec<Mutation>) {
         let text = statement(kernel, self.stmt);
-        let mut push = |edit: String, k: Kernel| out.push(Mutation { operator: op, stmt: self.id, edit, kernel: k });
+        let mut push = |detail: String, k: Kernel| {
+            let edit = match op {
+                Operator::Delete | Operator::Duplicate | Operator::DropGuard => format!("{} {text}", op.verb()),
+                Operator::Swap => format!("swap {text} {detail}"),
+                _ => format!("{text}: {detail}"),
+            };
+            out.push(Mutation { operator: op, stmt: self.id, edit, detail, kernel: k })
+        };
         match op {
             Operator::Delete => push(
-                format!("delete {text}"),
+                String::new(),
                 self.edited(kernel, |b, i| {
                     b.remove(i);
                 }),
@@ -330,7 +409,7 @@ impl Site<'_> {
                         let copy = b[i].clone();
                         b.insert(i, copy);
                     });
-                    push(format!("duplicate {text}"), k);
+                    push(String::new(), k);
                 }
             }
             Operator::Swap => {
@@ -340,7 +419,7 @@ impl Site<'_> {
                     if block[self.index].kind != block[self.index + 1].kind {
                         let next = statement(kernel, &block[self.index + 1]);
                         block.swap(self.index, self.index + 1);
-                        push(format!("swap {text} with the next statement, {next}"), k);
+                        push(format!("with {next}"), k);
                     }
                 }
             }
@@ -356,7 +435,7 @@ impl Site<'_> {
                             *e = mirrored(&axis, e);
                         }
                     });
-                    push(format!("{text} to the other neighbour: device {old} mirrored about this device"), k);
+                    push(format!("device_id {old} -> the other neighbour"), k);
                 }
             }
             Operator::OtherSemaphore => {
@@ -366,8 +445,10 @@ impl Site<'_> {
                 for (j, (role, current)) in slots.iter().enumerate() {
                     let Some(decl) = kernel.semaphore(current.sem) else { continue };
                     for (other_id, other) in kernel.semaphores.iter().enumerate() {
-                        let other_id = crate::ir::SemId(other_id as u32);
-                        if other_id == current.sem || other.kind != decl.kind || other.len.is_some() != decl.len.is_some()
+                        let other_id = SemId(other_id as u32);
+                        if other_id == current.sem
+                            || other.kind != decl.kind
+                            || other.len.is_some() != decl.len.is_some()
                         {
                             continue;
                         }
@@ -379,7 +460,7 @@ impl Site<'_> {
                             }
                         });
                         let what = if slots.len() > 1 { format!("{role} ") } else { String::new() };
-                        push(format!("{text} on another {} semaphore: {what}{} -> {new_name}", kind_name(decl.kind), sem(kernel, current)), k);
+                        push(format!("{what}{} -> {new_name}", sem(kernel, current)), k);
                     }
                 }
             }
@@ -399,7 +480,7 @@ impl Site<'_> {
                                 seen += 1;
                             });
                         });
-                        push(format!("{text}: {role} index {} -> {}", expr(e), expr(&changed)), k);
+                        push(format!("{role} index {} -> {}", expr(e), expr(&changed)), k);
                     }
                 }
             }
@@ -411,9 +492,10 @@ impl Site<'_> {
                             b.insert(i + j, s);
                         }
                     });
-                    push(format!("drop the guard {text}: its body always runs"), k);
+                    push(String::new(), k);
                 }
             }
+            Operator::DeleteSemaphore => {}
             Operator::ShrinkWait => {
                 if let StmtKind::Wait { amount, .. } = &self.stmt.kind {
                     let shrunk: Vec<Expr> = match amount {
@@ -428,7 +510,7 @@ impl Site<'_> {
                         e => vec![plus(e, -1), Expr::Binary(BinOp::Div, Box::new(e.clone()), Box::new(Expr::Const(2)))],
                     };
                     for a in shrunk {
-                        let desc = format!("{text}: amount {} -> {}", expr(amount), expr(&a));
+                        let desc = format!("amount {} -> {}", expr(amount), expr(&a));
                         let k = self.with_kind(kernel, |kind| {
                             if let StmtKind::Wait { amount, .. } = kind {
                                 *amount = a;
@@ -439,14 +521,6 @@ impl Site<'_> {
                 }
             }
         }
-    }
-}
-
-fn kind_name(kind: SemKind) -> &'static str {
-    match kind {
-        SemKind::Dma => "DMA",
-        SemKind::Regular => "REGULAR",
-        SemKind::Barrier => "barrier",
     }
 }
 
@@ -493,7 +567,7 @@ mod tests {
         assert_eq!(edits(Operator::Delete).len(), 7);
         assert_eq!(edits(Operator::Duplicate).len(), 6);
         assert_eq!(edits(Operator::Swap).len(), 5);
-        assert_eq!(edits(Operator::DropGuard), ["drop the guard @pl.when(program_id(0) == 0): its body always runs"]);
+        assert_eq!(edits(Operator::DropGuard), ["drop the guard @pl.when(program_id(0) == 0)"]);
         assert_eq!(
             edits(Operator::ShrinkWait),
             ["pl.semaphore_wait(cap, 2): amount 2 -> 1", "pl.semaphore_wait(other, 1): amount 1 -> 0"]
@@ -504,7 +578,7 @@ mod tests {
         // send <-> recv in the start, recv in the wait_recv, cap <-> other four times.
         let other = edits(Operator::OtherSemaphore);
         assert_eq!(other.len(), 7, "{other:#?}");
-        assert!(other.contains(&"pl.semaphore_wait(cap, 2) on another REGULAR semaphore: cap -> other".to_string()));
+        assert!(other.contains(&"pl.semaphore_wait(cap, 2): cap -> other".to_string()));
         // buf.at[program_id(0) % 2] in the start, +1 and -1.
         assert_eq!(
             edits(Operator::IndexOffByOne),
@@ -513,6 +587,8 @@ mod tests {
                 "make_async_remote_copy(x, buf.at[program_id(0) % 2], send, recv, device_id=(axis_index(x) + 1) % 3).start(): destination index program_id(0) % 2 -> (program_id(0) % 2) - 1",
             ]
         );
+        let deletion = &mutations(&k, &[Operator::Delete])[4];
+        assert_eq!((deletion.edit.as_str(), deletion.detail.as_str()), ("delete pl.semaphore_wait(cap, 2)", ""));
     }
 
     #[test]
@@ -528,9 +604,19 @@ mod tests {
     }
 
     #[test]
-    fn sync_deletions_are_signals_waits_dma_waits_and_barrier_scopes() {
+    fn sync_deletions_are_signals_waits_dma_waits_barrier_scopes_and_handshakes() {
         let deleted: Vec<String> = sync_deletions(&kernel()).into_iter().map(|m| m.edit).collect();
-        assert_eq!(deleted.len(), 5, "{deleted:#?}");
+        assert_eq!(deleted.len(), 7, "{deleted:#?}");
         assert!(deleted.iter().all(|e| e.contains("wait") || e.contains("signal")), "{deleted:#?}");
+        assert_eq!(deleted[5..], ["delete every signal and wait on cap", "delete every signal and wait on other"]);
+    }
+
+    #[test]
+    fn deleting_a_semaphore_drops_its_signals_and_waits_everywhere() {
+        let k = kernel();
+        let cap = &mutations(&k, &[Operator::DeleteSemaphore])[0];
+        assert_eq!(cap.stmt, StmtId(3));
+        assert_eq!(cap.kernel.statements().len(), k.statements().len() - 2);
+        assert!(cap.kernel.statements().iter().all(|(_, s)| signalled_or_waited(s) != Some(SemId(2))));
     }
 }

@@ -7,7 +7,7 @@
 //! (`@pl.when`, `pl.run_scoped`) is named by its header only.
 
 use crate::expr::Expr;
-use crate::ir::{Dest, DmaDesc, Index, Kernel, RefExpr, Rhs, SemRef, Stmt, StmtKind, WaitPart};
+use crate::ir::{Dest, DmaDesc, Index, Kernel, Loc, RefExpr, Rhs, SemRef, Stmt, StmtKind, WaitPart};
 
 /// An expression without its outermost parentheses: `program_id(0) % 2`.
 pub fn expr(e: &Expr) -> String {
@@ -132,10 +132,15 @@ pub fn statement(kernel: &Kernel, stmt: &Stmt) -> String {
 /// knows the line's text, else the location followed by [`statement`], or the statement
 /// alone when its location is unknown.
 pub fn located(kernel: &Kernel, stmt: &Stmt) -> String {
-    match &stmt.loc {
+    at(stmt.loc.as_ref(), &statement(kernel, stmt))
+}
+
+/// A statement's location and its words (from [`statement`]), as [`located`] shows them.
+pub fn at(loc: Option<&Loc>, statement: &str) -> String {
+    match loc {
         Some(loc) if loc.text.is_some() => loc.to_string(),
-        Some(loc) => format!("{loc} {}", statement(kernel, stmt)),
-        None => statement(kernel, stmt),
+        Some(loc) => format!("{loc} {statement}"),
+        None => statement.to_string(),
     }
 }
 
@@ -143,7 +148,7 @@ pub fn located(kernel: &Kernel, stmt: &Stmt) -> String {
 mod tests {
     use super::*;
     use crate::dsl::{trace, zeros_like};
-    use crate::ir::{Loc, MemorySpace};
+    use crate::ir::MemorySpace;
 
     #[test]
     fn statements_read_like_pallas() {
