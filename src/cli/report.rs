@@ -70,7 +70,38 @@ impl Checked {
             "seconds": s.seconds,
             "memory_bytes": s.memory_bytes,
             "engine": self.outcome.run,
+            "coverage": self.coverage_json(),
         })
+    }
+
+    /// Which statements never executed, or why this outcome cannot say.
+    fn coverage_json(&self) -> Value {
+        match semcheck::coverage::never_executed(&self.program, &self.outcome) {
+            Ok(missed) => json!({
+                "exhaustive": true,
+                "never_executed": missed.iter().map(|u| json!({
+                    "stmt": u.stmt.0,
+                    "location": u.location.as_ref().map(|l| format!("{}:{}", l.file, l.line)),
+                    "statement": u.located(),
+                })).collect::<Vec<_>>(),
+            }),
+            Err(why) => json!({"exhaustive": false, "note": why}),
+        }
+    }
+
+    /// A warning per statement a proof never executed ("vacuous at N = 2"), or why the
+    /// outcome cannot say (an incomplete run); nothing after a violation.
+    fn coverage_text(&self) -> String {
+        match semcheck::coverage::never_executed(&self.program, &self.outcome) {
+            Ok(missed) => missed
+                .iter()
+                .map(|u| format!("  warning: vacuous at N = {}: never executed: {}\n", self.case.devices, u.located()))
+                .collect(),
+            Err(why) if !matches!(self.outcome.verdict, Verdict::Violation(_)) => {
+                format!("  coverage: not computed: {why}\n")
+            }
+            Err(_) => String::new(),
+        }
     }
 
     /// The case as text for a person.
@@ -100,9 +131,11 @@ impl Checked {
         match &self.outcome.verdict {
             Verdict::Proved => {
                 out.push_str(&format!("{head}: PROVED\n  every reachable state explored, no rule broken: {how}\n"));
+                out.push_str(&self.coverage_text());
             }
             Verdict::Incomplete { detail, .. } => {
                 out.push_str(&format!("{head}: INCOMPLETE\n  {detail}\n  {how}\n"));
+                out.push_str(&self.coverage_text());
             }
             Verdict::Violation(c) => {
                 out.push_str(&format!("{head}: VIOLATION ({})\n  {}\n", c.violation.rule, c.violation.message));
