@@ -79,6 +79,17 @@ impl Fate {
             Fate::Incomplete { .. } => "incomplete",
         }
     }
+
+    /// The verdict of the mutant's own check: `violation`, `proved`, `rejected` (it does
+    /// not compile) or `incomplete`.
+    pub fn check_verdict(&self) -> &'static str {
+        match self {
+            Fate::Killed { .. } => "violation",
+            Fate::Survived { .. } => "proved",
+            Fate::Rejected { .. } => "rejected",
+            Fate::Incomplete { .. } => "incomplete",
+        }
+    }
 }
 
 /// One mutant's edit and fate.

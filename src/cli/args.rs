@@ -78,6 +78,10 @@ pub(crate) struct BenchArgs {
     /// Print the rows as JSON instead of the table.
     #[arg(long)]
     pub(crate) json: bool,
+    /// Time `semcheck mutate` instead: every protocol's kill matrix at N = 3 (N = 2 on
+    /// TensorCores), on every core.
+    #[arg(long)]
+    pub(crate) mutate: bool,
 }
 
 /// Exploration order on the command line.

@@ -239,7 +239,7 @@ fn sync_only(args: &MutateArgs, cases: &[Case], bases: &[Program], config: &Conf
                 "statement": stmt_text::at(d.location.as_ref(), &d.statement),
                 "edit": d.edit,
                 "evidence": d.evidence.iter().map(|e| {
-                    let mut v = json!({"devices": e.devices, "verdict": e.fate.name()});
+                    let mut v = json!({"devices": e.devices, "verdict": e.fate.check_verdict()});
                     match &e.fate {
                         Fate::Killed { rule, length, .. } => { v["rule"] = json!(rule); v["length"] = json!(length); }
                         Fate::Survived { equivalent } => v["equivalent"] = json!(equivalent),
@@ -316,4 +316,64 @@ fn sync_only(args: &MutateArgs, cases: &[Case], bases: &[Program], config: &Conf
             &undecided,
         ));
     }
+}
+
+/// `semcheck bench --mutate`: each protocol's kill matrix at N = 3 (2 on TensorCores), in
+/// its own `semcheck mutate` process, timed from outside.
+pub(crate) fn bench(args: &super::args::BenchArgs, exe: &std::path::Path) -> Result<i32, ModelError> {
+    use semcheck::protocols::{catalogue, MeshKind};
+    let failed = |e: String| ModelError::new(semcheck::ErrorKind::UnknownName, e);
+    if !args.json {
+        emitln!(
+            "{:<18} {:>2} {:>8} {:>7} {:>9} {:>9} {:>11} {:>9}   (semcheck mutate, {} threads)",
+            "protocol",
+            "N",
+            "mutants",
+            "killed",
+            "survived",
+            "rejected",
+            "incomplete",
+            "seconds",
+            default_threads()
+        );
+    }
+    let mut rows = Vec::new();
+    for p in catalogue() {
+        if args.protocol.as_deref().is_some_and(|name| name != p.name) {
+            continue;
+        }
+        let n = if p.mesh_kind == MeshKind::TensorCores { 2 } else { 3 };
+        let start = Instant::now();
+        let out = std::process::Command::new(exe)
+            .args(["mutate", p.name, "--json", "--devices", &n.to_string()])
+            .output()
+            .map_err(|e| failed(format!("cannot run `semcheck mutate`: {e}")))?;
+        let seconds = start.elapsed().as_secs_f64();
+        let mut v: Value = serde_json::from_slice(&out.stdout).map_err(|e| {
+            failed(format!("mutate {} printed no report ({e}): {}", p.name, String::from_utf8_lossy(&out.stderr)))
+        })?;
+        let s = &v["summary"];
+        if !args.json {
+            emitln!(
+                "{:<18} {:>2} {:>8} {:>7} {:>9} {:>9} {:>11} {:>9.2}",
+                p.name,
+                n,
+                v["mutants"].as_array().map_or(0, Vec::len),
+                s["killed"].as_u64().unwrap_or(0),
+                s["survived"].as_u64().unwrap_or(0),
+                s["rejected"].as_u64().unwrap_or(0),
+                s["incomplete"].as_u64().unwrap_or(0),
+                seconds
+            );
+        }
+        v["wall_seconds"] = json!(seconds);
+        if let Some(o) = v.as_object_mut() {
+            o.remove("mutants");
+        }
+        rows.push(v);
+    }
+    if args.json {
+        emitln!("{}", serde_json::to_string_pretty(&rows).expect("JSON of plain data"));
+    }
+    Ok(super::EXIT_PROVED)
 }

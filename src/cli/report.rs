@@ -171,3 +171,49 @@ pub(crate) fn describe_engine(run: &EngineRun) -> String {
         EngineRun::Stress { runs, seed } => format!("stress on OS threads ({runs} runs from seed {seed})"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use semcheck::checker::{explore, Config};
+    use semcheck::model::dsl::trace;
+    use semcheck::model::{compile, Mesh, Notation, Spec};
+
+    /// A kernel whose grid has N - 1 steps and whose handshake runs at step 1.
+    fn checked(n: usize) -> Checked {
+        let kernel = trace("late", |k| {
+            k.grid(&[n - 1]);
+            let ready = k.regular_semaphore("ready");
+            let right = (k.axis_index("x") + 1) % n;
+            k.when(k.program_id(0).equals(1), |k| {
+                k.semaphore_signal(&ready, 1, &right);
+                k.semaphore_wait(&ready, 1);
+            });
+        })
+        .unwrap();
+        let spec = Spec { notation: Notation::Plain, outputs: vec![] };
+        let program = compile(&kernel, &Mesh::ring(n).unwrap(), &spec, 1).unwrap();
+        let outcome = explore(&program, &Config::default());
+        Checked { case: Case::new(Source::Dsl { name: "late".into() }, n), program, outcome }
+    }
+
+    #[test]
+    fn a_proof_that_never_ran_a_statement_warns() {
+        let two = checked(2);
+        let text = two.text();
+        assert!(text.contains("PROVED"), "{text}");
+        let warning = text.lines().find(|l| l.contains("warning")).unwrap_or_else(|| panic!("{text}"));
+        assert!(warning.starts_with("  warning: vacuous at N = 2: never executed: report.rs:"), "{warning}");
+        assert!(warning.ends_with(" @pl.when(program_id(0) == 1)"), "{warning}");
+        let json = two.json();
+        assert_eq!(json["coverage"]["exhaustive"], true);
+        assert_eq!(
+            json["coverage"]["never_executed"][0]["statement"].as_str(),
+            warning.split("never executed: ").nth(1)
+        );
+
+        let three = checked(3);
+        assert!(!three.text().contains("warning"), "{}", three.text());
+        assert_eq!(three.json()["coverage"]["never_executed"], serde_json::json!([]));
+    }
+}
