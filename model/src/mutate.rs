@@ -370,6 +370,20 @@ fn plus(e: &Expr, k: i64) -> Expr {
     }
 }
 
+/// An index plus `delta` (one or minus one). A ring index `a % n` is shifted inside the
+/// remainder, `(a + 1) % n` or `(a - 1 + n) % n`, as a kernel author would get it wrong:
+/// the neighbouring slot of the ring rather than one past the end.
+fn off_by_one(e: &Expr, delta: i64) -> Expr {
+    match e {
+        Expr::Binary(BinOp::Rem, a, n) => {
+            let shifted =
+                if delta >= 0 { plus(a, delta) } else { Expr::Binary(BinOp::Add, Box::new(plus(a, delta)), n.clone()) };
+            Expr::Binary(BinOp::Rem, Box::new(shifted), n.clone())
+        }
+        _ => plus(e, delta),
+    }
+}
+
 impl Site<'_> {
     /// The kernel with this site's block edited by `f(block, index)`.
     fn edited(&self, kernel: &Kernel, f: impl FnOnce(&mut Vec<Stmt>, usize)) -> Kernel {
@@ -470,7 +484,7 @@ impl Site<'_> {
                 visit_indices(&mut kind, &mut |role, e| found.push((role, e.clone())));
                 for (j, (role, e)) in found.iter().enumerate() {
                     for delta in [1, -1] {
-                        let changed = plus(e, delta);
+                        let changed = off_by_one(e, delta);
                         let k = self.with_kind(kernel, |kind| {
                             let mut seen = 0;
                             visit_indices(kind, &mut |_, slot| {
@@ -579,12 +593,12 @@ mod tests {
         let other = edits(Operator::OtherSemaphore);
         assert_eq!(other.len(), 7, "{other:#?}");
         assert!(other.contains(&"pl.semaphore_wait(cap, 2): cap -> other".to_string()));
-        // buf.at[program_id(0) % 2] in the start, +1 and -1.
+        // buf.at[program_id(0) % 2] in the start, +1 and -1 within the ring of slots.
         assert_eq!(
             edits(Operator::IndexOffByOne),
             [
-                "make_async_remote_copy(x, buf.at[program_id(0) % 2], send, recv, device_id=(axis_index(x) + 1) % 3).start(): destination index program_id(0) % 2 -> (program_id(0) % 2) + 1",
-                "make_async_remote_copy(x, buf.at[program_id(0) % 2], send, recv, device_id=(axis_index(x) + 1) % 3).start(): destination index program_id(0) % 2 -> (program_id(0) % 2) - 1",
+                "make_async_remote_copy(x, buf.at[program_id(0) % 2], send, recv, device_id=(axis_index(x) + 1) % 3).start(): destination index program_id(0) % 2 -> (program_id(0) + 1) % 2",
+                "make_async_remote_copy(x, buf.at[program_id(0) % 2], send, recv, device_id=(axis_index(x) + 1) % 3).start(): destination index program_id(0) % 2 -> ((program_id(0) - 1) + 2) % 2",
             ]
         );
         let deletion = &mutations(&k, &[Operator::Delete])[4];
