@@ -3,7 +3,7 @@
 //! `make_async_remote_copy(x_ref, hbm_buf.at[program_id(0) % 2], …).start()`.
 //!
 //! This is what reports name a statement by when its front end gave no source text (DSL
-//! kernels); a Python kernel's [`Loc`](crate::ir::Loc) carries the line itself. A block
+//! kernels); a Python kernel's [`Loc`] carries the line itself. A block
 //! (`@pl.when`, `pl.run_scoped`) is named by its header only.
 
 use crate::expr::Expr;
