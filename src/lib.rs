@@ -34,7 +34,9 @@
 //! ```
 
 pub mod corpus;
+pub mod coverage;
 pub mod frontend;
+pub mod mutate;
 
 pub use semcheck_checker as checker;
 pub use semcheck_model as model;
