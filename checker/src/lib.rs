@@ -108,5 +108,5 @@ mod values;
 pub use config::{Budget, Config, Reduction, Strategy, Symmetry, Threads};
 pub use control::{Control, Progress};
 pub use explore::{explore, explore_with};
-pub use outcome::{Counterexample, EngineRun, Outcome, Stats, StopReason, Verdict};
+pub use outcome::{Counterexample, EngineRun, Outcome, Stats, StopReason, StressTally, Verdict};
 pub mod runtime;

@@ -22,7 +22,10 @@
 //!   communication radius);
 //! * [`symmetry`]: one representative state per orbit of the ring's rotations;
 //! * [`semantics`]: the hardware assumptions a verdict rests on, as options;
-//! * [`case`]: what one check is about (kernel source, mesh size, repeat, assumptions).
+//! * [`case`]: what one check is about (kernel source, mesh size, repeat, assumptions);
+//! * [`stmt_text`]: a statement in the kernel's own words, for reports;
+//! * [`mutate`]: single-edit mutants of a kernel (which synchronisation is load-bearing);
+//! * [`coverage`]: the statements a check never executed (a proof that is vacuous there).
 //!
 //! ## What counts as a bug: the rules
 //!
@@ -105,12 +108,15 @@
 
 pub mod case;
 pub mod compile;
+pub mod coverage;
 pub mod dsl;
 pub mod error;
 pub mod event;
 pub mod expr;
+pub mod formula;
 pub mod ir;
 pub mod mesh;
+pub mod mutate;
 pub mod program;
 pub mod reduction;
 pub mod ring;
@@ -118,6 +124,7 @@ pub mod semantics;
 pub mod spec;
 pub mod state;
 pub mod step;
+pub mod stmt_text;
 pub mod symmetry;
 pub mod value;
 pub mod violation;
