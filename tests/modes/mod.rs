@@ -30,6 +30,8 @@ pub fn agree(program: &Program, budget: Budget) -> Result<Option<Agreement>, Str
         return Ok(None);
     }
     let mut symmetric = false;
+    // Final states found, per symmetry mode, by the run without partial-order reduction.
+    let mut finals = full.stats.finished_states;
     for (reduction, symmetry) in [
         (Reduction::PartialOrder, Symmetry::Off),
         (Reduction::None, Symmetry::Auto),
@@ -40,6 +42,16 @@ pub fn agree(program: &Program, budget: Budget) -> Result<Option<Agreement>, Str
         symmetric |= one.stats.symmetry > 1;
         if one.verdict.name() != full.verdict.name() {
             return Err(format!("{mode}: {:?}\nbut full exploration: {:?}", one.verdict, full.verdict));
+        }
+        // Stubborn sets keep every terminal state, and symmetry one per orbit of them: on a
+        // proved program the final states (orbits) found must all be found.
+        if reduction == Reduction::None {
+            finals = one.stats.finished_states;
+        } else if one.verdict == Verdict::Proved && one.stats.finished_states != finals {
+            return Err(format!(
+                "{mode}: {} final states, but {finals} without partial-order reduction",
+                one.stats.finished_states
+            ));
         }
         if let Verdict::Violation(cex) = &one.verdict {
             check_replay(program, &mode, cex)?;
