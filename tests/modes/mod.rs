@@ -2,10 +2,12 @@
 //! `tests/reduction_soundness.rs` and `tests/reduction_random.rs`.
 //!
 //! Full exploration is the reference. Partial-order reduction, rotation symmetry and both
-//! together must give the same verdict; the partial-order modes run on two threads must
-//! give exactly the outcome of their one-thread run (verdict, counterexample, counts;
-//! without the reduction the parallel code path is the same, only slower); and every
-//! counterexample must replay, event by event, on the program itself.
+//! together must give the same verdict, and on a proved program find every final state
+//! (symmetry: every orbit of final states); symmetry without partial-order reduction must
+//! find a counterexample as short as the shortest one; the partial-order modes run on two
+//! threads must give exactly the outcome of their one-thread run (verdict, counterexample,
+//! counts; without the reduction the parallel code path is the same, only slower); and
+//! every counterexample must replay, event by event, on the program itself.
 
 use semcheck::checker::counterexample::{run_events, Namer};
 use semcheck::checker::{explore, Budget, Config, Outcome, Reduction, Symmetry, Threads, Verdict};
@@ -55,6 +57,16 @@ pub fn agree(program: &Program, budget: Budget) -> Result<Option<Agreement>, Str
         }
         if let Verdict::Violation(cex) = &one.verdict {
             check_replay(program, &mode, cex)?;
+            // Rotations preserve depth: one orbit per state, the same shortest schedule length.
+            if let (Reduction::None, Verdict::Violation(shortest)) = (reduction, &full.verdict) {
+                if cex.schedule.len() != shortest.schedule.len() {
+                    return Err(format!(
+                        "{mode}: a counterexample of {} events, but the shortest has {}",
+                        cex.schedule.len(),
+                        shortest.schedule.len()
+                    ));
+                }
+            }
         }
         if reduction == Reduction::None {
             continue;
