@@ -46,6 +46,28 @@ const LOG_MICROS: u64 = 10_000_000;
 const PARALLEL_MIN: usize = 256;
 /// Most states per chunk of a level.
 const CHUNK: usize = 512;
+/// The most words of rotation tables (the source of every pc, semaphore and cell of each
+/// of the N images of a state) symmetry reduction builds: 256 MiB.
+const MAX_ROTATION_WORDS: usize = 1 << 26;
+
+/// The rotations the explorer stores the states of `program` modulo under `config`, or
+/// why it stores every state as it is (symmetry off, a kernel that is not
+/// rotation-symmetric, a ring too large for the rotation tables).
+pub fn rotation_symmetry(program: &Program, config: &Config) -> Result<Rotations, String> {
+    if config.symmetry == Symmetry::Off {
+        return Err("symmetry reduction is off".to_string());
+    }
+    let n = program.num_devices();
+    let words = n.saturating_mul(n + program.num_sems() + program.cells.len());
+    if words > MAX_ROTATION_WORDS {
+        return Err(format!("the rotation tables of {n} devices would take {} MiB", (words * 4) >> 20));
+    }
+    let rotations = Rotations::of(program).map_err(|why| format!("not rotation-symmetric: {why}"))?;
+    if rotations.order() <= 1 {
+        return Err("a single device has no other rotation".to_string());
+    }
+    Ok(rotations)
+}
 
 /// Explores every reachable state of `program` under `config`.
 pub fn explore(program: &Program, config: &Config) -> Outcome {
@@ -55,16 +77,12 @@ pub fn explore(program: &Program, config: &Config) -> Outcome {
 /// [`explore`], with a way to stop it early and to watch its progress.
 pub fn explore_with(program: &Program, config: &Config, control: Control<'_>) -> Outcome {
     let _span = info_span!("explore", kernel = %program.kernel, devices = program.num_devices()).entered();
-    let rotations = match config.symmetry {
-        Symmetry::Off => None,
-        Symmetry::Auto => match Rotations::of(program) {
-            Ok(r) if r.order() > 1 => Some(r),
-            Ok(_) => None,
-            Err(why) => {
-                debug!(%why, "no rotation symmetry; every state is stored as it is");
-                None
-            }
-        },
+    let rotations = match rotation_symmetry(program, config) {
+        Ok(r) => Some(r),
+        Err(why) => {
+            debug!(%why, "every state is stored as it is");
+            None
+        }
     };
     let threads = match config.strategy {
         Strategy::Bfs => config.threads.count(),
@@ -337,8 +355,8 @@ impl Explorer<'_> {
             return true;
         }
         let b = &self.config.budget;
-        if self.control.interrupt.is_some_and(|f| f.load(Relaxed)) {
-            return self.halt(StopReason::Interrupted);
+        if let Some(reason) = self.control.stop.and_then(|s| s.requested()) {
+            return self.halt(reason);
         }
         let states = self.states.load(Relaxed);
         if b.max_states.is_some_and(|m| states >= m) {
@@ -353,7 +371,8 @@ impl Explorer<'_> {
         }
         let memory = self.store.memory_bytes();
         self.peak_memory.fetch_max(memory, Relaxed);
-        if b.max_seconds.is_some_and(|m| now as f64 / 1e6 >= m) {
+        let clock = self.control.since.unwrap_or(self.start).elapsed().as_secs_f64();
+        if b.max_seconds.is_some_and(|m| clock >= m) {
             return self.halt(StopReason::Time);
         }
         if b.max_memory_bytes.is_some_and(|m| memory >= m) {
@@ -397,6 +416,9 @@ impl Explorer<'_> {
         self.peak_memory.fetch_max(memory, Relaxed);
         let limit = match reason {
             StopReason::States => format!("the state budget of {}", b.max_states.unwrap_or(0)),
+            StopReason::Time if self.control.since.is_some() => {
+                format!("the time budget of {} s (compiling included)", b.max_seconds.unwrap_or(0.0))
+            }
             StopReason::Time => format!("the time budget of {} s", b.max_seconds.unwrap_or(0.0)),
             StopReason::Memory => format!("the memory budget of {} MiB", b.max_memory_bytes.unwrap_or(0) >> 20),
             _ => "an interrupt".to_string(),

@@ -106,7 +106,7 @@ mod store;
 mod values;
 
 pub use config::{Budget, Config, Reduction, Strategy, Symmetry, Threads};
-pub use control::{Control, Progress};
-pub use explore::{explore, explore_with};
+pub use control::{Control, Progress, Stop};
+pub use explore::{explore, explore_with, rotation_symmetry};
 pub use outcome::{Counterexample, EngineRun, Outcome, Stats, StopReason, StressTally, Verdict};
 pub mod runtime;

@@ -223,19 +223,41 @@ pub(crate) struct ExploreArgs {
     /// Stop (verdict incomplete) after this many distinct states [explorer].
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) max_states: Option<u64>,
-    /// Stop (verdict incomplete) after this many seconds.
+    /// Time and memory budgets.
+    #[command(flatten)]
+    pub(crate) budget: BudgetArgs,
+}
+
+/// The budgets every command that compiles a kernel honours, from compiling on.
+#[derive(Args, Debug, Clone, Copy)]
+pub(crate) struct BudgetArgs {
+    /// Stop (verdict incomplete, exit 3) this many seconds after a case started, compiling
+    /// included.
     #[arg(long, value_parser = positive_seconds)]
     pub(crate) max_seconds: Option<f64>,
-    /// Stop (verdict incomplete) when the explorer's tables reach this many MiB [default: 8192].
+    /// Stop (verdict incomplete, exit 3) when the process's resident memory, or the
+    /// explorer's tables, reach this many MiB [default: 8192].
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=MAX_MEMORY_MIB))]
     pub(crate) max_memory_mib: Option<u64>,
+}
+
+impl BudgetArgs {
+    /// The memory budget in bytes (the default when none is given).
+    pub(crate) fn memory_bytes(&self) -> u64 {
+        self.max_memory_mib.unwrap_or(DEFAULT_MEMORY_MIB) << 20
+    }
+
+    /// The limits the watchdog enforces.
+    pub(crate) fn limits(&self) -> super::watch::Limits {
+        super::watch::Limits { seconds: self.max_seconds, memory_bytes: Some(self.memory_bytes()) }
+    }
 }
 
 /// The largest memory budget accepted (16 TiB), so that MiB -> bytes cannot overflow.
 const MAX_MEMORY_MIB: u64 = 1 << 24;
 
-/// The default memory budget of the explorer.
-const DEFAULT_MEMORY_MIB: u64 = 8192;
+/// The default memory budget.
+pub(crate) const DEFAULT_MEMORY_MIB: u64 = 8192;
 
 impl ExploreArgs {
     /// The explorer configuration these arguments ask for.
@@ -250,8 +272,8 @@ impl ExploreArgs {
             threads: self.threads.map_or(Threads::Auto, Threads::Exactly),
             budget: Budget {
                 max_states: self.max_states,
-                max_seconds: self.max_seconds,
-                max_memory_bytes: Some(self.max_memory_mib.unwrap_or(DEFAULT_MEMORY_MIB) << 20),
+                max_seconds: self.budget.max_seconds,
+                max_memory_bytes: Some(self.budget.memory_bytes()),
             },
         }
     }
@@ -273,9 +295,6 @@ impl ExploreArgs {
         }
         if self.max_states.is_some() {
             given.push("--max-states");
-        }
-        if self.max_memory_mib.is_some() {
-            given.push("--max-memory-mib");
         }
         given
     }

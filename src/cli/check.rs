@@ -1,13 +1,14 @@
 //! `semcheck check TARGET`: the cases one target names (one per mesh size), on the chosen
 //! engine.
 
-use semcheck::checker::{explore, Verdict};
+use semcheck::checker::{explore_with, Verdict};
 use semcheck::ModelError;
 use serde_json::json;
 
 use super::args::CheckArgs;
 use super::report::Checked;
 use super::shuttle::EngineArg;
+use super::watch::{watch, Style};
 use super::{emit, EXIT_INCOMPLETE, EXIT_PROVED, EXIT_VIOLATION};
 
 /// The exit code of several verdicts: a violation anywhere is 1, else anything incomplete
@@ -27,12 +28,25 @@ pub(crate) fn worst<'a>(verdicts: impl IntoIterator<Item = &'a Verdict>) -> i32 
 pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
     let cases = args.case.cases(2)?;
     let mut checked = Vec::new();
+    let w = watch();
     for case in cases {
+        if w.interrupted() {
+            break;
+        }
+        w.case(&case.to_string(), if args.json { Style::Json } else { Style::Text });
+        w.doing("compiling the kernel", false);
         let program = semcheck::program(&case)?;
         let outcome = match args.engine.engine {
-            EngineArg::Explore => explore(&program, &args.explore.config()),
-            EngineArg::Shuttle => super::shuttle::run(args, &case, &program)?,
+            EngineArg::Explore => {
+                w.doing("exploring", true);
+                explore_with(&program, &args.explore.config(), w.control())
+            }
+            EngineArg::Shuttle => {
+                w.doing("running the shuttle campaign", false);
+                super::shuttle::run(args, &case, &program)?
+            }
         };
+        w.idle();
         let c = Checked { case, program, outcome };
         if !args.json {
             emit(&c.text());

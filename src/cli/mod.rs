@@ -14,6 +14,7 @@ mod simulate;
 mod stress;
 mod target;
 mod trace;
+mod watch;
 
 use std::io::Write;
 
@@ -62,6 +63,7 @@ pub(crate) fn run() -> i32 {
         }
     };
     init_logging();
+    watch::start(limits(&cli.command));
     let result = match cli.command {
         Command::List { json } => list::run(json),
         Command::Bench(args) => bench::run(&args),
@@ -69,6 +71,7 @@ pub(crate) fn run() -> i32 {
         Command::Simulate(args) => simulate::run(&args),
         Command::Replay(args) => {
             return replay::run(&args).unwrap_or_else(|e| {
+                watch::watch().idle();
                 eprintln!("semcheck: error: {e}");
                 EXIT_USAGE
             })
@@ -84,12 +87,31 @@ pub(crate) fn run() -> i32 {
             }
         }),
     };
+    watch::watch().idle();
     match result {
         Ok(code) => code,
         Err(e) => {
             eprintln!("semcheck: error: {e}");
             EXIT_USAGE
         }
+    }
+}
+
+/// The budgets the watchdog enforces for a command: the command's own, or the default
+/// memory budget (commands with per-case budgets of their own, like `check all` and
+/// `mutate`, keep those).
+fn limits(command: &Command) -> watch::Limits {
+    let default = watch::Limits { seconds: None, memory_bytes: Some(args::DEFAULT_MEMORY_MIB << 20) };
+    match command {
+        Command::Check(a) if a.case.target == "all" => {
+            watch::Limits { seconds: None, memory_bytes: Some(a.explore.budget.memory_bytes()) }
+        }
+        Command::Check(a) => a.explore.budget.limits(),
+        Command::Trace(a) => a.budget.limits(),
+        Command::Simulate(a) => a.budget.limits(),
+        Command::Stress(a) => a.budget.limits(),
+        Command::Replay(a) => a.budget.limits(),
+        Command::List { .. } | Command::Bench(_) | Command::Engines(_) | Command::Mutate(_) => default,
     }
 }
 

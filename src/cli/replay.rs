@@ -3,7 +3,9 @@
 use clap::Args;
 use semcheck::checker::counterexample::{render, replay, TraceError, TraceFile};
 
+use super::args::BudgetArgs;
 use super::trace::FormatArg;
+use super::watch::{watch, Style};
 use super::{emit, EXIT_VIOLATION};
 
 /// Arguments of `semcheck replay`.
@@ -14,6 +16,9 @@ pub(crate) struct ReplayArgs {
     /// Output format for the replayed run.
     #[arg(long, value_enum, default_value_t = FormatArg::Text)]
     pub(crate) format: FormatArg,
+    /// Time and memory budgets.
+    #[command(flatten)]
+    pub(crate) budget: BudgetArgs,
 }
 
 /// Replays; `Err` is a bad file (exit 2), `Ok(1)` a reproduced violation.
@@ -23,13 +28,20 @@ pub(crate) fn run(args: &ReplayArgs) -> Result<i32, String> {
     let bytes =
         if stdin { read_stdin() } else { read_bounded(&args.file) }.map_err(|e| format!("cannot read {name}: {e}"))?;
     let at = |e: TraceError| format!("{name}: {e}");
+    let w = watch();
+    w.case(&name, Style::Note);
+    w.doing("reading the trace file", false);
     let file = TraceFile::parse_bytes(&bytes).map_err(at)?;
+    w.doing("compiling the kernel of the trace", false);
     let program = semcheck::trace_program(&file).map_err(at)?;
     let changed = semcheck::source_changed(&file);
     if let Some(note) = &changed {
         eprintln!("semcheck: note: {note}");
     }
-    let replayed = replay(&program, &file).map_err(|e| match &changed {
+    w.doing("replaying", false);
+    let replayed = replay(&program, &file);
+    w.idle();
+    let replayed = replayed.map_err(|e| match &changed {
         Some(note) => format!("{name}: {e}\n  ({note})"),
         None => at(e),
     })?;

@@ -2,7 +2,7 @@
 //! script reads (the same keys for every engine, with a top-level `verdict`).
 
 use semcheck::checker::counterexample::{notes, run_events, Namer, TracedRun};
-use semcheck::checker::{EngineRun, Outcome, Reduction, Strategy, Verdict};
+use semcheck::checker::{Config, EngineRun, Outcome, Reduction, Strategy, Symmetry, Verdict};
 use semcheck::{Case, Program, Source};
 use serde_json::{json, Value};
 
@@ -88,9 +88,24 @@ impl Checked {
             "executions": s.executions,
             "seconds": s.seconds,
             "memory_bytes": s.memory_bytes,
+            "symmetry": s.symmetry,
+            "threads": s.threads,
             "engine": self.outcome.run,
             "coverage": self.coverage_json(),
         })
+    }
+
+    /// How the explorer treated rotations: the number it stored states modulo, or why it
+    /// stored every state as it is.
+    fn symmetry_text(&self, config: &Config) -> String {
+        match (self.outcome.stats.symmetry, config.symmetry) {
+            (k, _) if k > 1 => format!("rotation symmetry: one state per orbit of {k} rotations"),
+            (_, Symmetry::Off) => "no symmetry reduction".to_string(),
+            (_, Symmetry::Auto) => match semcheck::checker::rotation_symmetry(&self.program, config) {
+                Err(why) => format!("no symmetry reduction: {why}"),
+                Ok(_) => "no symmetry reduction".to_string(),
+            },
+        }
     }
 
     /// Which statements never executed, or why this outcome cannot say.
@@ -129,7 +144,7 @@ impl Checked {
         let s = &self.outcome.stats;
         let how = match &self.outcome.run {
             EngineRun::Explore(config) => format!(
-                "the explorer ({}, {}): {} states, {} transitions, depth {}, {:.2} s, {:.1} MiB",
+                "the explorer ({}, {}, {}, {} thread{}): {} {}, {} transitions, depth {}, {:.2} s, {:.1} MiB",
                 match config.strategy {
                     Strategy::Bfs => "breadth-first",
                     Strategy::Dfs => "depth-first",
@@ -138,7 +153,11 @@ impl Checked {
                     Reduction::PartialOrder => "partial-order reduction",
                     Reduction::None => "no reduction",
                 },
+                self.symmetry_text(config),
+                s.threads,
+                if s.threads == 1 { "" } else { "s" },
                 s.states,
+                if s.symmetry > 1 { "states (orbits)" } else { "states" },
                 s.transitions,
                 s.max_depth,
                 s.seconds,

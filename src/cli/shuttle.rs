@@ -114,7 +114,7 @@ pub(crate) fn validate(args: &CheckArgs) -> Result<(), ModelError> {
                     (e.seed.is_some(), "--seed"),
                     (e.scheduler.is_some(), "--scheduler"),
                     (e.pct_depth.is_some(), "--pct-depth"),
-                    (args.explore.max_seconds.is_some(), "--max-seconds"),
+                    (args.explore.budget.max_seconds.is_some(), "--max-seconds"),
                 ];
                 let given: Vec<&str> = searching.iter().filter(|(set, _)| *set).map(|(_, flag)| *flag).collect();
                 if !given.is_empty() {
@@ -140,7 +140,7 @@ pub(crate) fn run(args: &CheckArgs, case: &Case, program: &Program) -> Result<Ou
         scheduler,
         iterations: e.iterations.unwrap_or(1000) as usize,
         seed: e.seed.unwrap_or(0),
-        max_seconds: args.explore.max_seconds,
+        max_seconds: args.explore.budget.max_seconds,
     };
     let outcome = shuttle_engine::check(program, campaign).map_err(usage)?;
     if let Verdict::Violation(_) = &outcome.verdict {

@@ -8,7 +8,8 @@ use semcheck::model::program::SemSlot;
 use semcheck::ModelError;
 use serde_json::json;
 
-use super::args::CaseArgs;
+use super::args::{BudgetArgs, CaseArgs};
+use super::watch::{watch, Style};
 use super::{emit, emitln, EXIT_PROVED, EXIT_VIOLATION};
 
 /// How the simulation is shown.
@@ -36,6 +37,9 @@ pub(crate) struct SimulateArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = SimFormat::Table)]
     pub(crate) format: SimFormat,
+    /// Time and memory budgets.
+    #[command(flatten)]
+    pub(crate) budget: BudgetArgs,
 }
 
 /// The mesh size `simulate` uses without `--devices`: the seed tables' 4 on a ring, the
@@ -49,7 +53,13 @@ fn default_devices(target: &str) -> usize {
 
 pub(crate) fn run(args: &SimulateArgs) -> Result<i32, ModelError> {
     let mut code = EXIT_PROVED;
+    let w = watch();
     for case in args.case.cases(default_devices(&args.case.target))? {
+        if w.interrupted() {
+            break;
+        }
+        w.case(&case.to_string(), if args.format == SimFormat::Json { Style::Json } else { Style::Text });
+        w.doing("compiling the kernel", false);
         let program = semcheck::program(&case)?;
         code = code.max(simulate(&case, &program, args.format));
     }
@@ -57,7 +67,11 @@ pub(crate) fn run(args: &SimulateArgs) -> Result<i32, ModelError> {
 }
 
 fn simulate(case: &semcheck::Case, program: &semcheck::Program, format: SimFormat) -> i32 {
-    let sim = match lockstep(program) {
+    let w = watch();
+    w.doing("running the lock-step schedule", false);
+    let sim = lockstep(program);
+    w.idle();
+    let sim = match sim {
         Ok(sim) => sim,
         Err(e) => {
             eprintln!("semcheck: {case}: {e}");

@@ -5,8 +5,9 @@ use semcheck::checker::runtime::stress::stress;
 use semcheck::checker::EngineRun;
 use semcheck::{ErrorKind, ModelError};
 
-use super::args::CaseArgs;
+use super::args::{BudgetArgs, CaseArgs};
 use super::report::Checked;
+use super::watch::{watch, Style};
 use super::{emit, emitln};
 
 /// Arguments of `semcheck stress`.
@@ -25,6 +26,9 @@ pub(crate) struct StressArgs {
     /// Print JSON instead of text.
     #[arg(long)]
     pub(crate) json: bool,
+    /// Time and memory budgets.
+    #[command(flatten)]
+    pub(crate) budget: BudgetArgs,
 }
 
 /// The most devices a stress run starts threads for.
@@ -50,8 +54,13 @@ pub(crate) fn run(args: &StressArgs) -> Result<i32, ModelError> {
             "stress does not model --dma-order / --dma-landing other than the defaults yet",
         ));
     }
+    let w = watch();
+    w.case(&case.to_string(), if args.json { Style::Json } else { Style::Text });
+    w.doing("compiling the kernel", false);
     let program = semcheck::program(case)?;
+    w.doing(&format!("running {} stress runs on OS threads", args.runs), false);
     let outcome = stress(&program, args.runs, args.seed);
+    w.idle();
     let code = outcome.verdict.exit_code();
     let tally = match &outcome.run {
         EngineRun::Stress { tally, .. } => tally.clone(),

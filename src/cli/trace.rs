@@ -3,10 +3,11 @@
 
 use clap::{Args, ValueEnum};
 use semcheck::checker::counterexample::{counterexample, engine_name, render, Format, Found};
-use semcheck::checker::{explore, Config, Verdict};
+use semcheck::checker::{explore_with, Budget, Config, Verdict};
 use semcheck::{ErrorKind, ModelError};
 
-use super::args::StrategyArg;
+use super::args::{BudgetArgs, StrategyArg};
+use super::watch::{watch, Style};
 use super::{emit, EXIT_INCOMPLETE, EXIT_PROVED, EXIT_VIOLATION};
 
 /// How a counterexample is shown.
@@ -56,6 +57,9 @@ pub(crate) struct TraceArgs {
     /// the minimiser drops).
     #[arg(long, value_enum, default_value_t = StrategyArg::Bfs)]
     pub(crate) strategy: StrategyArg,
+    /// Time and memory budgets.
+    #[command(flatten)]
+    pub(crate) budget: BudgetArgs,
 }
 
 pub(crate) fn run(args: &TraceArgs) -> Result<i32, ModelError> {
@@ -63,9 +67,19 @@ pub(crate) fn run(args: &TraceArgs) -> Result<i32, ModelError> {
     let [case] = cases.as_slice() else {
         return Err(ModelError::new(ErrorKind::UnknownName, "trace shows one counterexample: give --devices N"));
     };
+    let w = watch();
+    w.case(&case.to_string(), Style::Note);
+    w.doing("compiling the kernel", false);
     let program = semcheck::program(case)?;
-    let config = Config { strategy: args.strategy.strategy(), ..Config::default() };
-    let outcome = explore(&program, &config);
+    let budget = Budget {
+        max_seconds: args.budget.max_seconds,
+        max_memory_bytes: Some(args.budget.memory_bytes()),
+        ..Budget::default()
+    };
+    let config = Config { strategy: args.strategy.strategy(), budget, ..Config::default() };
+    w.doing("exploring", true);
+    let outcome = explore_with(&program, &config, w.control());
+    w.idle();
     let cex = match outcome.verdict {
         Verdict::Violation(cex) => cex,
         Verdict::Proved => {
@@ -77,12 +91,14 @@ pub(crate) fn run(args: &TraceArgs) -> Result<i32, ModelError> {
             return Ok(EXIT_INCOMPLETE);
         }
     };
+    w.doing("minimising the counterexample", false);
     let found: Found = counterexample(&program, &cex, !args.no_minimize).map_err(|e| {
         ModelError::new(
             ErrorKind::BadDeclaration,
             format!("internal error: the explorer's schedule does not replay at event {}: {}", e.index + 1, e.wanted),
         )
     })?;
+    w.idle();
     if found.minimized {
         eprintln!(
             "semcheck: {} events in the explorer's schedule, {} after minimising",

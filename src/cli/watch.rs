@@ -1,0 +1,292 @@
+//! Budgets that hold for a whole command, whatever it is doing, Ctrl-C, and the progress
+//! line.
+//!
+//! A watchdog thread samples the process's resident memory and the time since the current
+//! case started (compiling included) every few milliseconds. When a budget is exceeded or
+//! Ctrl-C is pressed it requests a stop ([`Stop`]). The explorer polls that request and
+//! returns an `incomplete` verdict with the counts it reached, which the command reports
+//! as usual (exit 3). Work that does not poll (compiling a kernel, the lock-step
+//! simulation, a stress campaign, replaying, minimising) is ended by the watchdog itself:
+//! it prints the partial report (what the command was doing, for how long, with how much
+//! memory, how far an exploration got) and exits with code 3. A second Ctrl-C ends the
+//! process at once, also with code 3.
+//!
+//! On a terminal, stderr shows a live line: what is being done, and while exploring the
+//! states, states per second, depth and resident memory. It is not drawn when stderr is
+//! not a terminal.
+
+use std::io::{IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressStyle};
+use semcheck::checker::{Control, Progress, Stop, StopReason};
+use serde_json::json;
+
+use super::EXIT_INCOMPLETE;
+
+/// How often the watchdog samples.
+const TICK: Duration = Duration::from_millis(20);
+/// How long work that polls the stop request may take to stop before the watchdog ends the
+/// process itself.
+const GRACE: Duration = Duration::from_secs(2);
+
+/// The budgets of a command.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct Limits {
+    /// Seconds per case, compiling included.
+    pub(crate) seconds: Option<f64>,
+    /// Bytes of resident memory of the whole process.
+    pub(crate) memory_bytes: Option<u64>,
+}
+
+/// How a partial report is printed when the watchdog ends the process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Style {
+    /// `CASE: INCOMPLETE` and the detail on stdout, like `check`'s text report.
+    Text,
+    /// A JSON object on stdout with `verdict: incomplete`, like `check --json`.
+    Json,
+    /// `semcheck: CASE: incomplete: DETAIL` on stderr, for commands whose stdout is a
+    /// rendering (`trace`, `replay`).
+    Note,
+}
+
+/// The watchdog's view of the command.
+pub(crate) struct Watch {
+    stop: Stop,
+    interrupted: AtomicBool,
+    state: Mutex<State>,
+}
+
+struct State {
+    limits: Limits,
+    /// When the current case started: the time budget counts from here.
+    since: Instant,
+    /// The case, as the report heads it (`psum N=8`).
+    head: String,
+    style: Style,
+    /// What the command is doing (`compiling the kernel`), while it works.
+    doing: Option<String>,
+    /// Whether that work polls the stop request itself (the explorer).
+    cooperative: bool,
+    /// When the pending stop was first seen.
+    requested_at: Option<Instant>,
+    /// The exploration's last progress, and the one before (for the rate).
+    last: Option<Progress>,
+    rate: f64,
+    resident: u64,
+    bar: Option<ProgressBar>,
+}
+
+static WATCH: OnceLock<Watch> = OnceLock::new();
+
+/// The command's watch (without budgets until [`start`] gives them).
+pub(crate) fn watch() -> &'static Watch {
+    WATCH.get_or_init(|| Watch {
+        stop: Stop::new(),
+        interrupted: AtomicBool::new(false),
+        state: Mutex::new(State {
+            limits: Limits::default(),
+            since: Instant::now(),
+            head: String::new(),
+            style: Style::Text,
+            doing: None,
+            cooperative: false,
+            requested_at: None,
+            last: None,
+            rate: 0.0,
+            resident: 0,
+            bar: None,
+        }),
+    })
+}
+
+/// Starts watching with `limits`: the watchdog thread and the Ctrl-C handler.
+pub(crate) fn start(limits: Limits) {
+    let w = watch();
+    w.lock().limits = limits;
+    let _ = ctrlc::set_handler(|| {
+        let w = watch();
+        if w.interrupted.swap(true, Ordering::AcqRel) {
+            eprintln!("\nsemcheck: interrupted again; stopping now");
+            std::process::exit(EXIT_INCOMPLETE);
+        }
+        w.stop.request(StopReason::Interrupted);
+    });
+    std::thread::Builder::new()
+        .name("semcheck-watchdog".into())
+        .spawn(|| loop {
+            std::thread::sleep(TICK);
+            watch().tick();
+        })
+        .expect("cannot start the watchdog thread");
+}
+
+/// The resident memory of this process in bytes (Linux `VmRSS`), if known.
+pub(crate) fn resident_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+impl Watch {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether Ctrl-C was pressed: the command checks no further case.
+    pub(crate) fn interrupted(&self) -> bool {
+        self.interrupted.load(Ordering::Acquire)
+    }
+
+    /// A new case starts now (the time budget counts from here), headed `head` in reports.
+    pub(crate) fn case(&self, head: &str, style: Style) {
+        let mut s = self.lock();
+        s.since = Instant::now();
+        s.head = head.to_string();
+        s.style = style;
+        s.last = None;
+        s.requested_at = None;
+        self.stop.clear();
+        if self.interrupted() {
+            self.stop.request(StopReason::Interrupted);
+        }
+    }
+
+    /// The command is now doing `what` (`compiling the kernel`); `cooperative` when that
+    /// work polls [`Watch::control`]'s stop request and reports by itself.
+    pub(crate) fn doing(&self, what: &str, cooperative: bool) {
+        let mut s = self.lock();
+        s.doing = Some(what.to_string());
+        s.cooperative = cooperative;
+        if cooperative {
+            s.last = None;
+        }
+        s.requested_at = None;
+        if s.bar.is_none() && std::io::stderr().is_terminal() {
+            let bar = ProgressBar::new_spinner();
+            bar.set_style(ProgressStyle::with_template("{spinner} {msg}").expect("a valid template"));
+            s.bar = Some(bar);
+        }
+        let line = format!("{}: {what}", s.head);
+        if let Some(bar) = &s.bar {
+            bar.set_message(line);
+        }
+    }
+
+    /// The work is done: nothing is being done that the watchdog would have to end, and
+    /// the progress line is cleared (call it before printing results).
+    pub(crate) fn idle(&self) {
+        let mut s = self.lock();
+        s.doing = None;
+        if let Some(bar) = s.bar.take() {
+            bar.finish_and_clear();
+        }
+    }
+
+    /// The hooks an exploration of the current case runs with: the stop request, the
+    /// progress line, and the case's start as the clock of its time budget.
+    pub(crate) fn control(&self) -> Control<'static> {
+        static PROGRESS: fn(&Progress) = |p| watch().progress(p);
+        Control { stop: Some(&watch().stop), progress: Some(&PROGRESS), since: Some(self.lock().since) }
+    }
+
+    fn progress(&self, p: &Progress) {
+        let mut s = self.lock();
+        if let Some(last) = s.last {
+            let dt = p.seconds - last.seconds;
+            if dt > 0.0 {
+                s.rate = p.states.saturating_sub(last.states) as f64 / dt;
+            }
+        }
+        s.last = Some(*p);
+        if let Some(bar) = &s.bar {
+            bar.set_message(format!(
+                "{}: {} states ({:.0}/s), depth {}, {} MiB",
+                s.head,
+                p.states,
+                s.rate,
+                p.depth,
+                s.resident.max(p.memory_bytes) >> 20
+            ));
+        }
+    }
+
+    /// One sample: budgets, a pending stop, the progress line.
+    fn tick(&self) {
+        let resident = resident_bytes().unwrap_or(0);
+        let mut s = self.lock();
+        s.resident = resident;
+        let Some(doing) = s.doing.clone() else { return };
+        if self.stop.requested().is_none() {
+            if s.limits.memory_bytes.is_some_and(|m| resident >= m) {
+                self.stop.request(StopReason::Memory);
+            } else if s.limits.seconds.is_some_and(|m| s.since.elapsed().as_secs_f64() >= m) {
+                self.stop.request(StopReason::Time);
+            }
+        }
+        if let Some(reason) = self.stop.requested() {
+            let at = *s.requested_at.get_or_insert_with(Instant::now);
+            if !s.cooperative || at.elapsed() >= GRACE {
+                self.end(&mut s, reason, &doing);
+            }
+        }
+        if let (Some(bar), false) = (&s.bar, s.cooperative) {
+            bar.set_message(format!(
+                "{}: {doing} ({:.1} s, {} MiB)",
+                s.head,
+                s.since.elapsed().as_secs_f64(),
+                resident >> 20
+            ));
+        }
+    }
+
+    /// Prints the partial report of work that did not stop by itself and ends the process.
+    fn end(&self, s: &mut State, reason: StopReason, doing: &str) -> ! {
+        if let Some(bar) = s.bar.take() {
+            bar.finish_and_clear();
+        }
+        let seconds = s.since.elapsed().as_secs_f64();
+        let by = match reason {
+            StopReason::Time => format!("the time budget of {} s", s.limits.seconds.unwrap_or(0.0)),
+            StopReason::Memory => {
+                format!("the memory budget of {} MiB", s.limits.memory_bytes.unwrap_or(0) >> 20)
+            }
+            _ => "an interrupt (Ctrl-C)".to_string(),
+        };
+        let reached = match s.last {
+            Some(p) => format!(", {} states stored, depth {}", p.states, p.depth),
+            None => String::new(),
+        };
+        let detail = format!(
+            "stopped by {by} while {doing}, after {seconds:.1} s with {} MiB resident{reached}; nothing was proved",
+            s.resident >> 20
+        );
+        let mut out = std::io::stdout().lock();
+        let _ = match s.style {
+            Style::Text => writeln!(out, "{}: INCOMPLETE\n  {detail}", s.head),
+            Style::Json => writeln!(
+                out,
+                "{}",
+                serde_json::to_string_pretty(&json!({
+                    "case": s.head,
+                    "verdict": "incomplete",
+                    "incomplete": {"reason": reason, "detail": detail},
+                    "states": s.last.map_or(0, |p| p.states),
+                    "seconds": seconds,
+                    "peak_rss_bytes": super::bench::peak_rss_bytes(),
+                }))
+                .expect("JSON of plain data")
+            ),
+            Style::Note => {
+                eprintln!("semcheck: {}: incomplete: {detail}", s.head);
+                Ok(())
+            }
+        };
+        let _ = out.flush();
+        std::process::exit(EXIT_INCOMPLETE);
+    }
+}

@@ -1,0 +1,75 @@
+//! Budgets hold from compiling on, in every command, and Ctrl-C stops cleanly: each run
+//! ends with exit 3 and a partial report that says what it was doing and how far it got.
+
+mod common;
+use common::semcheck;
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+
+#[test]
+fn the_memory_budget_stops_a_kernel_too_large_to_compile() {
+    let (code, out, err) = semcheck(&["check", "psum_scatter", "--devices", "512", "--max-memory-mib", "200"]);
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(out.starts_with("psum_scatter N=512: INCOMPLETE"), "{out}");
+    assert!(out.contains("stopped by the memory budget of 200 MiB while compiling the kernel"), "{out}");
+    assert!(out.contains("nothing was proved"), "{out}");
+
+    let (code, out, err) =
+        semcheck(&["check", "psum_scatter", "--devices", "512", "--max-memory-mib", "200", "--json"]);
+    assert_eq!(code, 3, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["verdict"], "incomplete");
+    assert_eq!(v["incomplete"]["reason"], "memory");
+
+    let (code, _, err) = semcheck(&["trace", "psum_scatter", "--devices", "512", "--max-memory-mib", "200"]);
+    assert_eq!(code, 3, "{err}");
+    assert!(err.contains("incomplete: stopped by the memory budget of 200 MiB while compiling"), "{err}");
+}
+
+#[test]
+fn the_time_budget_counts_compiling_and_stops_the_explorer_and_stress() {
+    let (code, out, _) = semcheck(&["simulate", "psum", "--lockstep", "--devices", "512", "--max-seconds", "0.5"]);
+    assert_eq!(code, 3, "{out}");
+    assert!(out.contains("stopped by the time budget of 0.5 s while compiling the kernel"), "{out}");
+
+    let (code, out, _) = semcheck(&[
+        "check",
+        "psum_scatter",
+        "--devices",
+        "4",
+        "--reduction",
+        "none",
+        "--symmetry",
+        "off",
+        "--max-seconds",
+        "0.5",
+    ]);
+    assert_eq!(code, 3, "{out}");
+    assert!(out.contains("stopped by the time budget of 0.5 s (compiling included):"), "{out}");
+    assert!(out.contains("states stored"), "{out}");
+
+    let (code, out, _) = semcheck(&["stress", "psum", "--devices", "4", "--runs", "10000000", "--max-seconds", "0.5"]);
+    assert_eq!(code, 3, "{out}");
+    assert!(out.contains("stopped by the time budget of 0.5 s while running 10000000 stress runs"), "{out}");
+}
+
+#[test]
+fn ctrl_c_stops_an_exploration_with_a_partial_report() {
+    let child = Command::new(env!("CARGO_BIN_EXE_semcheck"))
+        .args(["check", "psum_scatter", "--devices", "4", "--reduction", "none", "--symmetry", "off"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    let killed = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{text}");
+    assert!(text.contains("INCOMPLETE") && text.contains("stopped by an interrupt"), "{text}");
+    assert!(text.contains("states stored"), "{text}");
+}
