@@ -66,15 +66,27 @@ pub(crate) struct BenchArgs {
     /// Only this protocol.
     #[arg(long)]
     pub(crate) protocol: Option<String>,
+    /// Smallest ring size.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(2..=512))]
+    pub(crate) min_devices: u16,
     /// Largest ring size.
-    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(2..=64))]
+    #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(u16).range(2..=512))]
     pub(crate) max_devices: u16,
     /// Time budget per case; the first case over it ends that protocol's rows.
     #[arg(long, default_value_t = 60.0, value_parser = positive_seconds)]
     pub(crate) max_seconds: f64,
+    /// Memory budget per case (resident memory of its process) [default: 8192].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=MAX_MEMORY_MIB))]
+    pub(crate) max_memory_mib: Option<u64>,
     /// Explore without partial-order reduction.
     #[arg(long)]
     pub(crate) no_reduction: bool,
+    /// Rotation symmetry reduction [default: auto].
+    #[arg(long, value_enum)]
+    pub(crate) symmetry: Option<SymmetryArg>,
+    /// Exploring threads per case [default: one per core].
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub(crate) threads: Option<u16>,
     /// Print the rows as JSON instead of the table.
     #[arg(long)]
     pub(crate) json: bool,

@@ -196,11 +196,9 @@ impl Watch {
 
     fn progress(&self, p: &Progress) {
         let mut s = self.lock();
-        if let Some(last) = s.last {
-            let dt = p.seconds - last.seconds;
-            if dt > 0.0 {
-                s.rate = p.states.saturating_sub(last.states) as f64 / dt;
-            }
+        let (states, seconds) = s.last.map_or((0, 0.0), |l| (l.states, l.seconds));
+        if p.seconds > seconds {
+            s.rate = p.states.saturating_sub(states) as f64 / (p.seconds - seconds);
         }
         s.last = Some(*p);
         if let Some(bar) = &s.bar {
