@@ -15,6 +15,7 @@ use semcheck::model::Program;
 
 /// What the modes found: the reference verdict's name and whether the program was
 /// rotation-symmetric; `None` when full exploration ran out of budget.
+#[allow(dead_code)] // each test binary compiles this module; reduction_random reads neither field
 pub struct Agreement {
     pub verdict: &'static str,
     pub symmetric: bool,
