@@ -1,10 +1,10 @@
 //! `lax.psum_scatter` (seed 000 §4): bidirectional reduce-scatter; top halves travel
 //! left, bottom halves right, partial sums accumulate on the way.
 //!
-//! **What the checker finds.** The official kernel is proved for N = 2..7 (N = 8 exceeds
-//! `check all`'s 30 s budget). For the mutants:
+//! **What the checker finds.** The official kernel is proved for every N `check all` tries
+//! (2..8; `semcheck bench` goes further). For the mutants:
 //!
-//! * `no-capacity` (open question): proved at every size reached (N = 2..7). Every phase
+//! * `no-capacity` (open question): proved at every size reached (N = 2..8). Every phase
 //!   ends with `send_*.wait()`, whose `wait_recv` waits for the data the neighbour it writes
 //!   to sends in the *same* phase, after finishing the phase that reads the slot being
 //!   overwritten next. The receive semaphores already give the back-pressure that the
