@@ -5,8 +5,7 @@
 //! (smallest ring size that shows the bug, minimised), exactly as
 //! `semcheck trace P --mutant M --devices N --format trace` would.
 
-mod common;
-use common::semcheck;
+use crate::common::semcheck;
 
 use std::path::{Path, PathBuf};
 
