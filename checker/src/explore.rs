@@ -8,7 +8,7 @@
 //! in. A violation found in the level is the one with the smallest key, and the counts it
 //! reports are those a single thread would have had when it found it. So the verdict, the
 //! state and transition counts and the counterexample do not depend on the number of
-//! threads or on their timing (`tests/reduction_soundness.rs` compares them).
+//! threads or on their timing (`tests/model/modes.rs` compares them).
 //!
 //! **Depth-first** exploration runs on one thread.
 //!

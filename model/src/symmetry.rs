@@ -30,7 +30,7 @@
 //! requires `T` to be invariant under rotation: the stubborn set is computed afresh from
 //! each representative and only the per-state property of stubborn sets is used (the
 //! combination problems in the literature come from cycle provisos, which this acyclic
-//! graph does not need). `tests/reduction_soundness.rs` and `tests/reduction_random.rs`
+//! graph does not need). `tests/model/reduction_soundness.rs` and `tests/model/reduction_random.rs`
 //! compare the verdicts of every mode.
 //!
 //! **Counterexamples stay concrete.** The explorer stores with each representative the

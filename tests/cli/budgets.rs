@@ -1,8 +1,7 @@
 //! Budgets hold from compiling on, in every command, and Ctrl-C stops cleanly: each run
 //! ends with exit 3 and a partial report that says what it was doing and how far it got.
 
-mod common;
-use common::semcheck;
+use crate::common::semcheck;
 
 use std::process::{Command, Stdio};
 use std::time::Duration;

@@ -1,10 +1,10 @@
 //! Randomised differential test of the reductions: small random kernels (signals, waits,
 //! local and remote copies, computations, branches on the device id, with and without a
-//! collective id) are explored in every mode (`tests/modes`: with and without
+//! collective id) are explored in every mode (`modes.rs`: with and without
 //! partial-order reduction and rotation symmetry, on one and two threads), and the
 //! verdicts, outcomes and counterexamples must agree.
 
-mod modes;
+use crate::modes;
 
 use proptest::prelude::*;
 use semcheck::checker::Budget;

@@ -2,14 +2,14 @@
 //! kernels, every single-edit mutant of `semcheck mutate` (`semcheck_model::mutate`:
 //! deleted, duplicated and swapped statements, signals and copies to the other neighbour
 //! or on another semaphore, indices off by one, dropped guards, shrunk waits, dropped
-//! handshakes) of each seed kernel, and explores each one in every mode (`tests/modes`):
+//! handshakes) of each seed kernel, and explores each one in every mode (`modes.rs`):
 //! with and without partial-order reduction and rotation symmetry, on one and two
 //! threads. The verdicts must be the same (a violation found without reduction must be
 //! found with it, and a kernel proved without reduction must be proved with it), two
 //! threads must give one thread's outcome exactly, and every counterexample must replay
 //! on the program.
 
-mod modes;
+use crate::modes;
 
 use semcheck::checker::Budget;
 use semcheck::model::compile;

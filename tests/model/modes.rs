@@ -1,5 +1,5 @@
 //! Every exploration mode on one program: the differential check shared by
-//! `tests/reduction_soundness.rs` and `tests/reduction_random.rs`.
+//! `reduction_soundness.rs` and `reduction_random.rs`.
 //!
 //! Full exploration is the reference. Partial-order reduction, rotation symmetry and both
 //! together must give the same verdict, and on a proved program find every final state
@@ -15,7 +15,6 @@ use semcheck::model::Program;
 
 /// What the modes found: the reference verdict's name and whether the program was
 /// rotation-symmetric; `None` when full exploration ran out of budget.
-#[allow(dead_code)] // each test binary compiles this module; reduction_random reads neither field
 pub struct Agreement {
     pub verdict: &'static str,
     pub symmetric: bool,
