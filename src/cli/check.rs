@@ -42,7 +42,9 @@ pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
                 explore_with(&program, &args.explore.config(), w.control())
             }
             EngineArg::Shuttle => {
-                w.doing("running the shuttle campaign", false);
+                // The campaign keeps the time budget itself and reports how many iterations
+                // ran; the watchdog only ends it if it does not stop within its grace period.
+                w.doing("running the shuttle campaign", true);
                 super::shuttle::run(args, &case, &program)?
             }
         };

@@ -94,11 +94,17 @@ fn text_output_reads_like_a_report() {
 fn bench_prints_a_table_with_peak_memory() {
     let (code, out, err) = semcheck(&["bench", "--protocol", "ppermute", "--max-devices", "3", "--max-seconds", "10"]);
     assert_eq!(code, 0, "{err}");
-    let header = out.lines().next().unwrap();
-    for column in ["protocol", "N", "states", "transitions", "seconds", "peak MiB"] {
+    let mut lines = out.lines();
+    assert!(lines.next().unwrap().starts_with("(reduction: por, symmetry: auto"), "{out}");
+    let header = lines.next().unwrap();
+    for column in ["protocol", "N", "states", "transitions", "seconds", "peak MiB", "growth"] {
         assert!(header.contains(column), "{header}");
     }
-    let rows: Vec<&str> = out.lines().skip(1).collect();
+    let rows: Vec<&str> = lines.collect();
     assert_eq!(rows.len(), 2, "{out}");
     assert!(rows.iter().all(|r| r.starts_with("ppermute") && r.contains("proved")), "{out}");
+    // The growth factor of the states from N = 2 to N = 3, computed from the two rows.
+    let states = |r: &str| r.split_whitespace().nth(3).unwrap().parse::<f64>().unwrap();
+    let factor = format!("x{:.2}", states(rows[1]) / states(rows[0]));
+    assert!(rows[1].contains(&factor), "{factor}: {out}");
 }
