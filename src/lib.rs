@@ -74,7 +74,7 @@ pub fn program(case: &Case) -> Result<Program, ModelError> {
             ))
         }
     };
-    Ok(program.with_semantics(case.semantics))
+    program.with_semantics(case.semantics)
 }
 
 /// The compiled program of a catalogue protocol (or mutant) on `devices` devices, with
