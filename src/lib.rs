@@ -33,6 +33,7 @@
 //! # let _ = Source::catalogue("psum", None);
 //! ```
 
+pub mod assumptions;
 pub mod corpus;
 
 pub use semcheck_checker as checker;
