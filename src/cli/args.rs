@@ -29,6 +29,13 @@ pub(crate) enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Print every modelling choice, its options, the default, and what the seeds and JAX
+    /// say about it.
+    Semantics {
+        /// Print JSON: an array of {name, flag, options, default, evidence}.
+        #[arg(long)]
+        json: bool,
+    },
     /// Check a protocol or a Pallas kernel file (or `all`: every protocol and mutant).
     #[command(after_help = EXIT_CODES)]
     Check(CheckArgs),
