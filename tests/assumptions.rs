@@ -223,16 +223,8 @@ fn check_reports_what_a_violation_requires() {
     assert_eq!(v["requires"], serde_json::json!(["dma-reorder"]));
     assert_eq!(v["assumptions"]["rechecks"][0]["verdict"], "proved");
 
-    let (code, out, _) = semcheck(&[
-        "check",
-        "all_gather",
-        "--mutant",
-        "shared-recv-sem",
-        "--devices",
-        "3",
-        "--dma-order",
-        "pair-fifo",
-    ]);
+    let (code, out, _) =
+        semcheck(&["check", "all_gather", "--mutant", "shared-recv-sem", "--devices", "3", "--dma-order", "pair-fifo"]);
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("PROVED"), "{out}");
 
@@ -241,8 +233,17 @@ fn check_reports_what_a_violation_requires() {
         assert_eq!(code, 1);
         assert_eq!(v["requires"], serde_json::json!([]), "N={n}");
         assert_eq!(v["assumptions"]["rechecks"][0]["verdict"], "violation", "N={n}");
-        let (code, _) =
-            json_of(&["check", "psum", "--mutant", "no-capacity", "--devices", n, "--dma-order", "pair-fifo", "--json"]);
+        let (code, _) = json_of(&[
+            "check",
+            "psum",
+            "--mutant",
+            "no-capacity",
+            "--devices",
+            n,
+            "--dma-order",
+            "pair-fifo",
+            "--json",
+        ]);
         assert_eq!(code, 1, "N={n}: pair-fifo");
     }
 

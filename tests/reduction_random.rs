@@ -31,25 +31,64 @@ enum View {
 
 #[derive(Clone, Debug)]
 enum S {
-    Signal { sem: usize, dir: Dir, inc: i64 },
-    Wait { sem: usize, n: i64 },
-    RemoteStart { src: View, dst: View, dir: Dir },
-    RemoteWaitSend { src: View, dst: View, dir: Dir },
-    RemoteWaitRecv { src: View, dst: View, dir: Dir },
-    LocalCopy { src: View, dst: View, wait: bool },
-    LocalWait { src: View, dst: View },
-    Add { dst: View, src: View },
-    Zero { dst: View },
+    Signal {
+        sem: usize,
+        dir: Dir,
+        inc: i64,
+    },
+    Wait {
+        sem: usize,
+        n: i64,
+    },
+    RemoteStart {
+        src: View,
+        dst: View,
+        dir: Dir,
+    },
+    RemoteWaitSend {
+        src: View,
+        dst: View,
+        dir: Dir,
+    },
+    RemoteWaitRecv {
+        src: View,
+        dst: View,
+        dir: Dir,
+    },
+    LocalCopy {
+        src: View,
+        dst: View,
+        wait: bool,
+    },
+    LocalWait {
+        src: View,
+        dst: View,
+    },
+    Add {
+        dst: View,
+        src: View,
+    },
+    Zero {
+        dst: View,
+    },
     OnlyOnDevice0(Box<S>),
     /// `start(); wait()` of one remote copy: a ppermute round.
-    Round { src: View, dst: View, dir: Dir },
+    Round {
+        src: View,
+        dst: View,
+        dir: Dir,
+    },
     /// Two single-cell copies to one neighbour in flight on one receive semaphore; the first
     /// `wait_recv` is followed by a read of the first copy's cell (safe only if the pair's
     /// DMAs land in start order).
-    TwoInFlight { dir: Dir },
+    TwoInFlight {
+        dir: Dir,
+    },
     /// A two-cell copy whose receiver waits for one cell's bytes and reads that cell (safe
     /// only if the copy lands whole).
-    HalfRead { dir: Dir },
+    HalfRead {
+        dir: Dir,
+    },
 }
 
 fn dir() -> impl Strategy<Value = Dir> {

@@ -105,5 +105,5 @@ mod store;
 
 pub use config::{Budget, Config, Reduction, Strategy};
 pub use explore::explore;
-pub use outcome::{Counterexample, EngineRun, Outcome, Stats, StopReason, Verdict};
+pub use outcome::{Counterexample, EngineRun, Outcome, Stats, StopReason, StressTally, Verdict};
 pub mod runtime;

@@ -45,6 +45,8 @@ pub enum ComputeKind {
     Add,
     /// `dst = f(src)` for the function id of the value table.
     Apply(u32),
+    /// `dst = formula(src)`: [`Program::formulas`]`[k]` (compute on several views).
+    Formula(u32),
 }
 
 /// One operation of a device's straight-line program.
@@ -214,6 +216,8 @@ pub struct Program {
     pub dependencies: Dependencies,
     /// The numbering of cell landings (under `--dma-landing cells`), for encoding events.
     pub cell_slots: CellSlots,
+    /// The formulas of [`ComputeKind::Formula`] operations.
+    pub formulas: Vec<crate::formula::Formula>,
 }
 
 impl Program {

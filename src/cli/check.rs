@@ -1,11 +1,11 @@
 //! `semcheck check TARGET`: the cases one target names (one per mesh size), on the chosen
 //! engine.
 
-use semcheck::checker::{explore, Verdict};
 use semcheck::assumptions::{requirements, Requirements};
+use semcheck::checker::{explore, Verdict};
 use semcheck::ModelError;
-use serde_json::Value;
 use serde_json::json;
+use serde_json::Value;
 
 use super::args::CheckArgs;
 use super::report::Checked;
