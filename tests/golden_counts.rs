@@ -30,13 +30,16 @@ fn state_counts_are_pinned() {
     }
 }
 
+/// One row of [`GOLDEN_ASSUMPTIONS`].
+type AssumptionRow = (&'static str, usize, &'static str, &'static str, u64, u64, u64, u64);
+
 /// (protocol, N, --dma-order, --dma-landing, reduced states, reduced transitions, full
 /// states, full transitions) of the correct kernels under the other assumptions: the cost
 /// of each assumption. With reduction every count equals the default's; without it,
 /// pair-fifo removes the orders in which a pair's DMAs overtake each other (all_gather and
 /// psum_scatter keep two DMAs of one pair in flight). `cells` changes nothing: every copy
 /// of the seed kernels is of one cell.
-const GOLDEN_ASSUMPTIONS: &[(&str, usize, &str, &str, u64, u64, u64, u64)] = &[
+const GOLDEN_ASSUMPTIONS: &[AssumptionRow] = &[
     ("ppermute", 3, "pair-fifo", "whole", 92, 106, 887, 2940),
     ("all_gather", 3, "pair-fifo", "whole", 305, 347, 3957, 13320),
     ("all_gather", 3, "any", "cells", 305, 347, 4497, 15741),

@@ -129,7 +129,13 @@ impl Program {
 
     /// Whether a DMA lands cell by cell: a copy of several cells under `--dma-landing cells`.
     pub fn lands_by_cell(&self, rec: &DmaRecord) -> bool {
-        rec.payload > 1 && self.semantics.dma_landing == DmaLanding::Cells
+        self.lands_by_cells(rec.payload)
+    }
+
+    /// Whether a copy of `cells` cells lands cell by cell: several cells under
+    /// `--dma-landing cells`.
+    pub fn lands_by_cells(&self, cells: usize) -> bool {
+        cells > 1 && self.semantics.dma_landing == DmaLanding::Cells
     }
 
     /// The op that started a DMA.

@@ -89,6 +89,10 @@ pub(crate) struct BenchArgs {
     /// TensorCores), on every core.
     #[arg(long)]
     pub(crate) mutate: bool,
+    /// The states of every correct kernel under each combination of the hardware
+    /// assumptions (`--dma-order`, `--dma-landing`): what each assumption costs.
+    #[arg(long, conflicts_with = "mutate")]
+    pub(crate) semantics: bool,
 }
 
 /// Exploration order on the command line.

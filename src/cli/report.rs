@@ -1,16 +1,19 @@
 //! One report of a check, whichever engine ran: the text a person reads and the JSON a
 //! script reads (the same keys for every engine, with a top-level `verdict`).
 
+use semcheck::assumptions::{requirements, Requirements};
 use semcheck::checker::counterexample::{notes, run_events, Namer, TracedRun};
-use semcheck::checker::{EngineRun, Outcome, Reduction, Strategy, Verdict};
+use semcheck::checker::{Config, EngineRun, Outcome, Reduction, Strategy, Verdict};
 use semcheck::{Case, Program, Source};
 use serde_json::{json, Value};
 
-/// A checked case: what was checked, the program it compiled to, and the outcome.
+/// A checked case: what was checked, the program it compiled to, the outcome, and for a
+/// violation the explorer found, which hardware assumptions it requires.
 pub(crate) struct Checked {
     pub(crate) case: Case,
     pub(crate) program: Program,
     pub(crate) outcome: Outcome,
+    pub(crate) needs: Option<Requirements>,
 }
 
 /// How event names read, printed under every schedule a person reads.
@@ -20,6 +23,28 @@ pub(crate) const LEGEND: &str = "\
  semaphore's value before and after, DMA semaphores counting bytes)";
 
 impl Checked {
+    /// A case checked by an engine other than the explorer (nothing is re-checked).
+    pub(crate) fn sampled(case: Case, program: Program, outcome: Outcome) -> Checked {
+        Checked { case, program, outcome, needs: None }
+    }
+
+    /// A case the explorer checked with `config`: a violation is re-checked, with the same
+    /// configuration, under the stronger choice of each option (see
+    /// [`semcheck::assumptions`]).
+    pub(crate) fn explored(case: Case, program: Program, outcome: Outcome, config: &Config) -> Checked {
+        let needs = match &outcome.verdict {
+            Verdict::Violation(cex) => Some(requirements(&program, cex, config)),
+            _ => None,
+        };
+        Checked { case, program, outcome, needs }
+    }
+
+    /// The names of the behaviours the violation requires (empty: none), `None` when no
+    /// violation was analysed.
+    pub(crate) fn requires(&self) -> Option<Vec<&'static str>> {
+        self.needs.as_ref().map(Requirements::names)
+    }
+
     /// The counterexample's schedule executed on the model (events named once, here), or
     /// why it does not replay.
     fn run(&self) -> Option<Result<TracedRun, String>> {
@@ -90,6 +115,8 @@ impl Checked {
             "memory_bytes": s.memory_bytes,
             "engine": self.outcome.run,
             "coverage": self.coverage_json(),
+            "requires": self.requires(),
+            "assumptions": self.needs.as_ref().map_or(Value::Null, Requirements::json),
         })
     }
 
@@ -182,6 +209,9 @@ impl Checked {
                     out.push_str(&format!("  engine schedule: {e}\n"));
                 }
                 out.push_str(&format!("  found by {how}\n"));
+                for line in self.needs.iter().flat_map(|n| n.lines(self.case.devices)) {
+                    out.push_str(&format!("  {line}\n"));
+                }
             }
         }
         out
@@ -223,7 +253,7 @@ mod tests {
         let spec = Spec { notation: Notation::Plain, outputs: vec![] };
         let program = compile(&kernel, &Mesh::ring(n).unwrap(), &spec, 1).unwrap();
         let outcome = explore(&program, &Config::default());
-        Checked { case: Case::new(Source::Dsl { name: "late".into() }, n), program, outcome }
+        Checked::sampled(Case::new(Source::Dsl { name: "late".into() }, n), program, outcome)
     }
 
     #[test]
