@@ -32,7 +32,7 @@ pub(crate) fn run(args: &BenchArgs) -> Result<i32, ModelError> {
             "states of the correct kernels under each assumption (reduction: {reduction}, budget {} s per case)",
             args.max_seconds
         );
-        emitln!("{:<18} {:>2} {}", "protocol", "N", heads.iter().map(|h| format!("{h:>20}")).collect::<String>());
+        emitln!("{:<18} {:>2} {}", "protocol", "N", heads.iter().map(|h| format!("{h:>22}")).collect::<String>());
     } else if table {
         emitln!(
             "{:<18} {:>2} {:<11} {:>10} {:>11} {:>8} {:>10}   (reduction: {reduction}, budget {} s per case)",
@@ -81,7 +81,7 @@ pub(crate) fn run(args: &BenchArgs) -> Result<i32, ModelError> {
                 rows.push(v);
             }
             if table && args.semantics {
-                emitln!("{:<18} {:>2} {}", p.name, n, cells.iter().map(|c| format!("{c:>20}")).collect::<String>());
+                emitln!("{:<18} {:>2} {}", p.name, n, cells.iter().map(|c| format!("{c:>22}")).collect::<String>());
             }
             if stop {
                 break;
