@@ -12,6 +12,11 @@
 //! execution, every whole landing is a cell-by-cell landing with nothing in between), so a
 //! bug that survives every strengthening breaks under every choice of the options.
 //!
+//! The mirror for a proof: [`proof_basis`] re-checks a kernel proved under a stronger choice
+//! (`--dma-landing whole`, the default, or `--dma-order pair-fifo`) with the weaker one,
+//! when it can matter in the kernel (a copy of several cells; two DMAs of one queue), and
+//! says when the proof holds only because the option rules a behaviour out.
+//!
 //! ```
 //! use semcheck::assumptions::{requirements, Assumption};
 //! use semcheck::{Config, Verdict};
@@ -26,7 +31,7 @@
 use semcheck_checker::counterexample::{run_events, Namer};
 use semcheck_checker::{explore, Config, Counterexample, Outcome, Verdict};
 use semcheck_model::program::Op;
-use semcheck_model::{DmaLanding, DmaOrder, Event, Program, Semantics};
+use semcheck_model::{DmaKey, DmaLanding, DmaOrder, Event, Program, Semantics};
 use serde::Serialize;
 use serde_json::{json, Value};
 
@@ -60,6 +65,43 @@ impl Assumption {
             Assumption::DmaReorder => "--dma-order pair-fifo",
             Assumption::PartialLanding => "--dma-landing whole",
         }
+    }
+
+    /// The option that allows it, as typed: `--dma-order any`.
+    pub fn weak_flag(self) -> &'static str {
+        match self {
+            Assumption::DmaReorder => "--dma-order any",
+            Assumption::PartialLanding => "--dma-landing cells",
+        }
+    }
+
+    /// `semantics` with the behaviour allowed.
+    pub fn allowed_in(self, mut semantics: Semantics) -> Semantics {
+        match self {
+            Assumption::DmaReorder => semantics.dma_order = DmaOrder::Any,
+            Assumption::PartialLanding => semantics.dma_landing = DmaLanding::Cells,
+        }
+        semantics
+    }
+
+    /// Whether allowing the behaviour can change anything in `program`: two DMAs of one
+    /// queue (one issuer to one target, or one device's local copies) for a reordering, a
+    /// copy of several cells for a partial landing.
+    pub fn can_matter(self, program: &Program) -> bool {
+        let dmas = |d: usize| {
+            program.devices[d].ops.iter().enumerate().filter_map(move |(pc, op)| match op {
+                Op::LocalDma { src, .. } | Op::RemoteDma { src, .. } => Some((pc as u32, src.len)),
+                _ => None,
+            })
+        };
+        (0..program.num_devices()).any(|d| match self {
+            Assumption::DmaReorder => {
+                let issuer = semcheck_model::DeviceId(d as u16);
+                let queues: Vec<_> = dmas(d).map(|(pc, _)| program.dma_queue(DmaKey { issuer, pc })).collect();
+                queues.iter().enumerate().any(|(i, q)| queues[..i].contains(q))
+            }
+            Assumption::PartialLanding => dmas(d).any(|(_, cells)| cells > 1),
+        })
     }
 
     /// Whether `semantics` allows the behaviour.
@@ -264,17 +306,9 @@ impl Requirements {
             .rechecks
             .iter()
             .map(|r| {
-                json!({
-                    "without": r.without,
-                    "semantics": r.semantics,
-                    "verdict": r.outcome.verdict.name(),
-                    "rule": r.outcome.verdict.violation().map(|v| v.rule.name()),
-                    "incomplete": match &r.outcome.verdict {
-                        Verdict::Incomplete { reason, detail } => json!({"reason": reason, "detail": detail}),
-                        _ => Value::Null,
-                    },
-                    "states": r.outcome.stats.states,
-                })
+                let mut v = outcome_json(r.semantics, &r.outcome);
+                v["without"] = json!(r.without);
+                v
             })
             .collect();
         let witnesses: Vec<Value> = self
@@ -291,4 +325,118 @@ impl Requirements {
             "witnesses": witnesses,
         })
     }
+}
+
+/// What a proof rests on: the behaviours the check's options ruled out that could matter in
+/// the kernel, each allowed in turn.
+#[derive(Clone, Debug)]
+pub struct ProofBasis {
+    /// The assumptions the kernel was proved under.
+    pub semantics: Semantics,
+    /// Behaviours the proof needs ruled out: with any one of them allowed, a rule breaks.
+    pub relies_on: Vec<Assumption>,
+    /// Behaviours whose re-check stopped on a budget.
+    pub undecided: Vec<Assumption>,
+    /// Every re-check, in order.
+    pub rechecks: Vec<ProofRecheck>,
+}
+
+/// One re-check of a proof: the kernel with one more behaviour allowed.
+#[derive(Clone, Debug)]
+pub struct ProofRecheck {
+    /// The behaviour allowed.
+    pub allowed: Assumption,
+    /// The assumptions it ran under.
+    pub semantics: Semantics,
+    /// What the explorer found.
+    pub outcome: Outcome,
+}
+
+/// Re-checks a kernel `program` was proved under with each behaviour its options rule out
+/// allowed, one at a time, when that behaviour can matter in the kernel
+/// ([`Assumption::can_matter`]): a proof under `--dma-landing whole` of a kernel with copies
+/// of several cells is re-checked under `cells`, one under `--dma-order pair-fifo` under
+/// `any`. Each re-check uses the explorer `config` (the proof's budget).
+pub fn proof_basis(program: &Program, config: &Config) -> ProofBasis {
+    let semantics = program.semantics;
+    let mut basis = ProofBasis { semantics, relies_on: Vec::new(), undecided: Vec::new(), rechecks: Vec::new() };
+    for a in Assumption::ALL {
+        if a.allowed_by(semantics) || !a.can_matter(program) {
+            continue;
+        }
+        let weak = a.allowed_in(semantics);
+        let Ok(weaker) = program.clone().with_semantics(weak) else { continue };
+        let outcome = explore(&weaker, config);
+        match outcome.verdict {
+            Verdict::Violation(_) => basis.relies_on.push(a),
+            Verdict::Incomplete { .. } => basis.undecided.push(a),
+            Verdict::Proved => {}
+        }
+        basis.rechecks.push(ProofRecheck { allowed: a, semantics: weak, outcome });
+    }
+    basis
+}
+
+impl ProofBasis {
+    /// The names of the behaviours the proof needs ruled out (`["partial-landing"]`).
+    pub fn names(&self) -> Vec<&'static str> {
+        self.relies_on.iter().map(|a| a.name()).collect()
+    }
+
+    /// The report for a person, one line each, for a mesh of `devices`; empty when nothing
+    /// was re-checked.
+    pub fn lines(&self, devices: usize) -> Vec<String> {
+        self.rechecks
+            .iter()
+            .map(|r| {
+                let a = r.allowed;
+                let words = verdict_words(&r.outcome, devices);
+                match r.outcome.verdict {
+                    Verdict::Violation(_) => format!(
+                        "proved only because {} rules out {}: with {}: {words}",
+                        a.flag(),
+                        a.name(),
+                        a.weak_flag()
+                    ),
+                    Verdict::Proved => format!("does not rely on {}: with {}: {words}", a.flag(), a.weak_flag()),
+                    Verdict::Incomplete { .. } => {
+                        format!("unknown whether the proof relies on {}: with {}: {words}", a.flag(), a.weak_flag())
+                    }
+                }
+            })
+            .collect()
+    }
+
+    /// The JSON object of the analysis.
+    pub fn json(&self) -> Value {
+        let rechecks: Vec<Value> = self
+            .rechecks
+            .iter()
+            .map(|r| {
+                let mut v = outcome_json(r.semantics, &r.outcome);
+                v["allowed"] = json!(r.allowed);
+                v
+            })
+            .collect();
+        json!({
+            "checked_under": self.semantics,
+            "relies_on": self.relies_on,
+            "undecided": self.undecided,
+            "rechecks": rechecks,
+        })
+    }
+}
+
+/// The JSON of one re-check's assumptions and outcome.
+fn outcome_json(semantics: Semantics, outcome: &Outcome) -> Value {
+    json!({
+        "semantics": semantics,
+        "verdict": outcome.verdict.name(),
+        "rule": outcome.verdict.violation().map(|v| v.rule.name()),
+        "incomplete": match &outcome.verdict {
+            Verdict::Incomplete { reason, detail } => json!({"reason": reason, "detail": detail}),
+            _ => Value::Null,
+        },
+        "states": outcome.stats.states,
+    })
 }

@@ -5,7 +5,7 @@ mod common;
 mod random_kernel;
 
 use common::semcheck;
-use semcheck::assumptions::{requirements, Assumption};
+use semcheck::assumptions::{proof_basis, requirements, Assumption};
 use semcheck::checker::{explore, Budget, Config, Verdict};
 use semcheck::model::dsl::{trace, Dma, KernelBuilder};
 use semcheck::model::ir::{Kernel, MemorySpace};
@@ -136,6 +136,10 @@ fn a_half_wait_is_proved_with_whole_landings_and_breaks_with_cells() {
     let spec = Spec { notation: Notation::Plain, outputs: vec![] };
     let whole = program_of(&half_read(), &spec, 2, semantics(DmaOrder::Any, DmaLanding::Whole));
     assert_eq!(explore(&whole, &Config::default()).verdict, Verdict::Proved);
+    // The proof relies on whole landings, and says so.
+    let basis = proof_basis(&whole, &Config::default());
+    assert_eq!(basis.relies_on, vec![Assumption::PartialLanding]);
+    assert!(basis.lines(2)[0].starts_with("proved only because --dma-landing whole rules out partial-landing"));
     let cells = program_of(&half_read(), &spec, 2, semantics(DmaOrder::Any, DmaLanding::Cells));
     let Verdict::Violation(cex) = explore(&cells, &Config::default()).verdict else { panic!("no violation") };
     assert_eq!(cex.violation.rule, Rule::Race, "{}", cex.violation);
@@ -221,6 +225,7 @@ fn jax_shipped_all_gather_relies_on_pair_fifo() {
         assert_eq!(needs.requires, vec![Assumption::DmaReorder], "N={n}: {:?}", needs.lines(n));
         let fifo = program_of(&kernel, &spec, n, semantics(DmaOrder::PairFifo, DmaLanding::Whole));
         assert_eq!(explore(&fifo, &Config::default()).verdict, Verdict::Proved, "N={n}");
+        assert_eq!(proof_basis(&fifo, &Config::default()).relies_on, vec![Assumption::DmaReorder], "N={n}");
     }
 }
 
@@ -410,8 +415,11 @@ fn semantics_lists_every_modelling_choice() {
 #[test]
 fn the_half_wait_kernel_file_needs_whole_landings() {
     let file = concat!(env!("CARGO_MANIFEST_DIR"), "/protocols/pallas/half_wait.py");
-    let (code, out, err) = semcheck(&["check", file, "--devices", "2"]);
-    assert_eq!(code, 0, "{out}{err}");
+    let (code, v) = json_of(&["check", file, "--devices", "2", "--json"]);
+    assert_eq!(code, 0);
+    // The proof says what it rests on.
+    assert_eq!(v["relies_on"], serde_json::json!(["partial-landing"]));
+    assert_eq!(v["assumptions"]["rechecks"][0]["verdict"], "violation");
     let (code, v) = json_of(&["check", file, "--devices", "2", "--dma-landing", "cells", "--json"]);
     assert_eq!(code, 1);
     assert_eq!(v["violation"]["rule"], "race");
