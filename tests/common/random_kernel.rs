@@ -1,5 +1,5 @@
-//! Small random kernels for differential tests (`tests/reduction_random.rs`,
-//! `tests/assumptions.rs`): signals, waits, local and remote copies of whole two-cell
+//! Small random kernels for differential tests (`tests/model/reduction_random.rs`,
+//! `tests/engines/assumptions.rs`): signals, waits, local and remote copies of whole two-cell
 //! buffers or of single cells, waits with a smaller descriptor than the copy, computations,
 //! branches on the device id, and small protocols whose verdict depends on the hardware
 //! assumptions (two DMAs of one pair in flight on one receive semaphore, a half wait).

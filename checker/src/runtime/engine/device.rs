@@ -431,7 +431,11 @@ pub fn run_into(program: &Arc<Program>, config: &RunConfig, sink: &Arc<Sink>) {
             handles.push(sync::thread::spawn(move || World::run_device(&w, d)));
         }
     }
-    // The last device runs on the calling thread: one thread fewer for loom's limit.
+    // The last device runs on the calling thread: one thread fewer for loom's limit. A
+    // spawned device's first step follows its thread's start, a scheduling point; this
+    // yield gives the calling thread's device one too, so that the other devices (and
+    // their DMAs) can act before it enters the kernel.
+    sync::thread::yield_now();
     World::run_device(&world, DeviceId(n as u16 - 1));
     for h in handles {
         let _ = h.join();

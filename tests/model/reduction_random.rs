@@ -5,14 +5,11 @@
 //! combination of the hardware assumptions (`--dma-order`, `--dma-landing`), and the
 //! verdicts must agree.
 
-#[path = "common/random_kernel.rs"]
-mod random_kernel;
-
 use std::cell::Cell;
 
+use crate::random_kernel::{kernel, stmt, S, SEMANTICS};
 use proptest::prelude::*;
 use proptest::test_runner::{Config as RunnerConfig, RngAlgorithm, TestRng, TestRunner};
-use random_kernel::{kernel, stmt, S, SEMANTICS};
 use semcheck::checker::{explore, Budget, Config, Reduction, Verdict};
 use semcheck::model::{compile, Mesh, Notation, Spec};
 

@@ -75,7 +75,7 @@ fn reduction_agrees_with_full_exploration_on_mutated_kernels() {
 
 /// The same under `--dma-order pair-fifo`, where a landing can wait for an earlier DMA of its
 /// queue. (`--dma-landing cells` changes nothing here: every copy of the seed kernels is of
-/// one cell; `tests/reduction_random.rs` covers it with copies of two cells.)
+/// one cell; `tests/model/reduction_random.rs` covers it with copies of two cells.)
 #[test]
 fn reduction_agrees_with_full_exploration_under_pair_fifo() {
     let semantics = Semantics { dma_order: DmaOrder::PairFifo, dma_landing: DmaLanding::Whole };
