@@ -61,12 +61,13 @@ fn every_command_takes_the_options() {
     let with = |cmd: &[&str], extra: &[&str]| semcheck(&[cmd, &shared[..], extra].concat());
     let fifo = ["--dma-order", "pair-fifo"];
     // Shuttle: the reordering is found under any; under pair-fifo nothing is (every
-    // shuttle violation replays on the model: see the random test above).
-    let (code, out, _) = with(&["check"], &["--engine", "shuttle", "--iterations", "500"]);
+    // shuttle violation replays on the model: see tests/engines/assumptions.rs).
+    let pct = ["--engine", "shuttle", "--scheduler", "pct", "--iterations", "1000"];
+    let (code, out, _) = with(&["check"], &pct);
     assert_eq!(code, 1, "{out}");
-    let (code, out, _) = with(&["check"], &[&["--engine", "shuttle", "--iterations", "500"][..], &fifo].concat());
+    let (code, out, _) = with(&["check"], &[&pct[..], &fifo].concat());
     assert_eq!(code, 3, "{out}");
-    assert!(out.contains("dma-order=pair-fifo") && out.contains("no rule broken in 500 iterations"), "{out}");
+    assert!(out.contains("dma-order=pair-fifo") && out.contains("no rule broken in 1000 iterations"), "{out}");
     let (code, out, _) = with(&["stress"], &[&["--runs", "3"][..], &fifo].concat());
     assert_eq!(code, 3, "{out}");
     // The explorer's own commands.
