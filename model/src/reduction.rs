@@ -16,13 +16,13 @@
 //!
 //! **Transitions.** A device contributes its current operation (any later operation of a
 //! device is enabled only through the current one, so adding "a later operation of `g`"
-//! means adding `g`). An in-flight DMA contributes each pending event as its own unit: a
-//! remote copy's *sending* (it increments the issuer's send semaphore and ends the read
-//! of the source) and its *landing* (it checks the target's lifecycle, writes the
-//! destination, increments the target's receive semaphore and also ends the read of the
-//! source), a local copy's completion. The sending and the landing of one copy are
-//! independent of each other: each leaves the other enabled and both orders reach the
-//! same state with the same checks.
+//! means adding `g`). An in-flight DMA contributes two units: a remote copy's *sending*
+//! (it increments the issuer's send semaphore and ends the read of the source), and its
+//! *landing* (the whole landing, a local copy's completion, or under `--dma-landing cells`
+//! every cell still to land: each checks the target's lifecycle, writes the destination,
+//! increments the receive semaphore and ends the read of the source). The sending and the
+//! landing of one copy are independent of each other: each leaves the other enabled and
+//! both orders reach the same state with the same checks.
 //!
 //! **Dependence** includes the checks, not just the state: two accesses to a cell are
 //! dependent when at least one writes it (the order decides whether a race is reported and
@@ -44,6 +44,7 @@ use crate::event::Event;
 use crate::ir::SemKind;
 use crate::mesh::DeviceId;
 use crate::program::{CellId, ComputeKind, Op, Program};
+use crate::semantics::DmaOrder;
 use crate::state::{DmaRecord, RECEIVED, SENT};
 
 /// Static indexes used by the reduction, built once per program.
@@ -103,17 +104,16 @@ pub struct PorScratch {
     best: Vec<usize>,
 }
 
-/// A member of a stubborn set: device `i < n`, or event `(i - n) % 2` of in-flight DMA
-/// `(i - n) / 2` (0: a remote copy's sending or a local copy's completion, 1: a remote
-/// copy's landing).
+/// A member of a stubborn set: device `i < n`, or the sending (`(i - n) % 2 == 0`) or the
+/// landing (`1`) of in-flight DMA `(i - n) / 2`.
 type Unit = usize;
 
-/// The unit of the sending (or, for a local copy, the completion) of in-flight DMA `j`.
+/// The unit of the sending of in-flight remote copy `j` (never pending for a local copy).
 fn send_unit(n: usize, j: usize) -> Unit {
     n + 2 * j
 }
 
-/// The unit of the landing of in-flight remote copy `j`.
+/// The unit of the landing (or completion) of in-flight DMA `j`.
 fn land_unit(n: usize, j: usize) -> Unit {
     n + 2 * j + 1
 }
@@ -172,8 +172,8 @@ impl Program {
         for &e in enabled {
             let unit = match e {
                 Event::Step(d) => d.index(),
-                Event::Sent(k) | Event::Done(k) => send_unit(n, dma(k)),
-                Event::Received(k) => land_unit(n, dma(k)),
+                Event::Sent(k) => send_unit(n, dma(k)),
+                Event::Received(k) | Event::Done(k) | Event::CellLanded(k, _) => land_unit(n, dma(k)),
             };
             if s.best.contains(&unit) {
                 out.push(e);
@@ -182,24 +182,27 @@ impl Program {
     }
 
     fn unit_enabled(&self, state: &[u32], s: &PorScratch, u: Unit) -> bool {
-        let n = self.num_devices();
-        if u < n {
-            return self.device_enabled(state, DeviceId(u as u16));
-        }
-        // A pending event of an in-flight DMA is always enabled.
-        let (j, landing) = ((u - n) / 2, (u - n) % 2 == 1);
-        let r = &s.dmas[j];
-        match (self.dma_op(r.key), landing) {
-            (Op::LocalDma { .. }, false) => true,
-            (Op::LocalDma { .. }, true) => false,
-            (_, false) => r.flags & SENT == 0,
-            (_, true) => r.flags & RECEIVED == 0,
-        }
+        self.unit_events(state, s, u) > 0
     }
 
     /// Number of enabled events a unit contributes.
     fn unit_events(&self, state: &[u32], s: &PorScratch, u: Unit) -> usize {
-        usize::from(self.unit_enabled(state, s, u))
+        let n = self.num_devices();
+        if u < n {
+            return usize::from(self.device_enabled(state, DeviceId(u as u16)));
+        }
+        let r = &s.dmas[(u - n) / 2];
+        let local = matches!(self.dma_op(r.key), Op::LocalDma { .. });
+        if (u - n) % 2 == 0 {
+            return usize::from(!local && r.flags & SENT == 0);
+        }
+        if !self.landing_enabled(state, r) {
+            0
+        } else if self.lands_by_cell(r) {
+            (0..r.payload).filter(|&i| !r.cell_landed(state, i)).count()
+        } else {
+            1
+        }
     }
 
     /// Builds the stubborn set from `seed` into `s.in_t`; returns its number of enabled
@@ -284,27 +287,35 @@ impl Program {
                 }
             }
         } else {
-            if !self.unit_enabled(state, s, u) {
-                return; // an event that already happened never happens again
-            }
             let rec = s.dmas[(u - n) / 2];
             let landing = (u - n) % 2 == 1;
-            self.ensure_bounds(state, s, u);
             let op = self.dma_op(rec.key);
             let (src, dst, target, local) = match op {
                 Op::LocalDma { src, dst, .. } => (src, dst, rec.key.issuer, true),
                 Op::RemoteDma { src, dst, target, .. } => (src, dst, target, false),
                 _ => unreachable!("DMA record of a DMA op"),
             };
+            let pending = if landing { rec.landing_pending() } else { !local && rec.flags & SENT == 0 };
+            if !pending {
+                return; // an event that already happened never happens again
+            }
+            self.ensure_bounds(state, s, u);
             let issuer = rec.key.issuer;
-            // The issuer's exit checks that the copy has been sent (a local one, done); the
-            // sending increments the issuer's send semaphore, which only the issuer's exit
-            // checks (its next entry comes after that exit).
-            if !landing && self.exit_reachable(state, s, u, issuer) {
+            // Under pair-fifo a landing waits for the earlier DMAs of its queue: the earliest
+            // one still landing must land first (a necessary enabling set).
+            if landing && self.semantics.dma_order == DmaOrder::PairFifo {
+                if let Some(first) = self.overtaken(state, rec.key) {
+                    found.push(land_unit(n, s.dmas.iter().position(|r| r.key == first).expect("in flight")));
+                }
+            }
+            // The issuer's exit checks that a remote copy has been sent, a local one done;
+            // the sending increments the issuer's send semaphore, which only the issuer's
+            // exit checks (its next entry comes after that exit).
+            if (local || !landing) && self.exit_reachable(state, s, u, issuer) {
                 found.push(issuer.index());
             }
             // The landing checks the target's lifecycle and writes its cells.
-            if landing || local {
+            if landing {
                 if self.lifecycle_reachable(state, s, u, target) {
                     found.push(target.index());
                 }
@@ -351,15 +362,15 @@ impl Program {
                 _ => continue,
             };
             let hit = |span| cells.iter().any(|c| self.span(span).contains(c));
-            // The landing writes the destination (a local copy's completion does both).
+            // The landing writes the destination.
             if writing && hit(dst) {
-                found.push(if local { send_unit(n, j) } else { land_unit(n, j) });
+                found.push(land_unit(n, j));
             }
             // Whichever of the sending and the landing comes first ends the read.
             if write && reading && hit(src) {
-                found.push(send_unit(n, j));
+                found.push(land_unit(n, j));
                 if !local {
-                    found.push(land_unit(n, j));
+                    found.push(send_unit(n, j));
                 }
             }
         }
@@ -377,12 +388,12 @@ impl Program {
                 }
                 for (j, r) in s.dmas.iter().enumerate() {
                     match self.dma_op(r.key) {
-                        Op::LocalDma { sem: s, .. } if s == sem => found.push(send_unit(n, j)),
+                        Op::LocalDma { sem: s, .. } if s == sem => found.push(land_unit(n, j)),
                         Op::RemoteDma { send_sem, recv_sem, .. } => {
                             if r.flags & SENT == 0 && send_sem == sem {
                                 found.push(send_unit(n, j));
                             }
-                            if r.flags & RECEIVED == 0 && recv_sem == sem {
+                            if r.landing_pending() && recv_sem == sem {
                                 found.push(land_unit(n, j));
                             }
                         }
@@ -463,7 +474,7 @@ impl Program {
         // Every increment an in-flight DMA can still make, except unit `u`'s own.
         for (j, r) in s.dmas.iter().enumerate() {
             match self.dma_op(r.key) {
-                Op::LocalDma { sem, bytes, .. } if u != send_unit(n, j) => s.avail[sem.0 as usize] += bytes as u64,
+                Op::LocalDma { sem, bytes, .. } if u != land_unit(n, j) => s.avail[sem.0 as usize] += bytes as u64,
                 Op::RemoteDma { send_sem, recv_sem, bytes, .. } => {
                     if r.flags & SENT == 0 && u != send_unit(n, j) {
                         s.avail[send_sem.0 as usize] += bytes as u64;

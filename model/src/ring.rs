@@ -178,6 +178,8 @@ impl Rotation {
             Event::Sent(k) => Event::Sent(self.dma(k)),
             Event::Received(k) => Event::Received(self.dma(k)),
             Event::Done(k) => Event::Done(self.dma(k)),
+            // The rotated copy's cells are the rotations of this copy's, in the same order.
+            Event::CellLanded(k, i) => Event::CellLanded(self.dma(k), i),
         }
     }
 

@@ -41,7 +41,7 @@ use std::cmp::Ordering;
 
 use crate::program::Program;
 use crate::ring::{Asymmetry, Ring, Rotation};
-use crate::state::DmaRecord;
+use crate::state::{DmaRecord, LANDED};
 use crate::value::{ValueId, ValueTable};
 
 /// The rotations of a symmetric program, with the tables that build images fast.
@@ -186,6 +186,9 @@ impl Symmetry {
 }
 
 fn rename(values: &mut ValueTable, k: usize, rot: &Rotation, v: u32) -> u32 {
+    if v == LANDED {
+        return v; // a payload cell that already landed (`--dma-landing cells`) holds no value
+    }
     values
         .rename(k, ValueId(v), &|a| rot.atom(a))
         .expect("reachable values hold input atoms only, and the rotation maps every one")
@@ -220,9 +223,12 @@ fn cmp_images(p: &Program, values: &ValueTable, a: &[u32], b: &[u32]) -> Orderin
     if numbers.is_ne() {
         return numbers;
     }
-    let content = |x: &[u32], y: &[u32]| {
-        x.iter().zip(y).map(|(&v, &w)| values.cmp_content(ValueId(v), ValueId(w))).find(|o| o.is_ne())
+    // A landed payload cell (`LANDED`, no value) orders after every value.
+    let word = |v: u32, w: u32| match (v == LANDED, w == LANDED) {
+        (false, false) => values.cmp_content(ValueId(v), ValueId(w)),
+        (x, y) => x.cmp(&y),
     };
+    let content = |x: &[u32], y: &[u32]| x.iter().zip(y).map(|(&v, &w)| word(v, w)).find(|o| o.is_ne());
     if let Some(o) = content(&a[co..p.dma_offset()], &b[co..p.dma_offset()]) {
         return o;
     }

@@ -1,12 +1,14 @@
 //! `semcheck bench`: the performance table. Each case runs in its own `semcheck check`
 //! process, so the peak memory reported is that case's own peak resident set size. Each
 //! row after a protocol's first shows the growth factor of the states (and of the
-//! seconds) from the previous ring size.
+//! seconds) from the previous ring size. With `--semantics`, one column of states per
+//! combination of the hardware assumptions instead.
 
 use std::process::Command;
 
+use semcheck::model::{DmaLanding, DmaOrder};
 use semcheck::protocols::{catalogue, MeshKind};
-use semcheck::ModelError;
+use semcheck::{ModelError, Semantics};
 use serde_json::{json, Value};
 
 use super::args::{BenchArgs, SymmetryArg};
@@ -16,7 +18,7 @@ fn error(message: String) -> ModelError {
     ModelError::new(semcheck::model::ErrorKind::UnknownName, message)
 }
 
-/// `states(N) / states(N-1)` as `x3.52`, when both ran to the end.
+/// `now[key] / before[key]`, when `before` is the proved row of the ring one smaller.
 fn growth(now: &Value, before: Option<&Value>, key: &str) -> Option<f64> {
     let before = before?;
     if before["devices"].as_u64()? + 1 != now["devices"].as_u64()? || before["verdict"] != "proved" {
@@ -24,6 +26,15 @@ fn growth(now: &Value, before: Option<&Value>, key: &str) -> Option<f64> {
     }
     let (a, b) = (before[key].as_f64()?, now[key].as_f64()?);
     (a > 0.0).then(|| b / a)
+}
+
+/// The explorer options every case runs with.
+struct Options {
+    reduction: &'static str,
+    symmetry: &'static str,
+    threads: Option<u16>,
+    max_seconds: f64,
+    memory_mib: u64,
 }
 
 pub(crate) fn run(args: &BenchArgs) -> Result<i32, ModelError> {
@@ -34,20 +45,36 @@ pub(crate) fn run(args: &BenchArgs) -> Result<i32, ModelError> {
     if args.mutate {
         return super::mutate::bench(args, &exe);
     }
-    let reduction = if args.no_reduction { "none" } else { "por" };
-    let symmetry = match args.symmetry {
-        Some(SymmetryArg::Off) => "off",
-        _ => "auto",
+    let options = Options {
+        reduction: if args.no_reduction { "none" } else { "por" },
+        symmetry: match args.symmetry {
+            Some(SymmetryArg::Off) => "off",
+            _ => "auto",
+        },
+        threads: args.threads,
+        max_seconds: args.max_seconds,
+        memory_mib: args.max_memory_mib.unwrap_or(super::args::DEFAULT_MEMORY_MIB),
     };
-    let threads = args.threads.map_or("auto".to_string(), |t| t.to_string());
-    let memory = args.max_memory_mib.unwrap_or(super::args::DEFAULT_MEMORY_MIB);
     let table = !args.json;
+    // Every combination of the hardware assumptions with --semantics, else the default only.
+    let combos: Vec<Semantics> = if args.semantics { SEMANTICS.to_vec() } else { vec![Semantics::default()] };
     if table {
         emitln!(
-            "(reduction: {reduction}, symmetry: {symmetry}, threads: {threads}; budget {} s and {memory} MiB per case; \
+            "(reduction: {}, symmetry: {}, threads: {}; budget {} s and {} MiB per case; \
              growth: states and seconds over the row N-1)",
-            args.max_seconds
+            options.reduction,
+            options.symmetry,
+            options.threads.map_or("auto".to_string(), |t| t.to_string()),
+            options.max_seconds,
+            options.memory_mib
         );
+    }
+    if table && args.semantics {
+        let heads: Vec<String> =
+            combos.iter().map(|s| format!("{}/{}", s.dma_order.name(), s.dma_landing.name())).collect();
+        emitln!("states of the correct kernels under each assumption");
+        emitln!("{:<18} {:>3} {}", "protocol", "N", heads.iter().map(|h| format!("{h:>22}")).collect::<String>());
+    } else if table {
         emitln!(
             "{:<18} {:>3} {:<11} {:>11} {:>11} {:>9} {:>9} {:>8} {:>8}",
             "protocol",
@@ -72,48 +99,46 @@ pub(crate) fn run(args: &BenchArgs) -> Result<i32, ModelError> {
         };
         let mut previous: Option<Value> = None;
         for n in sizes {
-            let mut command = Command::new(&exe);
-            command
-                .args(["check", p.name, "--json", "--reduction", reduction, "--symmetry", symmetry])
-                .args(["--devices", &n.to_string(), "--max-seconds", &args.max_seconds.to_string()])
-                .args(["--max-memory-mib", &memory.to_string()]);
-            if let Some(t) = args.threads {
-                command.args(["--threads", &t.to_string()]);
+            let mut cells = Vec::new();
+            let mut stop = false;
+            for &semantics in &combos {
+                let mut v = case(&exe, p.name, n, &options, semantics)?;
+                v["devices"] = json!(n);
+                v["protocol"] = json!(p.name);
+                let verdict = v["verdict"].as_str().unwrap_or("?").to_string();
+                let states = v["states"].as_u64().unwrap_or(0);
+                if !args.semantics {
+                    let (grow, time) =
+                        (growth(&v, previous.as_ref(), "states"), growth(&v, previous.as_ref(), "seconds"));
+                    v["growth_states"] = json!(grow);
+                    v["growth_seconds"] = json!(time);
+                    previous = Some(v.clone());
+                    if table {
+                        let mib = v["peak_rss_bytes"]
+                            .as_u64()
+                            .map_or("?".to_string(), |b| format!("{:.1}", b as f64 / 1048576.0));
+                        let factor = |f: Option<f64>| f.map_or(String::new(), |f| format!("x{f:.2}"));
+                        emitln!(
+                            "{:<18} {:>3} {:<11} {:>11} {:>11} {:>9.2} {:>9} {:>8} {:>8}",
+                            p.name,
+                            n,
+                            verdict,
+                            states,
+                            v["transitions"].as_u64().unwrap_or(0),
+                            v["seconds"].as_f64().unwrap_or(f64::NAN),
+                            mib,
+                            factor(grow),
+                            factor(time)
+                        );
+                    }
+                }
+                cells.push(if verdict == "proved" { states.to_string() } else { format!("{verdict} ({states})") });
+                stop |= verdict != "proved";
+                rows.push(v);
             }
-            let out = command.output().map_err(|e| error(format!("cannot run a case: {e}")))?;
-            let mut v: Value = serde_json::from_slice(&out.stdout).map_err(|e| {
-                error(format!(
-                    "case {} N={n} printed no report ({e}): {}",
-                    p.name,
-                    String::from_utf8_lossy(&out.stderr)
-                ))
-            })?;
-            v["devices"] = json!(n);
-            v["protocol"] = json!(p.name);
-            let states = growth(&v, previous.as_ref(), "states");
-            let seconds = growth(&v, previous.as_ref(), "seconds");
-            v["growth_states"] = json!(states);
-            v["growth_seconds"] = json!(seconds);
-            if table {
-                let mib =
-                    v["peak_rss_bytes"].as_u64().map_or("?".to_string(), |b| format!("{:.1}", b as f64 / 1048576.0));
-                let factor = |f: Option<f64>| f.map_or(String::new(), |f| format!("x{f:.2}"));
-                emitln!(
-                    "{:<18} {:>3} {:<11} {:>11} {:>11} {:>9.2} {:>9} {:>8} {:>8}",
-                    p.name,
-                    n,
-                    v["verdict"].as_str().unwrap_or("?"),
-                    v["states"].as_u64().unwrap_or(0),
-                    v["transitions"].as_u64().unwrap_or(0),
-                    v["seconds"].as_f64().unwrap_or(f64::NAN),
-                    mib,
-                    factor(states),
-                    factor(seconds)
-                );
+            if table && args.semantics {
+                emitln!("{:<18} {:>3} {}", p.name, n, cells.iter().map(|c| format!("{c:>22}")).collect::<String>());
             }
-            let stop = v["verdict"] != "proved";
-            previous = Some(v.clone());
-            rows.push(v);
             if stop {
                 break;
             }
@@ -123,6 +148,31 @@ pub(crate) fn run(args: &BenchArgs) -> Result<i32, ModelError> {
         emitln!("{}", serde_json::to_string_pretty(&rows).expect("JSON of plain data"));
     }
     Ok(EXIT_PROVED)
+}
+
+/// Every combination of the hardware assumptions, the default first.
+const SEMANTICS: [Semantics; 4] = [
+    Semantics { dma_order: DmaOrder::Any, dma_landing: DmaLanding::Whole },
+    Semantics { dma_order: DmaOrder::PairFifo, dma_landing: DmaLanding::Whole },
+    Semantics { dma_order: DmaOrder::Any, dma_landing: DmaLanding::Cells },
+    Semantics { dma_order: DmaOrder::PairFifo, dma_landing: DmaLanding::Cells },
+];
+
+/// One case in its own `semcheck check --json` process: its report.
+fn case(exe: &std::path::Path, protocol: &str, n: u16, o: &Options, semantics: Semantics) -> Result<Value, ModelError> {
+    let mut command = Command::new(exe);
+    command
+        .args(["check", protocol, "--json", "--reduction", o.reduction, "--symmetry", o.symmetry])
+        .args(["--devices", &n.to_string(), "--max-seconds", &o.max_seconds.to_string()])
+        .args(["--max-memory-mib", &o.memory_mib.to_string()])
+        .args(["--dma-order", semantics.dma_order.name(), "--dma-landing", semantics.dma_landing.name()]);
+    if let Some(t) = o.threads {
+        command.args(["--threads", &t.to_string()]);
+    }
+    let out = command.output().map_err(|e| error(format!("cannot run a case: {e}")))?;
+    serde_json::from_slice(&out.stdout).map_err(|e| {
+        error(format!("case {protocol} N={n} printed no report ({e}): {}", String::from_utf8_lossy(&out.stderr)))
+    })
 }
 
 /// The peak resident set size of this process (Linux `VmHWM`), if known.

@@ -36,20 +36,23 @@ pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
         w.case(&case.to_string(), if args.json { Style::Json } else { Style::Text });
         w.doing("compiling the kernel", false);
         let program = semcheck::program(&case)?;
-        let outcome = match args.engine.engine {
+        let c = match args.engine.engine {
             EngineArg::Explore => {
+                let config = args.explore.config();
                 w.doing("exploring", true);
-                explore_with(&program, &args.explore.config(), w.control())
+                let outcome = explore_with(&program, &config, w.control());
+                w.doing("re-checking under the other hardware assumptions", false);
+                Checked::explored(case, program, outcome, &config)
             }
             EngineArg::Shuttle => {
                 // The campaign keeps the time budget itself and reports how many iterations
                 // ran; the watchdog only ends it if it does not stop within its grace period.
                 w.doing("running the shuttle campaign", true);
-                super::shuttle::run(args, &case, &program)?
+                let outcome = super::shuttle::run(args, &case, &program)?;
+                Checked::sampled(case, program, outcome)
             }
         };
         w.idle();
-        let c = Checked { case, program, outcome };
         if !args.json {
             emit(&c.text());
         }

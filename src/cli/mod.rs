@@ -9,6 +9,7 @@ mod list;
 mod mutate;
 mod replay;
 mod report;
+mod semantics;
 mod shuttle;
 mod simulate;
 mod stress;
@@ -66,6 +67,7 @@ pub(crate) fn run() -> i32 {
     watch::start(limits(&cli.command));
     let result = match cli.command {
         Command::List { json } => list::run(json),
+        Command::Semantics { json } => semantics::run(json),
         Command::Bench(args) => bench::run(&args),
         Command::Trace(args) => trace::run(&args),
         Command::Simulate(args) => simulate::run(&args),
@@ -111,7 +113,11 @@ fn limits(command: &Command) -> watch::Limits {
         Command::Simulate(a) => a.budget.limits(),
         Command::Stress(a) => a.budget.limits(),
         Command::Replay(a) => a.budget.limits(),
-        Command::List { .. } | Command::Bench(_) | Command::Engines(_) | Command::Mutate(_) => default,
+        Command::List { .. }
+        | Command::Semantics { .. }
+        | Command::Bench(_)
+        | Command::Engines(_)
+        | Command::Mutate(_) => default,
     }
 }
 

@@ -5,6 +5,7 @@
 //! One test executable for all of them: each executable links the whole crate graph, so
 //! few executables build much faster than one per file.
 
+mod assumptions;
 mod budgets;
 mod cli;
 mod common;

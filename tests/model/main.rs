@@ -6,6 +6,7 @@
 //! One test executable for all of them: each executable links the whole crate graph, so
 //! few executables build much faster than one per file.
 
+mod assumptions;
 mod counterexamples;
 mod coverage;
 mod golden_counts;
@@ -13,6 +14,8 @@ mod malformed;
 mod modes;
 mod open_questions;
 mod protocols;
+#[path = "../common/random_kernel.rs"]
+mod random_kernel;
 mod reduction_random;
 mod reduction_soundness;
 mod ring;
