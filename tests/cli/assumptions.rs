@@ -15,7 +15,11 @@ fn json_of(args: &[&str]) -> (i32, Value) {
 fn check_reports_what_a_violation_requires() {
     let (code, out, _) = semcheck(&["check", "all_gather", "--mutant", "shared-recv-sem", "--devices", "3"]);
     assert_eq!(code, 1);
-    assert!(out.contains("requires dma-reorder: a later DMA d1->d2 lands before an earlier one"), "{out}");
+    // Which pair of devices it names depends on the orbit representative the search met.
+    assert!(
+        out.contains("requires dma-reorder: a later DMA d") && out.contains("lands before an earlier one"),
+        "{out}"
+    );
     assert!(out.contains("with --dma-order pair-fifo: proved at N = 3"), "{out}");
 
     let (code, v) = json_of(&["check", "all_gather", "--mutant", "shared-recv-sem", "--devices", "3", "--json"]);

@@ -96,8 +96,8 @@ fn shared_recv_sem_needs_dma_reordering() {
 fn an_incomplete_recheck_decides_nothing() {
     let case = semcheck::catalogue_case("all_gather", Some("shared-recv-sem"), 3).unwrap();
     let program = semcheck::program(&case).unwrap();
-    // Enough to find the violation (152 states), not to prove the pair-fifo kernel (532).
-    let config = Config { budget: Budget { max_states: Some(300), ..Budget::default() }, ..Config::default() };
+    // Enough to find the violation (46 states), not to prove the pair-fifo kernel (75).
+    let config = Config { budget: Budget { max_states: Some(60), ..Budget::default() }, ..Config::default() };
     let Verdict::Violation(cex) = explore(&program, &config).verdict else { panic!("no violation") };
     let needs = requirements(&program, &cex, &config);
     assert!(needs.requires.is_empty());

@@ -40,14 +40,14 @@ type AssumptionRow = (&'static str, usize, &'static str, &'static str, u64, u64,
 /// psum_scatter keep two DMAs of one pair in flight). `cells` changes nothing: every copy
 /// of the seed kernels is of one cell.
 const GOLDEN_ASSUMPTIONS: &[AssumptionRow] = &[
-    ("ppermute", 3, "pair-fifo", "whole", 92, 106, 887, 2940),
-    ("all_gather", 3, "pair-fifo", "whole", 305, 347, 3957, 13320),
-    ("all_gather", 3, "any", "cells", 305, 347, 4497, 15741),
-    ("all_gather", 3, "pair-fifo", "cells", 305, 347, 3957, 13320),
-    ("psum", 3, "pair-fifo", "whole", 1002, 1085, 61254, 283332),
-    ("psum_scatter", 2, "pair-fifo", "whole", 327, 342, 9916, 34160),
-    ("psum_scatter", 2, "any", "cells", 327, 342, 11130, 39780),
-    ("tc_exchange", 2, "pair-fifo", "cells", 70, 76, 184, 384),
+    ("ppermute", 3, "pair-fifo", "whole", 25, 24, 887, 2940),
+    ("all_gather", 3, "pair-fifo", "whole", 49, 48, 3957, 13320),
+    ("all_gather", 3, "any", "cells", 49, 48, 4497, 15741),
+    ("all_gather", 3, "pair-fifo", "cells", 49, 48, 3957, 13320),
+    ("psum", 3, "pair-fifo", "whole", 145, 144, 61254, 283332),
+    ("psum_scatter", 2, "pair-fifo", "whole", 147, 146, 9916, 34160),
+    ("psum_scatter", 2, "any", "cells", 147, 146, 11130, 39780),
+    ("tc_exchange", 2, "pair-fifo", "cells", 32, 32, 184, 384),
     ("producer_consumer", 2, "pair-fifo", "cells", 24, 24, 43, 62),
 ];
 
