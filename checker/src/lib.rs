@@ -102,6 +102,7 @@ pub mod counterexample;
 mod explore;
 mod outcome;
 mod store;
+pub mod window;
 
 pub use config::{Budget, Config, Reduction, Strategy};
 pub use explore::explore;

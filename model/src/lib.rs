@@ -93,6 +93,7 @@ pub mod step;
 pub mod value;
 pub mod violation;
 pub mod violations;
+pub mod window;
 
 pub use case::{Case, Source};
 pub use compile::compile;
