@@ -91,3 +91,28 @@ fn every_rendering_of_a_counterexample_mentions_the_rule() {
     let json: serde_json::Value = serde_json::from_str(&render(Format::Json, &program, &file.header, &f.run)).unwrap();
     assert_eq!(json["events"].as_array().unwrap().len(), f.run.events.len());
 }
+
+/// The explanation a person needs for all_gather's shared receive semaphore: the step-0
+/// `wait_recv` of some device is satisfied by the bytes of a *step-1* DMA, and the race
+/// names the DMA whose start is an event of the schedule.
+#[test]
+fn notes_point_at_the_dma_that_satisfied_a_wait_and_at_the_racing_dma() {
+    use semcheck::checker::counterexample::notes;
+    let (program, f) = found("all_gather", "shared-recv-sem", 3, Strategy::Bfs);
+    let (per_event, about) = notes(&program, &f.run);
+    let about = about.expect("the race names a DMA started in the schedule");
+    let started: usize = about.rsplit(' ').next().unwrap().parse().unwrap();
+    assert!(f.run.names[started - 1].contains("start remote_copy"), "{about}: {}", f.run.names[started - 1]);
+    let fooled = f.run.names.iter().zip(&per_event).any(|(name, note)| {
+        let Some(note) = note else { return false };
+        let from: usize = note.rsplit(' ').next().unwrap().parse().unwrap();
+        name.contains("(0) wait recv_sem")
+            && f.run.names[from - 1].contains("dma [d")
+            && f.run.names[from - 1].contains("(1) start")
+    });
+    assert!(
+        fooled,
+        "no step-0 wait_recv satisfied by a step-1 DMA:\n{:#?}",
+        f.run.names.iter().zip(&per_event).collect::<Vec<_>>()
+    );
+}

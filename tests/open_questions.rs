@@ -1,4 +1,4 @@
-//! The two open questions of SPEC §6, and why the checker's answers make sense.
+//! The two open questions of the catalogue (mutants whose effect the sources leave open), and why the checker's answers make sense.
 //!
 //! * `psum --mutant single-barrier` (invoked twice): proved. The double barrier guards
 //!   against a device that finishes an invocation, re-enters and signals the persistent

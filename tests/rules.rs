@@ -1,4 +1,4 @@
-//! One small kernel per rule of SPEC §5, each checked for the rule and for a message that
+//! One small kernel per rule of the model (`semcheck_model` crate docs), each checked for the rule and for a message that
 //! names what broke.
 
 use semcheck::checker::{explore, Config, Verdict};

@@ -115,11 +115,7 @@ impl Run<'_> {
             // Cannot happen for a finite acyclic graph without deadlocks; kept as a guard so
             // an explorer that explores nothing can never report `proved`.
             return Verdict::Violation(Counterexample {
-                violation: Violation {
-                    rule: semcheck_model::Rule::Deadlock,
-                    devices: Vec::new(),
-                    message: "no execution finishes".into(),
-                },
+                violation: Violation::new(semcheck_model::Rule::Deadlock, Vec::new(), "no execution finishes"),
                 schedule: Vec::new(),
                 engine_schedule: None,
             });

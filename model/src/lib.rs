@@ -1,7 +1,12 @@
 //! # semcheck-model: the semantics semcheck checks
 //!
 //! This crate is the project's own statement of the semantics of Pallas TPU
-//! collectives, the contract every engine interprets. It holds:
+//! collectives, the contract every engine interprets. Its sources are the JAX
+//! documentation's ring collectives ("Distributed Computing in Pallas for TPUs": ppermute,
+//! all_gather, psum, bidirectional psum_scatter, with their step-by-step traversal tables
+//! for N = 4), notes on TensorCore-to-TensorCore remote DMA and producer/consumer
+//! synchronisation (with the instruction listings of the barrier and of `wait_recv`), and
+//! JAX's own build rules (`jax/_src/tpu_custom_call.py`). It holds:
 //!
 //! * [`mesh`]: devices and named axes (`x` for the ring, `tc` for TensorCores);
 //! * [`ir`]: the kernel IR, plain data produced by front ends;
@@ -11,12 +16,31 @@
 //! * [`value`]: symbolic cell values in the seed's notation (`T2(2+1+0)`);
 //! * [`state`], [`step`](mod@step), [`event`]: the packed global state and the pure step
 //!   function (events enabled in a state, and the state after one);
-//! * [`violation`]: the rules of SPEC §5;
+//! * [`violation`]: the rules (below) and the violations that break them;
 //! * [`reduction`]: the events that may be explored alone (partial-order reduction);
 //! * [`semantics`]: the hardware assumptions a verdict rests on, as options;
 //! * [`case`]: what one check is about (kernel source, mesh size, repeat, assumptions).
 //!
-//! ## The semantics, and the choices made where SPEC.md is silent
+//! ## What counts as a bug: the rules
+//!
+//! Every execution is checked against five rules ([`Rule`]); a violation names the rule,
+//! the devices, the cells or semaphores, and the schedule that reaches it.
+//!
+//! 1. **race**: a cell is read while a write to it is in flight, or written while a read or
+//!    write of it is in flight (local access against a DMA, or two DMAs);
+//! 2. **wrong-result** (silent corruption): a device exits with an output cell that differs
+//!    from the specification (each input contribution exactly once, where it belongs);
+//! 3. **deadlock**: no event is enabled and some device has not finished (the report gives
+//!    who waits on which semaphore and who could still signal it);
+//! 4. **semaphore-leak**: a semaphore is not zero, or a DMA this device started is still
+//!    unsent (a local copy not done), when the device exits;
+//! 5. **outside-kernel**: a DMA lands in, or a non-barrier semaphore is signalled on, a
+//!    device that has not entered this invocation or has already left it.
+//!
+//! A kernel is **proved** for a mesh size and a repeat count only when every reachable
+//! state was explored with no bound on depth, preemptions or schedules.
+//!
+//! ## The semantics, and the choices made where the sources are silent
 //!
 //! * **Devices** run the same kernel; each walks the grid row-major, one body per index.
 //!   Every device's run (all invocations) compiles to a straight-line program, because

@@ -133,15 +133,8 @@ impl Program {
             Op::Exit => self.exit_checks(state, d, pc, next, values)?,
             Op::Signal { target, sem, inc } => {
                 if self.sem_kind(sem) != SemKind::Barrier {
-                    self.inside_kernel(state, target, inv).map_err(|why| Violation {
-                        rule: Rule::OutsideKernel,
-                        devices: vec![d, target],
-                        message: format!(
-                            "`{}` signals {} on {target}, which {why}",
-                            self.describe_op(d, pc),
-                            self.sem_name(sem)
-                        ),
-                    })?;
+                    self.inside_kernel(state, target, inv)
+                        .map_err(|why| self.signal_outside_kernel(d, pc, target, sem, &why))?;
                 }
                 next[self.sem_offset() + sem.0 as usize] += inc;
             }
@@ -216,17 +209,8 @@ impl Program {
             }
         }
         if let Some(&(cell, want, got)) = wrong.first() {
-            return Err(Violation {
-                rule: Rule::WrongResult,
-                devices: vec![d],
-                message: format!(
-                    "{d} exits (invocation {inv}) with {} = {} but the specification says {}{}",
-                    self.cell_full_name(cell),
-                    values.display(got, notation),
-                    values.display(want, notation),
-                    if wrong.len() > 1 { format!(" ({} wrong cells in all)", wrong.len()) } else { String::new() }
-                ),
-            });
+            let (got, want) = (values.display(got, notation), values.display(want, notation));
+            return Err(self.wrong_result(d, inv, cell, &got, &want, wrong.len()));
         }
         for rec in self.dmas(state).filter(|r| r.key.issuer == d) {
             let pending = match self.dma_op(rec.key) {
@@ -235,7 +219,7 @@ impl Program {
                 _ => None,
             };
             if let Some(p) = pending {
-                return Err(self.dma_leak(d, inv, rec.key, p));
+                return Err(self.dma_outstanding_at_exit(d, inv, rec.key, p));
             }
         }
         let first = d.index() * self.sems_per_device;
@@ -243,29 +227,14 @@ impl Program {
             let slot = SemSlot((first + i) as u32);
             let v = self.sem_value(state, slot);
             if v != 0 && self.sem_kind(slot) != SemKind::Barrier {
-                return Err(Violation {
-                    rule: Rule::SemaphoreLeak,
-                    devices: vec![d],
-                    message: format!(
-                        "`{}`: {} is {v} at exit, not 0",
-                        self.describe_op(d, pc),
-                        self.sem_full_name(slot)
-                    ),
-                });
+                return Err(self.semaphore_leak(d, pc, slot, v));
             }
         }
         if self.mesh.devices().all(|e| self.finished(next, e)) {
             for slot in (0..self.num_sems()).map(|s| SemSlot(s as u32)) {
                 let v = self.sem_value(next, slot);
                 if v != 0 && self.sem_kind(slot) == SemKind::Barrier {
-                    return Err(Violation {
-                        rule: Rule::SemaphoreLeak,
-                        devices: vec![self.sem_device(slot)],
-                        message: format!(
-                            "{} is {v} after the last invocation of every device, not 0",
-                            self.sem_full_name(slot)
-                        ),
-                    });
+                    return Err(self.barrier_leak(slot, v));
                 }
             }
         }
@@ -323,11 +292,7 @@ impl Program {
             _ => unreachable!("landing of a DMA"),
         };
         let inv = self.invocation_of(key.issuer, key.pc);
-        self.inside_kernel(state, target, inv).map_err(|why| Violation {
-            rule: Rule::OutsideKernel,
-            devices: vec![key.issuer, target],
-            message: format!("the DMA `{}` lands in {target}, which {why}", self.describe_op(key.issuer, key.pc)),
-        })?;
+        self.inside_kernel(state, target, inv).map_err(|why| self.landing_outside_kernel(key, target, &why))?;
         let off = self.cell_offset();
         for (i, c) in self.span(dst).iter().enumerate() {
             next[off + c.0 as usize] = next[rec.offset + 1 + i];
@@ -375,7 +340,7 @@ impl Program {
                 _ => lines.push(format!("`{who}` is blocked")),
             }
         }
-        Violation { rule: Rule::Deadlock, devices, message: format!("deadlock: {}", lines.join("; ")) }
+        Violation::new(Rule::Deadlock, devices, format!("deadlock: {}", lines.join("; ")))
     }
 
     /// Operations not yet run that would increment `sem`, as `d2 (3) signal ...` strings.

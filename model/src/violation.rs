@@ -1,9 +1,10 @@
-//! The rules of SPEC §5 and the violations that break them.
+//! The rules (see the crate docs) and the violations that break them.
 
 use std::fmt;
 
 use serde::Serialize;
 
+use crate::event::DmaKey;
 use crate::mesh::DeviceId;
 
 /// A correctness rule.
@@ -59,6 +60,24 @@ pub struct Violation {
     pub devices: Vec<DeviceId>,
     /// A human-readable explanation.
     pub message: String,
+    /// The DMA involved, when there is one: the in-flight DMA of a race, the DMA that
+    /// lands outside the kernel, the DMA outstanding at exit. Lets a counterexample point
+    /// at the event that started it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dma: Option<DmaKey>,
+}
+
+impl Violation {
+    /// A violation that involves no particular DMA.
+    pub fn new(rule: Rule, devices: Vec<DeviceId>, message: impl Into<String>) -> Violation {
+        Violation { rule, devices, message: message.into(), dma: None }
+    }
+
+    /// The same violation, naming the DMA involved.
+    pub fn with_dma(mut self, key: DmaKey) -> Violation {
+        self.dma = Some(key);
+        self
+    }
 }
 
 impl fmt::Display for Violation {

@@ -1,4 +1,4 @@
-//! The violations of SPEC §5 with the model's wording, built in one place so that every
+//! The violations of the rules with the model's wording, built in one place so that every
 //! engine (the explorer's step function and the threaded runtime) reports them alike.
 
 use crate::event::DmaKey;
@@ -10,20 +10,21 @@ impl Program {
     /// Rule 5: the operation at `pc` of `d` signals `sem` on `target`, which `why`
     /// (`has not entered invocation 0`, ...).
     pub fn signal_outside_kernel(&self, d: DeviceId, pc: u32, target: DeviceId, sem: SemSlot, why: &str) -> Violation {
-        Violation {
-            rule: Rule::OutsideKernel,
-            devices: vec![d, target],
-            message: format!("`{}` signals {} on {target}, which {why}", self.describe_op(d, pc), self.sem_name(sem)),
-        }
+        Violation::new(
+            Rule::OutsideKernel,
+            vec![d, target],
+            format!("`{}` signals {} on {target}, which {why}", self.describe_op(d, pc), self.sem_name(sem)),
+        )
     }
 
     /// Rule 5: the DMA started by `key` lands in `target`, which `why`.
     pub fn landing_outside_kernel(&self, key: DmaKey, target: DeviceId, why: &str) -> Violation {
-        Violation {
-            rule: Rule::OutsideKernel,
-            devices: vec![key.issuer, target],
-            message: format!("the DMA `{}` lands in {target}, which {why}", self.describe_op(key.issuer, key.pc)),
-        }
+        Violation::new(
+            Rule::OutsideKernel,
+            vec![key.issuer, target],
+            format!("the DMA `{}` lands in {target}, which {why}", self.describe_op(key.issuer, key.pc)),
+        )
+        .with_dma(key)
     }
 
     /// Rule 1: `who` (an operation of `d`) `access`es (`reads`/`writes`) `cell` while the
@@ -39,28 +40,16 @@ impl Program {
     ) -> Violation {
         let mut devices = vec![d, other.issuer];
         devices.dedup();
-        Violation {
-            rule: Rule::Race,
+        Violation::new(
+            Rule::Race,
             devices,
-            message: format!(
+            format!(
                 "race on {}: `{who}` {access} it while it is being {what} by the in-flight DMA `{}`",
                 self.cell_full_name(cell),
                 self.describe_op(other.issuer, other.pc)
             ),
-        }
-    }
-
-    /// Rule 4: `d` exits invocation `inv` while its DMA started by `key` is `pending`
-    /// (`not yet sent`, `not done`).
-    pub fn dma_leak(&self, d: DeviceId, inv: u32, key: DmaKey, pending: &str) -> Violation {
-        Violation {
-            rule: Rule::SemaphoreLeak,
-            devices: vec![d],
-            message: format!(
-                "{d} exits (invocation {inv}) while its DMA `{}` is {pending}",
-                self.describe_op(d, key.pc)
-            ),
-        }
+        )
+        .with_dma(other)
     }
 
     /// Rule 5's test: `Ok` if `target`, at `pc`, is running invocation `k`, else why not
@@ -78,22 +67,44 @@ impl Program {
 
     /// Rule 4: semaphore `slot` is `value` when the operation at `pc` of `d` (its exit) runs.
     pub fn semaphore_leak(&self, d: DeviceId, pc: u32, slot: SemSlot, value: u32) -> Violation {
-        Violation {
-            rule: Rule::SemaphoreLeak,
-            devices: vec![d],
-            message: format!("`{}`: {} is {value} at exit, not 0", self.describe_op(d, pc), self.sem_full_name(slot)),
-        }
+        Violation::new(
+            Rule::SemaphoreLeak,
+            vec![d],
+            format!("`{}`: {} is {value} at exit, not 0", self.describe_op(d, pc), self.sem_full_name(slot)),
+        )
     }
 
     /// Rule 4: barrier semaphore `slot` is `value` once every device has finished.
     pub fn barrier_leak(&self, slot: SemSlot, value: u32) -> Violation {
-        Violation {
-            rule: Rule::SemaphoreLeak,
-            devices: vec![self.sem_device(slot)],
-            message: format!(
-                "{} is {value} after the last invocation of every device, not 0",
-                self.sem_full_name(slot)
+        Violation::new(
+            Rule::SemaphoreLeak,
+            vec![self.sem_device(slot)],
+            format!("{} is {value} after the last invocation of every device, not 0", self.sem_full_name(slot)),
+        )
+    }
+
+    /// Rule 2: `d` exits invocation `inv` with `cell` holding `got` where the specification
+    /// says `want` (both already printed), out of `wrong` wrong cells.
+    pub fn wrong_result(&self, d: DeviceId, inv: u32, cell: CellId, got: &str, want: &str, wrong: usize) -> Violation {
+        Violation::new(
+            Rule::WrongResult,
+            vec![d],
+            format!(
+                "{d} exits (invocation {inv}) with {} = {got} but the specification says {want}{}",
+                self.cell_full_name(cell),
+                if wrong > 1 { format!(" ({wrong} wrong cells in all)") } else { String::new() }
             ),
-        }
+        )
+    }
+
+    /// Rule 4: `d` exits invocation `inv` while its DMA `key` is `pending` (`not done`,
+    /// `not yet sent`).
+    pub fn dma_outstanding_at_exit(&self, d: DeviceId, inv: u32, key: DmaKey, pending: &str) -> Violation {
+        Violation::new(
+            Rule::SemaphoreLeak,
+            vec![d],
+            format!("{d} exits (invocation {inv}) while its DMA `{}` is {pending}", self.describe_op(d, key.pc)),
+        )
+        .with_dma(key)
     }
 }

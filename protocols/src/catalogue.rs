@@ -44,7 +44,7 @@ pub struct Mutant {
     pub change: Change,
     /// What the change is, in one line.
     pub description: &'static str,
-    /// The rules it is expected to break (any one of them counts); empty when SPEC §6
+    /// The rules it is expected to break (any one of them counts); empty when the sources
     /// leaves the question open and the checker's finding is the answer.
     pub expected: &'static [Rule],
     /// The repeat count it needs to manifest (`single-barrier` needs repeated invocations).
@@ -124,12 +124,16 @@ impl Protocol {
             MeshKind::Ring if devices >= 2 => Mesh::ring(devices),
             MeshKind::Ring => Err(ModelError::new(
                 ErrorKind::BadDeclaration,
-                format!("{} runs on a ring of at least 2 devices, not {devices}", self.name),
+                format!("{} runs on a ring of at least 2 devices, not on {devices}", self.name),
             )),
             MeshKind::TensorCores if devices == 2 => Ok(Mesh::tensor_cores()),
             MeshKind::TensorCores => Err(ModelError::new(
                 ErrorKind::BadDeclaration,
-                format!("{} runs on the 2 TensorCores of one chip (--devices 2), not on {devices}", self.name),
+                format!(
+                    "{} runs on the 2 TensorCores of one chip (--devices 2), not on {devices} device{}",
+                    self.name,
+                    if devices == 1 { "" } else { "s" }
+                ),
             )),
         }
     }

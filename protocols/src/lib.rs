@@ -4,7 +4,7 @@
 //! like the Pallas code of the seeds (`000_…` §1–§4 and `001_…`). Each protocol comes
 //! with its specification (the expected output cells as symbolic values) and its mutants:
 //! named one-idea changes a kernel author could plausibly make, each with the rule it is
-//! expected to break (or none, when SPEC §6 leaves the answer to the checker).
+//! expected to break (or none, when the sources leave the answer to the checker).
 
 mod all_gather;
 mod barrier;

@@ -46,7 +46,7 @@ pub(crate) const PROTOCOL: Protocol = Protocol::new(
             name: "single-barrier",
             change: Change::SingleBarrier,
             description:
-                "neighbor_barrier(double_barrier=False), invoked twice back to back (open question in SPEC §6)",
+                "neighbor_barrier(double_barrier=False), invoked twice back to back (an open question: the checker answers it)",
             expected: &[],
             repeat: 2,
             manifests_from: None,

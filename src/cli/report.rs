@@ -1,7 +1,7 @@
 //! One report of a check, whichever engine ran: the text a person reads and the JSON a
 //! script reads (the same keys for every engine, with a top-level `verdict`).
 
-use semcheck::checker::counterexample::{run_events, Namer};
+use semcheck::checker::counterexample::{notes, run_events, Namer, TracedRun};
 use semcheck::checker::{EngineRun, Outcome, Reduction, Strategy, Verdict};
 use semcheck::{Case, Program, Source};
 use serde_json::{json, Value};
@@ -20,13 +20,26 @@ pub(crate) const LEGEND: &str = "\
  semaphore's value before and after, DMA semaphores counting bytes)";
 
 impl Checked {
-    /// The names of the counterexample's events, named once, here.
-    pub(crate) fn schedule_names(&self) -> Vec<String> {
-        let Verdict::Violation(c) = &self.outcome.verdict else { return Vec::new() };
+    /// The counterexample's schedule executed on the model (events named once, here), or
+    /// why it does not replay.
+    fn run(&self) -> Option<Result<TracedRun, String>> {
+        let Verdict::Violation(c) = &self.outcome.verdict else { return None };
+        if c.schedule.is_empty() {
+            return None;
+        }
         let namer = Namer::new(&self.program);
-        match run_events(&namer, &c.schedule) {
-            Ok(run) => run.names,
-            Err(e) => vec![format!("(the schedule does not replay at event {}: {})", e.index + 1, e.wanted)],
+        Some(
+            run_events(&namer, &c.schedule)
+                .map_err(|e| format!("(the schedule does not replay at event {}: {})", e.index + 1, e.wanted)),
+        )
+    }
+
+    /// The names of the counterexample's events.
+    pub(crate) fn schedule_names(&self) -> Vec<String> {
+        match self.run() {
+            Some(Ok(run)) => run.names,
+            Some(Err(e)) => vec![e],
+            None => Vec::new(),
         }
     }
 
@@ -79,12 +92,7 @@ impl Checked {
         let s = &self.outcome.stats;
         let how = match &self.outcome.run {
             EngineRun::Explore(config) => format!(
-                "{} states, {} transitions, depth {}, {:.2} s, {:.1} MiB ({}, {})",
-                s.states,
-                s.transitions,
-                s.max_depth,
-                s.seconds,
-                s.memory_bytes as f64 / (1 << 20) as f64,
+                "the explorer ({}, {}): {} states, {} transitions, depth {}, {:.2} s, {:.1} MiB",
                 match config.strategy {
                     Strategy::Bfs => "breadth-first",
                     Strategy::Dfs => "depth-first",
@@ -93,28 +101,43 @@ impl Checked {
                     Reduction::PartialOrder => "partial-order reduction",
                     Reduction::None => "no reduction",
                 },
+                s.states,
+                s.transitions,
+                s.max_depth,
+                s.seconds,
+                s.memory_bytes as f64 / (1 << 20) as f64,
             ),
             other => format!("{}: {} executions, {:.2} s", describe_engine(other), s.executions, s.seconds),
         };
         let head = self.case.to_string();
         match &self.outcome.verdict {
             Verdict::Proved => {
-                out.push_str(&format!("{head}: PROVED\n  every reachable state explored, no rule broken: {how}\n"));
+                out.push_str(&format!("{head}: PROVED\n  every reachable state explored, no rule broken; {how}\n"));
             }
             Verdict::Incomplete { detail, .. } => {
                 out.push_str(&format!("{head}: INCOMPLETE\n  {detail}\n  {how}\n"));
             }
             Verdict::Violation(c) => {
                 out.push_str(&format!("{head}: VIOLATION ({})\n  {}\n", c.violation.rule, c.violation.message));
-                let names = self.schedule_names();
-                if !names.is_empty() {
-                    out.push_str(&format!("  schedule ({} events):\n", names.len()));
-                    for (i, name) in names.iter().enumerate() {
-                        out.push_str(&format!("  {:>4}. {name}\n", i + 1));
+                match self.run() {
+                    Some(Ok(run)) => {
+                        let (notes, about) = notes(&self.program, &run);
+                        if let Some(about) = about {
+                            out.push_str(&format!("  ({about})\n"));
+                        }
+                        out.push_str(&format!("  schedule ({} events):\n", run.names.len()));
+                        for (i, name) in run.names.iter().enumerate() {
+                            match &notes[i] {
+                                Some(note) => out.push_str(&format!("  {:>4}. {name}   [{note}]\n", i + 1)),
+                                None => out.push_str(&format!("  {:>4}. {name}\n", i + 1)),
+                            }
+                        }
+                        for line in LEGEND.lines() {
+                            out.push_str(&format!("  {line}\n"));
+                        }
                     }
-                    for line in LEGEND.lines() {
-                        out.push_str(&format!("  {line}\n"));
-                    }
+                    Some(Err(e)) => out.push_str(&format!("  {e}\n")),
+                    None => {}
                 }
                 if let Some(e) = &c.engine_schedule {
                     out.push_str(&format!("  engine schedule: {e}\n"));

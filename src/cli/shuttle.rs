@@ -59,6 +59,15 @@ fn usage(msg: impl Into<String>) -> ModelError {
     ModelError::new(ErrorKind::UnknownName, msg)
 }
 
+/// `applies` or `apply`, for a list of flags.
+fn applies(flags: &[&str]) -> &'static str {
+    if flags.len() == 1 {
+        "applies"
+    } else {
+        "apply"
+    }
+}
+
 /// Refuses options that do not apply to the chosen engine (never silently ignored).
 pub(crate) fn validate(args: &CheckArgs) -> Result<(), ModelError> {
     let e = &args.engine;
@@ -78,7 +87,7 @@ pub(crate) fn validate(args: &CheckArgs) -> Result<(), ModelError> {
                 }
             }
             if !given.is_empty() {
-                return Err(usage(format!("{} apply to --engine shuttle only", given.join(", "))));
+                return Err(usage(format!("{} {} to --engine shuttle only", given.join(", "), applies(&given))));
             }
         }
         EngineArg::Shuttle => {
@@ -87,7 +96,11 @@ pub(crate) fn validate(args: &CheckArgs) -> Result<(), ModelError> {
                 given.push("--max-seconds");
             }
             if !given.is_empty() {
-                return Err(usage(format!("{} apply to the explorer, not to --engine shuttle", given.join(", "))));
+                return Err(usage(format!(
+                    "{} {} to the explorer, not to --engine shuttle",
+                    given.join(", "),
+                    applies(&given)
+                )));
             }
             if args.case.target == "all" {
                 return Err(usage("`check all` runs the explorer; `semcheck engines` runs every engine"));

@@ -1,5 +1,7 @@
 //! Counterexamples people can read, replay and look at.
 //!
+//! * [`causes`](mod@causes): why each event could happen when it did (which signal or DMA a
+//!   wait consumed, which event started a DMA);
 //! * [`names`]: stable names of events (an event is named by its operation, a DMA event by
 //!   the operation that started the DMA), never pcs or indices;
 //! * [`format`](mod@format): the versioned, line-oriented trace file (see [`TraceFile`]);
@@ -41,6 +43,7 @@
 //! assert_eq!(replayed.run.ending.violation().unwrap().rule, cex.violation.rule);
 //! ```
 
+pub mod causes;
 pub mod error;
 pub mod format;
 pub mod lockstep;
@@ -50,6 +53,7 @@ pub mod render;
 pub mod replay;
 pub mod run;
 
+pub use causes::{causes, notes, Cause, Causes, Why};
 pub use error::{TraceError, TraceErrorKind};
 pub use format::{Header, TraceFile, FORMAT_VERSION};
 pub use lockstep::{lockstep, Checkpoint, Lockstep, LockstepError};

@@ -115,7 +115,7 @@ pub(crate) fn race(
 }
 
 pub(crate) fn deadlock(message: String, devices: Vec<DeviceId>) -> Violation {
-    Violation { rule: Rule::Deadlock, devices, message: format!("deadlock: {message}") }
+    Violation::new(Rule::Deadlock, devices, format!("deadlock: {message}"))
 }
 
 /// The violation a tool's own panic stands for: loom's and shuttle's deadlock detection
@@ -130,7 +130,7 @@ pub fn from_tool_panic(tool: &str, message: &str) -> Option<Violation> {
         return None;
     };
     let first = message.lines().next().unwrap_or(message);
-    Some(Violation { rule, devices: Vec::new(), message: format!("{tool} detected it: {first}") })
+    Some(Violation::new(rule, Vec::new(), format!("{tool} detected it: {first}")))
 }
 
 /// The text of a panic payload.

@@ -189,18 +189,9 @@ impl World {
         let p = &*self.program;
         let (cell, want, got) = wrong.first()?;
         let (w, _) = self.reference.eval(p, *want);
-        Some(Violation {
-            rule: Rule::WrongResult,
-            devices: vec![d],
-            message: format!(
-                "{d} exits (invocation {inv}) with {} = {:?} but the specification says {} = {:?}{}",
-                p.cell_full_name(*cell),
-                &got[..got.len().min(2)],
-                p.values.display(*want, p.spec.notation),
-                &w[..w.len().min(2)],
-                if wrong.len() > 1 { format!(" ({} wrong cells in all)", wrong.len()) } else { String::new() }
-            ),
-        })
+        let got = format!("{:?}", &got[..got.len().min(2)]);
+        let want = format!("{} = {:?}", p.values.display(*want, p.spec.notation), &w[..w.len().min(2)]);
+        Some(p.wrong_result(d, inv, *cell, &got, &want, wrong.len()))
     }
 
     /// The shared outputs, checked by the main thread once every device thread has been
@@ -239,13 +230,11 @@ impl World {
         }
         let pending = self.unsent[d.index()].load(SeqCst);
         if pending > 0 {
-            return Err(Stop::Violation(Violation {
-                rule: Rule::SemaphoreLeak,
-                devices: vec![d],
-                message: format!(
-                    "{d} exits (invocation {inv}) while {pending} DMA(s) it started are not yet sent (or not done)"
-                ),
-            }));
+            return Err(Stop::Violation(Violation::new(
+                Rule::SemaphoreLeak,
+                vec![d],
+                format!("{d} exits (invocation {inv}) while {pending} DMA(s) it started are not yet sent (or not done)"),
+            )));
         }
         let first = d.index() * p.sems_per_device;
         for i in 0..p.sems_per_device {

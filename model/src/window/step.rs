@@ -366,7 +366,7 @@ impl Window<'_> {
                 _ => None,
             };
             if let Some(p) = pending {
-                return Some(program.dma_leak(d, inv, rec.key, p));
+                return Some(program.dma_outstanding_at_exit(d, inv, rec.key, p));
             }
         }
         let spd = program.sems_per_device;

@@ -2,18 +2,14 @@
 //! signal -> wait, DMA start -> sent/received/done -> wait; for a deadlock, the wait-for
 //! graph of the stuck state with its cycle or its missing signal marked.
 
-use std::collections::VecDeque;
-
 use petgraph::algo::tarjan_scc;
 use petgraph::dot::{Config, Dot};
 use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::visit::EdgeRef;
-use rustc_hash::FxHashMap;
-use semcheck_model::ir::SemKind;
-use semcheck_model::program::{Op, SemSlot};
-use semcheck_model::{DmaKey, Event, Program};
+use semcheck_model::program::Op;
+use semcheck_model::Program;
 
-use super::step_op;
+use crate::counterexample::causes::{causes, Why};
 use crate::counterexample::names::Namer;
 use crate::counterexample::run::{Ending, TracedRun};
 
@@ -45,69 +41,18 @@ enum Edge {
 fn graph(program: &Program, run: &TracedRun) -> DiGraph<Node, Edge> {
     let namer = Namer::new(program);
     let mut g = DiGraph::new();
-    let mut last_step: Vec<Option<NodeIndex>> = vec![None; program.num_devices()];
-    let mut entered: Vec<Option<NodeIndex>> = vec![None; program.num_devices()];
-    let mut starts: FxHashMap<DmaKey, NodeIndex> = FxHashMap::default();
-    let mut pending: Vec<VecDeque<(NodeIndex, u32)>> = vec![VecDeque::new(); program.num_sems()];
-    for (i, (&event, name)) in run.events.iter().zip(&run.names).enumerate() {
-        let state = &run.states[i];
+    let causes = causes(program, run);
+    for (i, name) in run.names.iter().enumerate() {
         let breaks = matches!(&run.ending, Ending::Violation { at, .. } if *at == i);
         let node = g.add_node(Node::Event(format!("{}. {name}", i + 1), breaks));
-        let mut increment = |slot: SemSlot, amount: u32| pending[slot.0 as usize].push_back((node, amount));
-        match event {
-            Event::Step(d) => {
-                if let Some(prev) = last_step[d.index()].replace(node) {
-                    g.add_edge(prev, node, Edge::Program);
-                }
-                let (_, pc, op) = step_op(program, state, event).expect("a step");
-                match op {
-                    Op::Enter => {
-                        entered[d.index()] = Some(node);
-                        let first = d.index() * program.sems_per_device;
-                        for (s, queue) in pending.iter_mut().enumerate().skip(first).take(program.sems_per_device) {
-                            if program.sem_kind(SemSlot(s as u32)) != SemKind::Barrier {
-                                queue.clear();
-                            }
-                        }
-                    }
-                    Op::EntryBarrier => {
-                        for e in entered.iter().flatten() {
-                            g.add_edge(*e, node, Edge::Barrier);
-                        }
-                    }
-                    Op::Signal { sem, inc, .. } => increment(sem, inc),
-                    Op::LocalDma { .. } | Op::RemoteDma { .. } => {
-                        starts.insert(DmaKey { issuer: d, pc }, node);
-                    }
-                    Op::Wait { sem, amount } => {
-                        let mut need = amount;
-                        let queue = &mut pending[sem.0 as usize];
-                        while need > 0 {
-                            let Some((from, have)) = queue.front_mut() else { break };
-                            let take = need.min(*have);
-                            *have -= take;
-                            need -= take;
-                            let from = *from;
-                            if *have == 0 {
-                                queue.pop_front();
-                            }
-                            g.add_edge(from, node, Edge::Sem(program.sem_name(sem)));
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            Event::Sent(k) | Event::Received(k) | Event::Done(k) => {
-                if let Some(&start) = starts.get(&k) {
-                    g.add_edge(start, node, Edge::Dma);
-                }
-                match (event, program.dma_op(k)) {
-                    (Event::Sent(_), Op::RemoteDma { send_sem, bytes, .. }) => increment(send_sem, bytes),
-                    (Event::Received(_), Op::RemoteDma { recv_sem, bytes, .. }) => increment(recv_sem, bytes),
-                    (_, Op::LocalDma { sem, bytes, .. }) => increment(sem, bytes),
-                    _ => {}
-                }
-            }
+        for c in &causes.of[i] {
+            let edge = match c.why {
+                Why::Program => Edge::Program,
+                Why::Dma => Edge::Dma,
+                Why::Sem(slot) => Edge::Sem(program.sem_name(slot)),
+                Why::Barrier => Edge::Barrier,
+            };
+            g.add_edge(NodeIndex::new(c.from), node, edge);
         }
     }
     match &run.ending {

@@ -3,6 +3,7 @@
 use semcheck_model::Program;
 
 use super::{short_name, title, wrap};
+use crate::counterexample::causes::notes;
 use crate::counterexample::format::Header;
 use crate::counterexample::names::Namer;
 use crate::counterexample::run::{Ending, TracedRun};
@@ -14,6 +15,7 @@ const COLUMN: usize = 44;
 /// the target's column); the violation below.
 pub fn text(program: &Program, header: &Header, run: &TracedRun) -> String {
     let namer = Namer::new(program);
+    let (notes, about) = notes(program, run);
     let n = program.num_devices();
     let mut out = format!("{}: {} events\n\n", title(header), run.events.len());
     let rule = |out: &mut String| {
@@ -36,6 +38,9 @@ pub fn text(program: &Program, header: &Header, run: &TracedRun) -> String {
         if matches!(run.ending, Ending::Violation { at, .. } if at == i) {
             text = format!("!! {text}");
         }
+        if let Some(note) = &notes[i] {
+            text = format!("{text} [{note}]");
+        }
         for (k, line) in wrap(&text, COLUMN).iter().enumerate() {
             if k == 0 {
                 out.push_str(&format!("{:>4} |", i + 1));
@@ -51,12 +56,17 @@ pub fn text(program: &Program, header: &Header, run: &TracedRun) -> String {
     }
     rule(&mut out);
     match &run.ending {
-        Ending::Violation { at, violation } => out.push_str(&format!(
-            "\nevent {} (marked !!) breaks {}:\n  {}\n",
-            at + 1,
-            violation.rule,
-            violation.message
-        )),
+        Ending::Violation { at, violation } => {
+            out.push_str(&format!(
+                "\nevent {} (marked !!) breaks {}:\n  {}\n",
+                at + 1,
+                violation.rule,
+                violation.message
+            ));
+            if let Some(about) = about {
+                out.push_str(&format!("  ({about})\n"));
+            }
+        }
         Ending::Deadlock(v) => {
             out.push_str(&format!("\nafter the last event no event is enabled: {}\n  {}\n", v.rule, v.message))
         }
