@@ -34,6 +34,7 @@
 //! ```
 
 pub mod corpus;
+pub mod sizes;
 
 pub use semcheck_checker as checker;
 pub use semcheck_model as model;

@@ -100,7 +100,9 @@
 mod config;
 pub mod counterexample;
 mod explore;
+pub mod focused;
 mod outcome;
+pub mod single_run;
 mod store;
 pub mod window;
 

@@ -17,7 +17,8 @@ pub struct Inapplicable {
 }
 
 impl Inapplicable {
-    pub(crate) fn new(reason: impl Into<String>) -> Inapplicable {
+    /// A reason the window method does not apply.
+    pub fn new(reason: impl Into<String>) -> Inapplicable {
         Inapplicable { reason: reason.into() }
     }
 
