@@ -242,6 +242,13 @@ pub(crate) struct CheckArgs {
     /// The engine and its options.
     #[command(flatten)]
     pub(crate) engine: super::shuttle::EngineArgs,
+    /// Every ring size of a range (`2..256`, `5,8,64`): exact exploration where it is
+    /// cheap, the window method above (README: "Every ring size").
+    #[arg(long, value_parser = super::sizes::parse_sizes, conflicts_with = "devices")]
+    pub(crate) sizes: Option<super::sizes::SizeRange>,
+    /// With --sizes: the largest window radius tried [default: 2].
+    #[arg(long, requires = "sizes", value_parser = clap::value_parser!(u16).range(1..=16))]
+    pub(crate) window_radius: Option<u16>,
 }
 
 /// Parses a positive, finite number of seconds.

@@ -10,6 +10,7 @@ mod replay;
 mod report;
 mod shuttle;
 mod simulate;
+mod sizes;
 mod stress;
 mod target;
 mod trace;
@@ -75,7 +76,12 @@ pub(crate) fn run() -> i32 {
         Command::Stress(args) => stress::run(&args),
         Command::Engines(args) => engines::run(&args),
         Command::Check(args) => shuttle::validate(&args).and_then(|()| {
-            if args.case.target == "all" {
+            if args.case.target == "all" && args.sizes.is_some() {
+                Err(semcheck::ModelError::new(
+                    semcheck::ErrorKind::UnknownName,
+                    "`check all` chooses its own sizes; --sizes takes one protocol or kernel file",
+                ))
+            } else if args.case.target == "all" {
                 all::run(&args)
             } else {
                 check::run(&args)
