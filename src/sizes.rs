@@ -47,6 +47,8 @@ pub struct SizesConfig {
     pub confirm: Budget,
     /// How many devices beyond the window the focused search may add on each side.
     pub confirm_extra: usize,
+    /// The budget of exact exploration at a size the window method does not apply to.
+    pub fallback: Budget,
 }
 
 impl Default for SizesConfig {
@@ -57,6 +59,7 @@ impl Default for SizesConfig {
             max_radius: 2,
             confirm: Budget { max_states: Some(2_000_000), max_seconds: Some(60.0), max_memory_bytes: Some(4 << 30) },
             confirm_extra: 3,
+            fallback: Budget { max_states: None, max_seconds: None, max_memory_bytes: Some(8 << 30) },
         }
     }
 }
@@ -171,46 +174,53 @@ fn radius(program: &Program) -> usize {
     r
 }
 
-/// Decides one size; `exact_cheap` says whether exact exploration is still to be tried,
-/// and is cleared when it stops deciding.
+/// Decides one size of `case`; `exact_cheap` says whether exact exploration is still to
+/// be tried, and is cleared when it stops deciding.
 pub fn check_size(case: &Case, config: &SizesConfig, exact_cheap: &mut bool) -> Result<SizeResult, ModelError> {
     let start = Instant::now();
     let program = crate::program(case)?;
-    let n = case.devices;
-    if *exact_cheap {
-        let outcome = explore(&program, &Config { budget: config.exact, ..Config::default() });
+    let mut result = check_program(&program, config, exact_cheap);
+    result.seconds = start.elapsed().as_secs_f64();
+    Ok(result)
+}
+
+/// Decides one compiled ring program: exact exploration if `exact_cheap` (cleared when
+/// it does not decide within [`SizesConfig::exact`]), else the window method, else
+/// (when the window method does not apply) exact exploration without a budget.
+pub fn check_program(program: &Program, config: &SizesConfig, exact_cheap: &mut bool) -> SizeResult {
+    let start = Instant::now();
+    let n = program.num_devices();
+    let exact = |budget: Budget| {
+        let outcome = explore(program, &Config { budget, ..Config::default() });
         let verdict = match outcome.verdict {
-            Verdict::Proved => Some(SizeVerdict::Proved),
-            Verdict::Violation(c) => Some(SizeVerdict::Violation { counterexample: c }),
-            Verdict::Incomplete { .. } => None,
+            Verdict::Proved => SizeVerdict::Proved,
+            Verdict::Violation(c) => SizeVerdict::Violation { counterexample: c },
+            Verdict::Incomplete { detail, .. } => SizeVerdict::NotProved { reason: detail },
         };
-        if let Some(verdict) = verdict {
-            let method = Method::Exact { fallback: None, stats: outcome.stats };
-            return Ok(SizeResult {
+        (verdict, outcome.stats)
+    };
+    if *exact_cheap {
+        let (verdict, stats) = exact(config.exact);
+        if !matches!(verdict, SizeVerdict::NotProved { .. }) {
+            let method = Method::Exact { fallback: None, stats };
+            return SizeResult {
                 devices: n,
                 verdict,
                 method,
                 checked: Vec::new(),
                 seconds: start.elapsed().as_secs_f64(),
-            });
+            };
         }
         *exact_cheap = false;
     }
-    match window_method(&program, config) {
-        Ok((verdict, method, checked)) => {
-            Ok(SizeResult { devices: n, verdict, method, checked, seconds: start.elapsed().as_secs_f64() })
-        }
+    let (verdict, method, checked) = match window_method(program, config) {
+        Ok(decided) => decided,
         Err(why) => {
-            let outcome = explore(&program, &Config::default());
-            let verdict = match outcome.verdict {
-                Verdict::Proved => SizeVerdict::Proved,
-                Verdict::Violation(c) => SizeVerdict::Violation { counterexample: c },
-                Verdict::Incomplete { detail, .. } => SizeVerdict::NotProved { reason: detail },
-            };
-            let method = Method::Exact { fallback: Some(why.to_string()), stats: outcome.stats };
-            Ok(SizeResult { devices: n, verdict, method, checked: Vec::new(), seconds: start.elapsed().as_secs_f64() })
+            let (verdict, stats) = exact(config.fallback);
+            (verdict, Method::Exact { fallback: Some(why.to_string()), stats }, Vec::new())
         }
-    }
+    };
+    SizeResult { devices: n, verdict, method, checked, seconds: start.elapsed().as_secs_f64() }
 }
 
 fn add(total: &mut Stats, s: &Stats) {
@@ -227,7 +237,7 @@ fn window_method(program: &Program, config: &SizesConfig) -> Result<(SizeVerdict
     let n = program.num_devices();
     let r = radius(program);
     let (centers, symmetry) = centers(program);
-    let mut checked = vec![
+    let checked = vec![
         "ring mesh (one axis), no memory shared between devices, default hardware assumptions".to_string(),
         symmetry,
         format!("communication radius {r}"),

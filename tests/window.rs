@@ -1,0 +1,423 @@
+//! The window/confluence method (`check --sizes`) against exact exploration.
+//!
+//! * every ring catalogue case (protocol, mutant, its repeat count) at the sizes where
+//!   exact exploration is cheap, and random single-edit mutants of the seed kernels at
+//!   N = 5, 6: the method never proves what exact exploration breaks, never reports a
+//!   violation exact exploration does not have, and every false alarm (a size the method
+//!   cannot prove although exact exploration does) is listed and pinned;
+//! * confluence, empirically: every exact proof has exactly one final state, and the one
+//!   run of the whole ring agrees with it;
+//! * the window's simulation lemma, directly: random executions of the real ring,
+//!   projected onto a window (environment tokens fired lazily), replay in the window,
+//!   and the window reports a local violation at its center exactly when the real step
+//!   breaks one there;
+//! * the window's reduction against the full window graph.
+
+use semcheck::checker::single_run::run_to_end;
+use semcheck::checker::window::{explore_window, WindowVerdict};
+use semcheck::checker::{explore, Budget, Config, Reduction, Verdict};
+use semcheck::model::ir::{Kernel, SemKind, Stmt, StmtKind};
+use semcheck::model::program::Op;
+use semcheck::model::window::{Window, WindowEvent};
+use semcheck::model::{compile, DeviceId, Event, Program, Rule, StepOutcome, Violation};
+use semcheck::protocols::{catalogue, find, MeshKind, Mutant};
+use semcheck::sizes::{check_program, SizeVerdict, SizesConfig};
+
+/// Budgets small enough for CI: a case that needs more is skipped, not decided.
+fn config() -> SizesConfig {
+    let b = |states| Budget { max_states: Some(states), max_seconds: None, max_memory_bytes: None };
+    SizesConfig {
+        exact: b(0),
+        window: b(3_000_000),
+        confirm: b(1_000_000),
+        fallback: b(1_000_000),
+        ..SizesConfig::default()
+    }
+}
+
+fn exact(program: &Program) -> Option<semcheck::checker::Outcome> {
+    let budget = Budget { max_states: Some(1_500_000), ..Budget::default() };
+    let outcome = explore(program, &Config { budget, ..Config::default() });
+    (!matches!(outcome.verdict, Verdict::Incomplete { .. })).then_some(outcome)
+}
+
+/// How the method's verdict compares with exact exploration's.
+#[derive(Debug, Default)]
+struct Tally {
+    agree_proved: usize,
+    agree_violation: usize,
+    /// Exact proves, the method says "not proved" (possibly spurious window violation).
+    false_alarms: Vec<String>,
+    /// Exact breaks a rule, the method reports an unconfirmed window violation.
+    unconfirmed: Vec<String>,
+    skipped: usize,
+}
+
+impl Tally {
+    fn compare(&mut self, label: &str, program: &Program) {
+        let Some(exact) = exact(program) else {
+            self.skipped += 1;
+            return;
+        };
+        let method = check_program(program, &config(), &mut false);
+        match (&exact.verdict, &method.verdict) {
+            (Verdict::Proved, SizeVerdict::Proved) => self.agree_proved += 1,
+            (Verdict::Violation(_), SizeVerdict::Violation { counterexample }) => {
+                // A violation the method reports is real: it replays on the real ring.
+                let namer = semcheck::checker::counterexample::Namer::new(program);
+                let run = semcheck::checker::counterexample::run_events(&namer, &counterexample.schedule)
+                    .unwrap_or_else(|e| panic!("{label}: the method's counterexample does not replay: {e:?}"));
+                assert!(run.ending.violation().is_some(), "{label}: the method's counterexample breaks no rule");
+                self.agree_violation += 1;
+            }
+            (Verdict::Violation(c), SizeVerdict::Proved) => {
+                panic!("{label}: UNSOUND: the method proves it, exact exploration finds {}", c.violation)
+            }
+            (Verdict::Proved, SizeVerdict::Violation { counterexample }) => {
+                panic!("{label}: the method reports {} but exact exploration proves it", counterexample.violation)
+            }
+            (Verdict::Proved, SizeVerdict::NotProved { reason }) => {
+                self.false_alarms.push(format!("{label}: {reason}"))
+            }
+            (Verdict::Violation(c), SizeVerdict::NotProved { reason }) => {
+                self.unconfirmed.push(format!("{label}: exact {}; method: {reason}", c.violation.rule))
+            }
+            (_, _) => self.skipped += 1,
+        }
+        if let Verdict::Proved = exact.verdict {
+            // Confluence, empirically: one final state, and the one run agrees.
+            assert_eq!(exact.stats.finished_states, 1, "{label}: an exact proof with several final states");
+            assert_eq!(run_to_end(program).verdict, Verdict::Proved, "{label}: the one run disagrees with exact");
+        }
+    }
+}
+
+fn ring_protocols() -> impl Iterator<Item = &'static semcheck::protocols::Protocol> {
+    catalogue().iter().filter(|p| p.mesh_kind == MeshKind::Ring)
+}
+
+/// Every ring catalogue case, at every size up to where exact exploration stays cheap
+/// (N = 7; psum_scatter 5): `tests/window.rs`'s slow sweep goes further.
+#[test]
+fn catalogue_cases_agree_with_exact_exploration() {
+    let mut tally = Tally::default();
+    for p in ring_protocols() {
+        let variants: Vec<Option<&Mutant>> = std::iter::once(None).chain(p.mutants.iter().map(Some)).collect();
+        let top = if p.name == "psum_scatter" { 5 } else { 7 };
+        for m in variants {
+            let repeat = semcheck::protocols::Protocol::default_repeat(m);
+            for n in 2..=top {
+                let program = p.program(n, m, repeat).unwrap();
+                let label = format!("{}/{} N={n} repeat {repeat}", p.name, m.map_or("-", |m| m.name));
+                tally.compare(&label, &program);
+            }
+        }
+    }
+    println!("{tally:#?}");
+    assert!(tally.agree_proved > 20 && tally.agree_violation > 20, "{tally:?}");
+    assert_eq!(tally.false_alarms, Vec::<String>::new(), "false alarms on the catalogue");
+    assert_eq!(tally.unconfirmed, Vec::<String>::new(), "unconfirmed violations on the catalogue");
+}
+
+// --- random single-edit mutants --------------------------------------------------------
+// A local generator, to be replaced by `semcheck_model::mutate` once the `mutate` branch
+// lands: every deletion, duplication and adjacent swap of a statement of a seed kernel.
+
+fn body_at<'a>(body: &'a mut Vec<Stmt>, path: &[usize]) -> &'a mut Vec<Stmt> {
+    match path.split_first() {
+        None => body,
+        Some((&i, rest)) => match &mut body[i].kind {
+            StmtKind::When { body, .. } | StmtKind::Scoped { body, .. } => body_at(body, rest),
+            _ => unreachable!("paths only lead through blocks"),
+        },
+    }
+}
+
+fn blocks(body: &[Stmt], path: &mut Vec<usize>, out: &mut Vec<(Vec<usize>, usize)>) {
+    out.push((path.clone(), body.len()));
+    for (i, s) in body.iter().enumerate() {
+        if let StmtKind::When { body, .. } | StmtKind::Scoped { body, .. } = &s.kind {
+            path.push(i);
+            blocks(body, path, out);
+            path.pop();
+        }
+    }
+}
+
+fn single_edits(kernel: &Kernel) -> Vec<(String, Kernel)> {
+    let mut all = Vec::new();
+    blocks(&kernel.body, &mut Vec::new(), &mut all);
+    let mut out = Vec::new();
+    for (path, len) in all {
+        for i in 0..len {
+            let mut k = kernel.clone();
+            body_at(&mut k.body, &path).remove(i);
+            out.push((format!("delete {path:?}/{i}"), k));
+            let mut k = kernel.clone();
+            let block = body_at(&mut k.body, &path);
+            let copy = block[i].clone();
+            block.insert(i, copy);
+            out.push((format!("duplicate {path:?}/{i}"), k));
+            if i + 1 < len {
+                let mut k = kernel.clone();
+                body_at(&mut k.body, &path).swap(i, i + 1);
+                out.push((format!("swap {path:?}/{i}"), k));
+            }
+        }
+    }
+    out
+}
+
+/// A small deterministic generator (xorshift), so the sample is the same on every run.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// Random single-edit mutants of the seed ring kernels at N = 5 and 6, each compared
+/// with exact exploration.
+#[test]
+fn random_single_edit_mutants_agree_with_exact_exploration() {
+    let mut rng = Rng(0x5eed_1234_abcd_0001);
+    let mut tally = Tally::default();
+    let mut compared = 0;
+    let plan =
+        [("ppermute", 1), ("all_gather", 1), ("psum", 1), ("psum", 2), ("guarded_shift", 2), ("psum_scatter", 1)];
+    for n in [5, 6] {
+        for &(name, repeat) in &plan {
+            if name == "psum_scatter" && n > 5 {
+                continue;
+            }
+            let p = find(name).unwrap();
+            let kernel = p.kernel(n, None).unwrap();
+            let mut edits = single_edits(&kernel);
+            for _ in 0..11 {
+                if edits.is_empty() {
+                    break;
+                }
+                let (what, k) = edits.swap_remove(rng.below(edits.len()));
+                let Ok(program) = compile(&k, &p.mesh(n).unwrap(), &p.spec(n), repeat) else { continue };
+                compared += 1;
+                tally.compare(&format!("{name} repeat {repeat} N={n} {what}"), &program);
+            }
+        }
+    }
+    println!("{compared} mutants: {tally:#?}");
+    assert!(compared >= 100, "only {compared} mutants compiled");
+    assert!(tally.skipped * 10 < compared, "too many skipped: {tally:?}");
+    // Every false alarm is listed here, with the reason the window cannot rule it out.
+    assert_eq!(tally.false_alarms, Vec::<String>::new(), "false alarms on mutants");
+    assert_eq!(tally.unconfirmed, Vec::<String>::new(), "unconfirmed violations on mutants");
+}
+
+// --- the simulation lemma --------------------------------------------------------------
+
+/// The location of a local violation: the device whose cell, semaphore or lifecycle it is
+/// about; `None` for a global rule.
+fn location(v: &Violation) -> Option<DeviceId> {
+    match v.rule {
+        Rule::OutsideKernel => v.devices.get(1).copied(),
+        Rule::SemaphoreLeak if v.message.contains("after the last invocation") => None,
+        Rule::SemaphoreLeak => v.devices.first().copied(),
+        Rule::Race => {
+            let rest = v.message.strip_prefix("race on d")?;
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            digits.parse().ok().map(DeviceId)
+        }
+        _ => None,
+    }
+}
+
+/// A random execution of the real ring, up to its first violation (or its end).
+fn random_run(program: &Program, rng: &mut Rng) -> (Vec<Event>, Option<Violation>) {
+    let mut values = program.values.clone();
+    let mut state = program.initial_state();
+    let (mut next, mut enabled, mut events) = (Vec::new(), Vec::new(), Vec::new());
+    loop {
+        enabled.clear();
+        program.enabled(&state, &mut enabled);
+        if enabled.is_empty() {
+            return (events, None);
+        }
+        let e = enabled[rng.below(enabled.len())];
+        events.push(e);
+        match program.step(&state, e, &mut values, &mut next) {
+            StepOutcome::Next => std::mem::swap(&mut state, &mut next),
+            StepOutcome::Violation(v) => return (events, Some(v)),
+        }
+    }
+}
+
+/// Replays a real execution in a window: tracked devices' events as they are, the
+/// untracked devices' increments of tracked semaphores as pending tokens, fired (lazily)
+/// just before the wait that needs them. Returns the window's violation at the last
+/// event, if any; panics if a projected event is not enabled in the window or the window
+/// breaks a rule before the real execution does.
+fn project(program: &Program, window: &Window<'_>, events: &[Event]) -> Option<Violation> {
+    let mut real = program.initial_state();
+    let mut values = program.values.clone();
+    let mut w = window.initial_state();
+    let (mut rnext, mut wnext) = (Vec::new(), Vec::new());
+    // Pending increments: (target, sem, inc, invocation tag).
+    let mut pending: Vec<(DeviceId, semcheck::model::program::SemSlot, u32, Option<u32>)> = Vec::new();
+    let tracked = |d: DeviceId| window.is_tracked(d);
+    let tag = |sem, inv| (program.sem_kind(sem) != SemKind::Barrier).then_some(inv);
+    let mut result = None;
+    for (i, &e) in events.iter().enumerate() {
+        let last = i + 1 == events.len();
+        let mut projected = Vec::new();
+        match e {
+            Event::Step(d) if tracked(d) => {
+                let pc = program.pc(&real, d);
+                match program.devices[d.index()].ops[pc as usize] {
+                    Op::Wait { sem, amount } => {
+                        while window.sem_value(&w, sem) < amount {
+                            let j = pending
+                                .iter()
+                                .position(|p| p.0 == d && p.1 == sem)
+                                .unwrap_or_else(|| panic!("no pending token for the wait at event {i}"));
+                            let (t, s, inc, inv) = pending.remove(j);
+                            let class = window
+                                .tokens()
+                                .iter()
+                                .position(|k| k.target == t && k.sem == s && k.inc == inc && k.invocation == inv)
+                                .expect("a token class for every untracked increment");
+                            let ev = WindowEvent::Token(class as u32);
+                            assert!(window.is_enabled(&w, ev), "token not enabled at event {i}");
+                            assert!(window.step(&w, ev, &mut wnext).is_none());
+                            std::mem::swap(&mut w, &mut wnext);
+                        }
+                    }
+                    Op::Enter => {
+                        pending.retain(|p| p.0 != d || program.sem_kind(p.1) == SemKind::Barrier);
+                    }
+                    _ => {}
+                }
+                projected.push(WindowEvent::Step(d));
+            }
+            Event::Step(u) => {
+                let pc = program.pc(&real, u);
+                if let Op::Signal { target, sem, inc } = program.devices[u.index()].ops[pc as usize] {
+                    if tracked(target) {
+                        pending.push((target, sem, inc, tag(sem, program.invocation_of(u, pc))));
+                    }
+                }
+            }
+            Event::Sent(k) if tracked(k.issuer) => projected.push(WindowEvent::Sent(k)),
+            Event::Done(k) if tracked(k.issuer) => projected.push(WindowEvent::Done(k)),
+            Event::Received(k) => {
+                let Op::RemoteDma { target, recv_sem, bytes, .. } = program.dma_op(k) else { unreachable!() };
+                if tracked(k.issuer) && tracked(target) {
+                    projected.push(WindowEvent::Received(k));
+                } else if tracked(target) {
+                    pending.push((target, recv_sem, bytes, Some(program.invocation_of(k.issuer, k.pc))));
+                }
+            }
+            _ => {}
+        }
+        for ev in projected {
+            assert!(window.is_enabled(&w, ev), "projected event {i} ({ev}) is not enabled in the window");
+            if let Some(v) = window.step(&w, ev, &mut wnext) {
+                assert!(last, "the window breaks a rule at event {i} before the real ring does: {v}");
+                result = Some(v);
+            }
+            std::mem::swap(&mut w, &mut wnext);
+        }
+        if !last {
+            assert_eq!(program.step(&real, e, &mut values, &mut rnext), StepOutcome::Next);
+            std::mem::swap(&mut real, &mut rnext);
+        }
+    }
+    result
+}
+
+#[test]
+fn real_executions_replay_in_every_window() {
+    let mut rng = Rng(0x0bad_cafe_1234_5678);
+    let mut runs = 0;
+    let mut caught = 0;
+    for p in ring_protocols() {
+        let variants: Vec<Option<&Mutant>> = std::iter::once(None).chain(p.mutants.iter().map(Some)).collect();
+        for m in variants {
+            let repeat = semcheck::protocols::Protocol::default_repeat(m);
+            for n in [5, 7] {
+                let program = p.program(n, m, repeat).unwrap();
+                for _ in 0..40 {
+                    let (events, violation) = random_run(&program, &mut rng);
+                    runs += 1;
+                    for radius in [1, 2] {
+                        for center in program.mesh.devices() {
+                            let window = Window::new(&program, center, radius).unwrap();
+                            let found = project(&program, &window, &events);
+                            let at_center = violation.as_ref().and_then(location) == Some(center);
+                            if at_center {
+                                assert!(
+                                    found.is_some(),
+                                    "{} N={n}: the window around {center} (radius {radius}) misses {}",
+                                    p.name,
+                                    violation.as_ref().unwrap()
+                                );
+                                caught += 1;
+                            }
+                            if found.is_some() {
+                                assert!(violation.is_some(), "the window breaks a rule the real run does not");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    println!("{runs} random runs, {caught} local violations reproduced at the center");
+    assert!(caught > 20, "too few violations to mean anything: {caught}");
+}
+
+// --- the window's reduction ------------------------------------------------------------
+
+#[test]
+fn window_reduction_agrees_with_the_full_window() {
+    let budget = Budget { max_states: Some(300_000), ..Budget::default() };
+    let mut compared = 0;
+    for p in ring_protocols() {
+        let variants: Vec<Option<&Mutant>> = std::iter::once(None).chain(p.mutants.iter().map(Some)).collect();
+        for m in variants {
+            let repeat = semcheck::protocols::Protocol::default_repeat(m);
+            for n in [4, 6] {
+                let program = p.program(n, m, repeat).unwrap();
+                for radius in [1, 2] {
+                    let window = Window::new(&program, DeviceId(0), radius).unwrap();
+                    let full = explore_window(&window, Reduction::None, &budget);
+                    if matches!(full.verdict, WindowVerdict::Incomplete { .. }) {
+                        continue;
+                    }
+                    let reduced = explore_window(&window, Reduction::PartialOrder, &budget);
+                    let kind = |v: &WindowVerdict| match v {
+                        WindowVerdict::Proved => "proved",
+                        WindowVerdict::Violation { .. } => "violation",
+                        WindowVerdict::Incomplete { .. } => "incomplete",
+                    };
+                    assert_eq!(
+                        kind(&full.verdict),
+                        kind(&reduced.verdict),
+                        "{}/{:?} N={n} radius {radius}",
+                        p.name,
+                        m.map(|m| m.name)
+                    );
+                    assert!(reduced.stats.states <= full.stats.states);
+                    compared += 1;
+                }
+            }
+        }
+    }
+    assert!(compared >= 20, "{compared}");
+}
