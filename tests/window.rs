@@ -421,3 +421,34 @@ fn window_reduction_agrees_with_the_full_window() {
     }
     assert!(compared >= 20, "{compared}");
 }
+
+// --- the lock-step run is not a maximal run --------------------------------------------
+
+/// Device 0 waits at grid index 0 for a signal device 1 sends at grid index 1: correct
+/// (exact exploration proves it), but stuck in lock step, where no device starts index 1
+/// before every device has finished index 0. Theorem C therefore uses a maximal run, not
+/// the lock-step one.
+#[test]
+fn the_lock_step_run_is_not_a_maximal_run() {
+    use semcheck::checker::counterexample::{lockstep, LockstepError};
+    use semcheck::model::dsl::trace;
+    use semcheck::model::{Mesh, Notation, Spec};
+    let kernel = trace("later_signal", |k| {
+        k.grid(&[2]);
+        let a = k.regular_semaphore("a");
+        let own = k.regular_semaphore("own");
+        let step = k.program_id(0);
+        // Every device has operations at every grid index.
+        k.semaphore_signal(&own, 1, None);
+        k.semaphore_wait(&own, 1);
+        let me = k.axis_index("x");
+        k.when(step.clone().equals(0).and(me.clone().equals(0)), |k| k.semaphore_wait(&a, 1));
+        k.when(step.equals(1).and(me.equals(1)), |k| k.semaphore_signal(&a, 1, 0i64));
+    })
+    .unwrap();
+    let spec = Spec { notation: Notation::Plain, outputs: vec![] };
+    let program = compile(&kernel, &Mesh::ring(2).unwrap(), &spec, 1).unwrap();
+    assert_eq!(explore(&program, &Config::default()).verdict, Verdict::Proved);
+    assert!(matches!(lockstep(&program), Err(LockstepError::Stuck { .. })), "lock step should be stuck");
+    assert_eq!(run_to_end(&program).verdict, Verdict::Proved);
+}

@@ -19,7 +19,9 @@
 //! * [`violation`]: the rules (below) and the violations that break them;
 //! * [`reduction`]: the events that may be explored alone (partial-order reduction);
 //! * [`semantics`]: the hardware assumptions a verdict rests on, as options;
-//! * [`case`]: what one check is about (kernel source, mesh size, repeat, assumptions).
+//! * [`case`]: what one check is about (kernel source, mesh size, repeat, assumptions);
+//! * [`window`]: ring windows, and the soundness argument for checking every ring size
+//!   with them (window soundness, confluence).
 //!
 //! ## What counts as a bug: the rules
 //!
@@ -84,7 +86,8 @@
 //!
 //! * **Per size, not parametric.** A proof covers one mesh size and one repeat count
 //!   (`tests/protocols.rs`, `tests/open_questions.rs` list the sizes proved); nothing is
-//!   claimed for sizes not explored.
+//!   claimed for sizes not checked. Ring sizes beyond exact exploration are decided one by
+//!   one with [`window`]s and one run each, under the assumptions stated there.
 //! * **Cells, not bytes.** Buffers are split at the granularity the kernel slices them;
 //!   two views that partly overlap one cell are treated as touching the whole cell, and
 //!   data inside a cell is one symbolic value (`tests/rules.rs`).
