@@ -401,19 +401,21 @@ impl SizesReport {
 }
 
 /// Checks `case` (its kernel, repeat and assumptions) at every size of `sizes`, calling
-/// `each` with every result as it comes.
+/// `each` with every result as it comes. `exact_cheap`: whether to try exact exploration
+/// first (it is cleared at the first size exact exploration does not decide within
+/// [`SizesConfig::exact`]).
 pub fn check_sizes(
     case: &Case,
     sizes: &[usize],
     config: &SizesConfig,
+    exact_cheap: &mut bool,
     mut each: impl FnMut(&SizeResult),
 ) -> Result<SizesReport, ModelError> {
-    let mut exact_cheap = true;
     let mut out = Vec::with_capacity(sizes.len());
     for &n in sizes {
         let mut c = case.clone();
         c.devices = n;
-        let result = check_size(&c, config, &mut exact_cheap)?;
+        let result = check_size(&c, config, exact_cheap)?;
         each(&result);
         out.push(result);
     }

@@ -452,3 +452,60 @@ fn the_lock_step_run_is_not_a_maximal_run() {
     assert!(matches!(lockstep(&program), Err(LockstepError::Stuck { .. })), "lock step should be stuck");
     assert_eq!(run_to_end(&program).verdict, Verdict::Proved);
 }
+
+// --- the command line ------------------------------------------------------------------
+
+mod common;
+use common::semcheck;
+
+#[test]
+fn sizes_report_guarded_shift_broken_from_5_and_fixed_by_the_double_barrier() {
+    let (code, out, err) = semcheck(&[
+        "check",
+        "guarded_shift",
+        "--mutant",
+        "single-barrier",
+        "--sizes",
+        "2..20",
+        "--exact-max-states",
+        "2000",
+        "--json",
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["verdict"], "violation");
+    for s in v["report"]["sizes"].as_array().unwrap() {
+        let n = s["devices"].as_u64().unwrap();
+        let want = if n < 5 { "proved" } else { "violation" };
+        assert_eq!(s["verdict"], want, "N={n}: {s}");
+    }
+    // Beyond exact exploration's budget the window finds it and a focused search on the
+    // real ring confirms it.
+    let last = &v["report"]["sizes"][18];
+    assert_eq!(last["method"], "window", "{last}");
+    assert!(last["confirmed_by"].is_array(), "{last}");
+
+    let (code, out, err) =
+        semcheck(&["check", "guarded_shift", "--repeat", "2", "--sizes", "2..10", "--exact-max-states", "300"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.starts_with("guarded_shift (repeat 2): PROVED for every ring size N = 2..10"), "{out}");
+    assert!(out.contains("windows of radius 2 (5 devices)"), "{out}");
+    assert!(out.contains("one run of the whole ring per N"), "{out}");
+}
+
+#[test]
+fn sizes_bad_input_exits_2() {
+    for args in [
+        &["check", "psum", "--sizes", "5..2"][..],
+        &["check", "psum", "--sizes", "1..4"],
+        &["check", "psum", "--sizes", "2..8", "--devices", "3"],
+        &["check", "tc_exchange", "--sizes", "2..4"],
+        &["check", "all", "--sizes", "2..4"],
+        &["check", "psum", "--sizes", "2..4", "--engine", "shuttle"],
+        &["check", "psum", "--window-radius", "2"],
+    ] {
+        let (code, out, err) = semcheck(args);
+        assert_eq!(code, 2, "{args:?}: {out}{err}");
+        assert!(!err.is_empty(), "{args:?}: no message");
+    }
+}

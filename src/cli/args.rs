@@ -249,6 +249,10 @@ pub(crate) struct CheckArgs {
     /// With --sizes: the largest window radius tried [default: 2].
     #[arg(long, requires = "sizes", value_parser = clap::value_parser!(u16).range(1..=16))]
     pub(crate) window_radius: Option<u16>,
+    /// With --sizes: exact exploration decides a size while it needs at most this many
+    /// states (0: never) [default: 2000000].
+    #[arg(long, requires = "sizes")]
+    pub(crate) exact_max_states: Option<u64>,
 }
 
 /// Parses a positive, finite number of seconds.

@@ -70,7 +70,11 @@ pub(crate) fn run(args: &CheckArgs, sizes: &SizeRange) -> Result<i32, ModelError
     if let Some(r) = args.window_radius {
         config.max_radius = r as usize;
     }
-    let report = check_sizes(&case, &sizes.0, &config, |r| {
+    let mut exact = args.exact_max_states != Some(0);
+    if let Some(m) = args.exact_max_states {
+        config.exact.max_states = Some(m);
+    }
+    let report = check_sizes(&case, &sizes.0, &config, &mut exact, |r| {
         tracing::info!(devices = r.devices, verdict = r.verdict.name(), seconds = r.seconds, "size decided")
     })?;
     if args.json {
@@ -102,8 +106,8 @@ fn key(r: &SizeResult) -> (String, String) {
     let how = match &r.method {
         Method::Exact { fallback: None, .. } => "exact".to_string(),
         Method::Exact { fallback: Some(f), .. } => format!("exact-fallback {f}"),
-        Method::Window { radius, confirmed_by, escalated_from, .. } => {
-            format!("window {radius} {} {escalated_from:?}", confirmed_by.is_some())
+        Method::Window { radius, tracked, centers, confirmed_by, escalated_from, .. } => {
+            format!("window {radius} {tracked} {} {} {escalated_from:?}", *centers == 1, confirmed_by.is_some())
         }
     };
     let verdict = match &r.verdict {
