@@ -34,6 +34,9 @@
 //! ```
 
 pub mod corpus;
+pub mod coverage;
+pub mod frontend;
+pub mod mutate;
 pub mod sizes;
 
 pub use semcheck_checker as checker;
@@ -62,11 +65,8 @@ pub fn program(case: &Case) -> Result<Program, ModelError> {
             let m = p.variant(mutant.as_deref())?;
             p.program(case.devices, m, case.repeat)?
         }
-        Source::Python { path, .. } => {
-            return Err(ModelError::new(
-                ErrorKind::Unsupported,
-                format!("{}: reading Pallas kernels from Python files is not available in this build", path.display()),
-            ))
+        Source::Python { path, kernel, expect } => {
+            frontend::program(path, kernel.as_deref(), expect.as_deref(), case.devices, case.repeat)?
         }
         Source::Dsl { name } => {
             return Err(ModelError::new(
@@ -102,6 +102,31 @@ pub fn trace_program(file: &TraceFile) -> Result<Program, TraceError> {
         p.mesh(case.devices).map_err(|e| at(lines.devices, e))?;
     }
     program(case).map_err(|e| at(lines.source, e))
+}
+
+/// The hash of a Python case's kernel file as it is now (`None` for other sources).
+pub fn source_sha256(case: &Case) -> Option<String> {
+    match &case.source {
+        Source::Python { path, .. } => frontend::script_sha256(path, case.devices),
+        _ => None,
+    }
+}
+
+/// A sentence saying that the kernel file of a trace changed since the trace was written
+/// (its hash differs), or `None` when it did not or the trace is not about a file.
+pub fn source_changed(file: &TraceFile) -> Option<String> {
+    let recorded = file.header.source_sha256.as_ref()?;
+    let Source::Python { path, .. } = &file.header.case.source else { return None };
+    match source_sha256(&file.header.case) {
+        Some(now) if &now == recorded => None,
+        Some(now) => Some(format!(
+            "{} changed since this trace was written (sha256 {} then, {} now): events that name its lines may no longer replay",
+            path.display(),
+            &recorded[..recorded.len().min(12)],
+            &now[..now.len().min(12)]
+        )),
+        None => Some(format!("{} cannot be read again to compare it with the trace", path.display())),
+    }
 }
 
 /// Checks a case with the exhaustive explorer's default configuration (BFS,

@@ -1,60 +1,16 @@
 //! Partial-order reduction must never change a verdict. This test builds a corpus of
-//! plausible buggy kernels, every single-statement deletion, duplication (over-signals,
-//! DMAs started twice) and swap of adjacent statements in each seed kernel, and explores
-//! each one with and without reduction: the verdicts must be the same (a violation found without reduction must be found with it,
-//! and a kernel proved without reduction must be proved with it).
+//! plausible buggy kernels, every single-edit mutant of `semcheck mutate`
+//! (`semcheck_model::mutate`: deleted, duplicated and swapped statements, signals and
+//! copies to the other neighbour or on another semaphore, indices off by one, dropped
+//! guards, shrunk waits, dropped handshakes) of each seed kernel, and explores each one
+//! with and without reduction: the verdicts must be the same (a violation found without
+//! reduction must be found with it, and a kernel proved without reduction must be proved
+//! with it).
 
 use semcheck::checker::{explore, Budget, Config, Reduction, Verdict};
-use semcheck::model::ir::{Kernel, Stmt, StmtKind};
+use semcheck::model::mutate::{mutations, Operator};
 use semcheck::model::{compile, Program};
 use semcheck::protocols::find;
-
-/// The statement list at `path` (indices into nested `when`/`run_scoped` bodies).
-fn body_at<'a>(body: &'a mut Vec<Stmt>, path: &[usize]) -> &'a mut Vec<Stmt> {
-    match path.split_first() {
-        None => body,
-        Some((&i, rest)) => match &mut body[i].kind {
-            StmtKind::When { body, .. } | StmtKind::Scoped { body, .. } => body_at(body, rest),
-            _ => unreachable!("paths only lead through blocks"),
-        },
-    }
-}
-
-/// Every block of the kernel, as a path, with its length.
-fn blocks(body: &[Stmt], path: &mut Vec<usize>, out: &mut Vec<(Vec<usize>, usize)>) {
-    out.push((path.clone(), body.len()));
-    for (i, s) in body.iter().enumerate() {
-        if let StmtKind::When { body, .. } | StmtKind::Scoped { body, .. } = &s.kind {
-            path.push(i);
-            blocks(body, path, out);
-            path.pop();
-        }
-    }
-}
-
-fn variants(kernel: &Kernel) -> Vec<(String, Kernel)> {
-    let mut all = Vec::new();
-    blocks(&kernel.body, &mut Vec::new(), &mut all);
-    let mut out = Vec::new();
-    for (path, len) in all {
-        for i in 0..len {
-            let mut k = kernel.clone();
-            body_at(&mut k.body, &path).remove(i);
-            out.push((format!("delete {path:?}/{i}"), k));
-            let mut k = kernel.clone();
-            let block = body_at(&mut k.body, &path);
-            let copy = block[i].clone();
-            block.insert(i, copy);
-            out.push((format!("duplicate {path:?}/{i}"), k));
-            if i + 1 < len {
-                let mut k = kernel.clone();
-                body_at(&mut k.body, &path).swap(i, i + 1);
-                out.push((format!("swap {path:?}/{i}"), k));
-            }
-        }
-    }
-    out
-}
 
 fn verdict(program: &Program, reduction: Reduction) -> Verdict {
     let budget = Budget { max_states: Some(3_000_000), ..Budget::default() };
@@ -77,9 +33,10 @@ fn reduction_agrees_with_full_exploration_on_mutated_kernels() {
         for &n in sizes {
             let kernel = p.kernel(n, None).unwrap();
             let mesh = p.mesh(n).unwrap();
-            for (what, k) in variants(&kernel) {
+            for m in mutations(&kernel, &Operator::ALL) {
+                let what = &m.edit;
                 for &repeat in repeats {
-                    let Ok(program) = compile(&k, &mesh, &p.spec(n), repeat) else { continue };
+                    let Ok(program) = compile(&m.kernel, &mesh, &p.spec(n), repeat) else { continue };
                     let full = verdict(&program, Reduction::None);
                     if matches!(full, Verdict::Incomplete { .. }) {
                         continue;

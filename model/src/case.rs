@@ -26,6 +26,10 @@ pub enum Source {
         path: PathBuf,
         /// The kernel's name when the file has several.
         kernel: Option<String>,
+        /// The reference collective its outputs must compute (`--expect psum`); `None`:
+        /// what the kernel computes in the lock-step schedule.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        expect: Option<String>,
     },
     /// A kernel written with the Rust DSL in the caller's own code: it cannot be re-made
     /// from this description, so its counterexamples replay only through the caller.
@@ -64,8 +68,16 @@ impl fmt::Display for Source {
         match self {
             Source::Catalogue { protocol, mutant: None } => write!(f, "{protocol}"),
             Source::Catalogue { protocol, mutant: Some(m) } => write!(f, "{protocol}/{m}"),
-            Source::Python { path, kernel: None } => write!(f, "{}", path.display()),
-            Source::Python { path, kernel: Some(k) } => write!(f, "{}:{k}", path.display()),
+            Source::Python { path, kernel, expect } => {
+                write!(f, "{}", path.display())?;
+                if let Some(k) = kernel {
+                    write!(f, ":{k}")?;
+                }
+                if let Some(e) = expect {
+                    write!(f, " (expect {e})")?;
+                }
+                Ok(())
+            }
             Source::Dsl { name } => write!(f, "dsl:{name}"),
         }
     }

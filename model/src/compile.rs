@@ -4,9 +4,8 @@
 
 use crate::error::{ErrorKind, ModelError};
 use crate::expr::{EvalEnv, Expr};
-use crate::ir::{
-    BufferRole, Dest, DmaDesc, Index, Kernel, RefExpr, Rhs, SemKind, SemRef, Stmt, StmtId, StmtKind, WaitPart,
-};
+use crate::formula::{Formula, Node};
+use crate::ir::{Data, Dest, DmaDesc, Index, Kernel, RefExpr, Rhs, SemKind, SemRef, Stmt, StmtId, StmtKind, WaitPart};
 use crate::mesh::{DeviceId, Mesh};
 use crate::program::{Access, CellId, CellInfo, CellSpan, ComputeKind, DeviceProgram, Op, OpInfo, Program, SemSlot};
 use crate::semantics::Semantics;
@@ -15,6 +14,9 @@ use crate::value::{Atom, ValueId, ValueTable};
 
 /// The largest pc a packed state can hold.
 pub const MAX_OPS_PER_DEVICE: usize = 1 << 18;
+
+/// The most iterations one loop may run on one device at one grid index.
+pub const MAX_LOOP_ITERATIONS: u64 = 1 << 20;
 
 /// The most operations compiled over all devices (a mesh far beyond what can be explored
 /// is rejected before it takes the machine's memory).
@@ -67,9 +69,25 @@ pub fn compile(kernel: &Kernel, mesh: &Mesh, spec: &Spec, repeat: u32) -> Result
         spec: spec.clone(),
         accesses,
         dependencies: Default::default(),
+        formulas: c.formulas,
     };
     program.dependencies = crate::reduction::Dependencies::build(&program);
     Ok(program)
+}
+
+/// The input atom of cell `index` of a device's input buffer of cell shape `shape`:
+/// `(origin, block, part)`, `block` the first index and `part` the second for ranks up to
+/// 2 (the seeds' `x_ref[block, half]`); for higher ranks `part` is the last index and
+/// `block` the others flattened row-major, so distinct cells hold distinct atoms.
+pub fn input_atom(origin: u16, index: &[usize], shape: &[usize]) -> Atom {
+    match index {
+        [] => Atom { origin, block: 0, part: 0 },
+        [i] => Atom { origin, block: *i as u16, part: 0 },
+        [rest @ .., last] => {
+            let block = rest.iter().zip(shape).fold(0usize, |acc, (&i, &s)| acc * s + i);
+            Atom { origin, block: block as u16, part: *last as u16 }
+        }
+    }
 }
 
 /// JAX's build rules for `collective_id` (`jax/_src/tpu_custom_call.py`), with JAX's own
@@ -121,6 +139,7 @@ struct Compiler<'a> {
     sem_base: Vec<usize>,
     sems_per_device: usize,
     ops_total: usize,
+    formulas: Vec<Formula>,
 }
 
 fn unravel(mut flat: usize, shape: &[usize]) -> Vec<usize> {
@@ -183,25 +202,28 @@ impl<'a> Compiler<'a> {
             sem_base,
             sems_per_device,
             ops_total: 0,
+            formulas: Vec::new(),
         })
     }
 
     fn fill_initial_values(&mut self) {
         for (i, cell) in self.cells.iter().enumerate() {
-            if self.kernel.buffers[cell.buffer].role != BufferRole::Input {
+            if !self.kernel.buffers[cell.buffer].role.has_input() {
                 continue;
             }
-            let at = |k: usize| cell.index.get(k).copied().unwrap_or(0) as u16;
             let atom = match cell.owner {
-                Some(d) => Atom { origin: d.0, block: at(0), part: at(1) },
-                None => Atom { origin: at(0), block: 0, part: at(1) },
+                Some(d) => input_atom(d.0, &cell.index, &self.kernel.buffers[cell.buffer].shape),
+                None => {
+                    let at = |k: usize| cell.index.get(k).copied().unwrap_or(0) as u16;
+                    Atom { origin: at(0), block: 0, part: at(1) }
+                }
             };
             self.initial[i] = self.values.atom(atom);
         }
     }
 
     fn device_program(&mut self, d: DeviceId, repeat: u32) -> Result<DeviceProgram, ModelError> {
-        let mut out = Emitter { ops: Vec::new(), info: Vec::new(), stmt: None };
+        let mut out = Emitter { ops: Vec::new(), info: Vec::new(), stmt: None, loc: None };
         let mut enter_pc = Vec::new();
         let mut exit_pc = Vec::new();
         let coords = self.mesh.coords(d);
@@ -215,9 +237,16 @@ impl<'a> Compiler<'a> {
             }
             for flat in 0..total {
                 let ids = unravel(flat, &grid);
-                let env = EvalEnv { mesh: self.mesh, coords: &coords, grid: &grid, program_ids: &ids };
-                let here = Here { device: d, env, invocation: inv };
-                self.walk(&self.kernel.body, 0, &here, &mut out)?;
+                let mut here = Here {
+                    device: d,
+                    mesh: self.mesh,
+                    coords: &coords,
+                    grid: &grid,
+                    program_ids: ids,
+                    invocation: inv,
+                    vars: Vec::new(),
+                };
+                self.walk(&self.kernel.body, 0, &mut here, &mut out)?;
                 self.check_size(d, out.ops.len())?;
             }
             exit_pc.push(out.ops.len() as u32);
@@ -256,7 +285,7 @@ impl<'a> Compiler<'a> {
     }
 
     fn err(&self, here: &Here<'_>, what: &str, kind: ErrorKind, problem: String) -> ModelError {
-        let g: Vec<String> = here.env.program_ids.iter().map(|i| i.to_string()).collect();
+        let g: Vec<String> = here.program_ids.iter().map(|i| i.to_string()).collect();
         ModelError::new(
             kind,
             format!("kernel {}: {what} on {} at grid ({}): {problem}", self.kernel.name, here.device, g.join(",")),
@@ -264,15 +293,16 @@ impl<'a> Compiler<'a> {
     }
 
     fn eval(&self, e: &Expr, here: &Here<'_>, what: &str) -> Result<i64, ModelError> {
-        e.eval(&here.env).map_err(|err| self.err(here, what, ErrorKind::BadExpression, err.message().to_string()))
+        e.eval(&here.env()).map_err(|err| self.err(here, what, ErrorKind::BadExpression, err.message().to_string()))
     }
 
     /// Emits the operations of `body` whose first statement has pre-order number `first`
     /// (see [`Kernel::statements`]).
-    fn walk(&mut self, body: &[Stmt], first: u32, here: &Here<'_>, out: &mut Emitter) -> Result<(), ModelError> {
+    fn walk(&mut self, body: &[Stmt], first: u32, here: &mut Here<'_>, out: &mut Emitter) -> Result<(), ModelError> {
         let mut id = first;
         for stmt in body {
             out.stmt = Some(StmtId(id));
+            out.loc = stmt.loc.as_ref().filter(|l| l.text.is_some()).map(|l| l.to_string());
             match &stmt.kind {
                 StmtKind::When { cond, body } => {
                     if self.eval(cond, here, &format!("pl.when({cond})"))? != 0 {
@@ -280,13 +310,16 @@ impl<'a> Compiler<'a> {
                     }
                 }
                 StmtKind::Scoped { body, .. } => self.walk(body, id + 1, here, out)?,
+                StmtKind::Loop { vars, init, count, cond, next, body } => {
+                    self.run_loop(vars, init, *count, cond.as_ref(), next, body, id + 1, here, out)?;
+                }
                 StmtKind::DmaStart(desc) => {
                     let (op, label) = self.dma_start(desc, here)?;
-                    out.push(op, label, here.invocation, here.env.program_ids);
+                    out.push(op, label, here.invocation, &here.program_ids);
                 }
                 StmtKind::DmaWait { dma, part } => {
                     for (op, label) in self.dma_waits(dma, *part, here)? {
-                        out.push(op, label, here.invocation, here.env.program_ids);
+                        out.push(op, label, here.invocation, &here.program_ids);
                     }
                 }
                 StmtKind::Signal { sem, inc, device } => {
@@ -295,14 +328,18 @@ impl<'a> Compiler<'a> {
                     let slot = self.sem(sem, here, &what, &[SemKind::Regular, SemKind::Barrier], target)?;
                     let inc = self.amount(inc, here, &what)?;
                     let label = format!("signal {} +{inc} -> {target}", self.sem_name(slot));
-                    out.push(Op::Signal { target, sem: slot, inc }, label, here.invocation, here.env.program_ids);
+                    out.push(Op::Signal { target, sem: slot, inc }, label, here.invocation, &here.program_ids);
                 }
                 StmtKind::Wait { sem, amount } => {
                     let what = format!("semaphore_wait({})", self.sem_label(sem));
                     let slot = self.sem(sem, here, &what, &[SemKind::Regular, SemKind::Barrier], here.device)?;
                     let amount = self.amount(amount, here, &what)?;
                     let label = format!("wait {} {amount}", self.sem_name(slot));
-                    out.push(Op::Wait { sem: slot, amount }, label, here.invocation, here.env.program_ids);
+                    out.push(Op::Wait { sem: slot, amount }, label, here.invocation, &here.program_ids);
+                }
+                StmtKind::Assign { dst, rhs: Rhs::Compute { value, cellwise } } => {
+                    let (op, label) = self.compute(dst, value, *cellwise, here)?;
+                    out.push(op, label, here.invocation, &here.program_ids);
                 }
                 StmtKind::Assign { dst, rhs } => {
                     let what = format!("{}[...] = ...", self.buffer_name(dst));
@@ -321,6 +358,7 @@ impl<'a> Compiler<'a> {
                                 format!("{} = {}", self.view_name(&dcells), func.replace("{}", &self.view_name(&s)));
                             (ComputeKind::Apply(f), s, label)
                         }
+                        Rhs::Compute { .. } => unreachable!("matched above"),
                     };
                     if kind != ComputeKind::Zero && src.len() != dcells.len() {
                         return Err(self.err(
@@ -331,7 +369,7 @@ impl<'a> Compiler<'a> {
                         ));
                     }
                     let op = Op::Compute { kind, dst: self.span(dcells), src: self.span(src) };
-                    out.push(op, label, here.invocation, here.env.program_ids);
+                    out.push(op, label, here.invocation, &here.program_ids);
                 }
                 StmtKind::AddAssign { dst, src } => {
                     let what = format!("{}[...] += {}[...]", self.buffer_name(dst), self.buffer_name(src));
@@ -347,13 +385,200 @@ impl<'a> Compiler<'a> {
                     }
                     let label = format!("{} += {}", self.view_name(&d), self.view_name(&s));
                     let op = Op::Compute { kind: ComputeKind::Add, dst: self.span(d), src: self.span(s) };
-                    out.push(op, label, here.invocation, here.env.program_ids);
+                    out.push(op, label, here.invocation, &here.program_ids);
                 }
             }
             id += stmt.subtree_len();
         }
         out.stmt = None;
+        out.loc = None;
         Ok(())
+    }
+
+    /// Runs a loop statement's iterations (see [`StmtKind::Loop`]).
+    #[allow(clippy::too_many_arguments)]
+    fn run_loop(
+        &mut self,
+        vars: &[String],
+        init: &[Expr],
+        count: Option<u64>,
+        cond: Option<&Expr>,
+        next: &[Expr],
+        body: &[Stmt],
+        first: u32,
+        here: &mut Here<'_>,
+        out: &mut Emitter,
+    ) -> Result<(), ModelError> {
+        let what = format!("loop over ({})", vars.join(", "));
+        if vars.len() != init.len() || vars.len() != next.len() {
+            return Err(self.err(
+                here,
+                &what,
+                ErrorKind::BadDeclaration,
+                format!("{} variable(s), {} initial value(s), {} next value(s)", vars.len(), init.len(), next.len()),
+            ));
+        }
+        let mut values = init.iter().map(|e| self.eval(e, here, &what)).collect::<Result<Vec<_>, _>>()?;
+        let (loc, stmt) = (out.loc.clone(), out.stmt);
+        let mut k = 0u64;
+        loop {
+            here.set_vars(vars, &values);
+            if count.is_some_and(|c| k >= c) {
+                break;
+            }
+            if let Some(c) = cond {
+                if self.eval(c, here, &what)? == 0 {
+                    break;
+                }
+            }
+            if k >= MAX_LOOP_ITERATIONS {
+                return Err(self.err(
+                    here,
+                    &what,
+                    ErrorKind::TooLarge,
+                    format!("the loop runs more than {MAX_LOOP_ITERATIONS} iterations"),
+                ));
+            }
+            self.walk(body, first, here, out)?;
+            self.check_size(here.device, out.ops.len())?;
+            (out.loc, out.stmt) = (loc.clone(), stmt);
+            values = next.iter().map(|e| self.eval(e, here, &what)).collect::<Result<Vec<_>, _>>()?;
+            k += 1;
+        }
+        Ok(())
+    }
+
+    /// A store of computed data: the simple shapes become the DSL's operations (zeros,
+    /// copy, `+=`, one-argument map), anything else a [`Formula`].
+    fn compute(
+        &mut self,
+        dst: &RefExpr,
+        value: &Data,
+        cellwise: bool,
+        here: &Here<'_>,
+    ) -> Result<(Op, String), ModelError> {
+        let what = format!("{}[...] = ...", self.buffer_name(dst));
+        let (dcells, _) = self.cells_of(dst, here.device, here, &what)?;
+        let dname = self.view_name(&dcells);
+        let same = |a: &RefExpr| a == dst;
+        let simple: Option<(ComputeKind, Option<&RefExpr>, String)> = match value {
+            Data::Zeros => Some((ComputeKind::Zero, None, format!("{dname} = zeros"))),
+            Data::Load(src) => Some((ComputeKind::Copy, Some(src), String::new())),
+            Data::Add(a, b) if cellwise => match (a.as_ref(), b.as_ref()) {
+                (Data::Load(x), Data::Load(y)) if same(x) => Some((ComputeKind::Add, Some(y), String::new())),
+                (Data::Load(x), Data::Load(y)) if same(y) => Some((ComputeKind::Add, Some(x), String::new())),
+                _ => None,
+            },
+            Data::Apply { func, args } if cellwise => match args.as_slice() {
+                [Data::Load(src)] => Some((ComputeKind::Apply(self.values.func(func)), Some(src), func.clone())),
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some((kind, src, text)) = simple {
+            let scells = match src {
+                Some(r) => self.cells_of(r, here.device, here, &what)?.0,
+                None => Vec::new(),
+            };
+            if kind != ComputeKind::Zero && scells.len() != dcells.len() {
+                return Err(self.err(
+                    here,
+                    &what,
+                    ErrorKind::SizeMismatch,
+                    format!("{} cells assigned from {}", dcells.len(), scells.len()),
+                ));
+            }
+            let sname = self.view_name(&scells);
+            let label = match kind {
+                ComputeKind::Zero => format!("{dname} = zeros"),
+                ComputeKind::Copy => format!("{dname} = {sname}"),
+                ComputeKind::Add => format!("{dname} += {sname}"),
+                _ => format!("{dname} = {}", text.replace("{}", &sname)),
+            };
+            return Ok((Op::Compute { kind, dst: self.span(dcells), src: self.span(scells) }, label));
+        }
+        let mut leaves = Vec::new();
+        let mut src = Vec::new();
+        for r in value.loads() {
+            let (cells, _) = self.cells_of(r, here.device, here, &what)?;
+            if cellwise && cells.len() != dcells.len() {
+                return Err(self.err(
+                    here,
+                    &what,
+                    ErrorKind::SizeMismatch,
+                    format!(
+                        "cell by cell: {} has {} cell(s), the destination {}",
+                        self.view_name(&cells),
+                        cells.len(),
+                        dcells.len()
+                    ),
+                ));
+            }
+            leaves.push((src.len() as u32, cells.len() as u32));
+            src.extend(cells);
+        }
+        let mut next_leaf = 0;
+        let root = self.formula_node(value, &mut next_leaf, here, &what)?;
+        let arity = max_arity(value);
+        let arg_tags = (0..arity).map(|k| self.values.func(&format!("#{k}({{}})"))).collect();
+        let position_tags = if cellwise {
+            Vec::new()
+        } else {
+            (0..dcells.len()).map(|i| self.values.func(&format!("{{}}[{i}]"))).collect()
+        };
+        let label = format!("{dname} = {}", self.render_data(value, &src, &leaves, &mut 0));
+        self.formulas.push(Formula { root, leaves, cellwise, arg_tags, position_tags });
+        let kind = ComputeKind::Formula(self.formulas.len() as u32 - 1);
+        Ok((Op::Compute { kind, dst: self.span(dcells), src: self.span(src) }, label))
+    }
+
+    fn formula_node(&mut self, d: &Data, leaf: &mut usize, here: &Here<'_>, what: &str) -> Result<Node, ModelError> {
+        Ok(match d {
+            Data::Zeros => Node::Zero,
+            Data::Load(_) => {
+                *leaf += 1;
+                Node::Leaf(*leaf - 1)
+            }
+            Data::Add(a, b) => Node::Add(
+                Box::new(self.formula_node(a, leaf, here, what)?),
+                Box::new(self.formula_node(b, leaf, here, what)?),
+            ),
+            Data::Apply { func, args } => {
+                let f = self.values.func(func);
+                let args = args.iter().map(|a| self.formula_node(a, leaf, here, what)).collect::<Result<_, _>>()?;
+                Node::Apply(f, args)
+            }
+            Data::Const(name) => Node::Apply(self.values.func(name), Vec::new()),
+            Data::Index(e) => {
+                let v = self.eval(e, here, what)?;
+                Node::Apply(self.values.func(&format!("int({v})")), Vec::new())
+            }
+        })
+    }
+
+    fn render_data(&self, d: &Data, src: &[CellId], leaves: &[(u32, u32)], leaf: &mut usize) -> String {
+        match d {
+            Data::Zeros => "0".to_string(),
+            Data::Load(_) => {
+                let (off, len) = leaves[*leaf];
+                *leaf += 1;
+                self.view_name(&src[off as usize..(off + len) as usize])
+            }
+            Data::Add(a, b) => {
+                let a = self.render_data(a, src, leaves, leaf);
+                format!("{a}+{}", self.render_data(b, src, leaves, leaf))
+            }
+            Data::Apply { func, args } => {
+                let mut out = func.clone();
+                for a in args {
+                    let text = self.render_data(a, src, leaves, leaf);
+                    out = out.replacen("{}", &text, 1);
+                }
+                out
+            }
+            Data::Const(name) => name.clone(),
+            Data::Index(e) => e.to_string(),
+        }
     }
 
     fn dma_start(&mut self, desc: &DmaDesc, here: &Here<'_>) -> Result<(Op, String), ModelError> {
@@ -460,6 +685,21 @@ impl<'a> Compiler<'a> {
         let mut coords: Vec<i64> = self.mesh.coords(here.device).iter().map(|&c| c as i64).collect();
         match dest {
             Dest::Own => return Ok(here.device),
+            Dest::Logical(e) => {
+                let v = self.eval(e, here, what)?;
+                return usize::try_from(v)
+                    .ok()
+                    .filter(|&i| i < self.mesh.num_devices())
+                    .map(|i| DeviceId(i as u16))
+                    .ok_or_else(|| {
+                        self.err(
+                            here,
+                            what,
+                            ErrorKind::DeviceOffMesh,
+                            format!("logical device id {v} is off the mesh ({})", self.mesh),
+                        )
+                    });
+            }
             Dest::Mesh(es) => {
                 if es.len() != coords.len() {
                     return Err(self.err(
@@ -591,6 +831,12 @@ impl<'a> Compiler<'a> {
                 format!("buffer #{} is not declared by this kernel", r.buffer.0),
             )
         })?;
+        // A view the front end could not express in cells fails here, with its reason.
+        for index in r.indexing.iter().flatten() {
+            if let Index::At(Expr::Fail(reason)) | Index::Slice { start: Expr::Fail(reason), .. } = index {
+                return Err(self.err(here, what, ErrorKind::Unsupported, reason.clone()));
+            }
+        }
         // Per dimension: (offset, size, dropped).
         let mut dims: Vec<(usize, usize, bool)> = decl.shape.iter().map(|&s| (0, s, false)).collect();
         for indices in &r.indexing {
@@ -757,10 +1003,38 @@ impl<'a> Compiler<'a> {
     }
 }
 
+/// Where statements are being compiled: one device, one grid index, one invocation, and
+/// the loop variables set so far at this grid index.
 struct Here<'e> {
     device: DeviceId,
-    env: EvalEnv<'e>,
+    mesh: &'e Mesh,
+    coords: &'e [usize],
+    grid: &'e [usize],
+    program_ids: Vec<usize>,
     invocation: u32,
+    vars: Vec<(String, i64)>,
+}
+
+impl Here<'_> {
+    fn env(&self) -> EvalEnv<'_> {
+        EvalEnv {
+            mesh: self.mesh,
+            coords: self.coords,
+            grid: self.grid,
+            program_ids: &self.program_ids,
+            vars: &self.vars,
+        }
+    }
+
+    /// Sets loop variables; they stay set after their loop (its results).
+    fn set_vars(&mut self, names: &[String], values: &[i64]) {
+        for (n, v) in names.iter().zip(values) {
+            match self.vars.iter_mut().find(|(m, _)| m == n) {
+                Some(slot) => slot.1 = *v,
+                None => self.vars.push((n.clone(), *v)),
+            }
+        }
+    }
 }
 
 struct Emitter {
@@ -768,11 +1042,92 @@ struct Emitter {
     info: Vec<OpInfo>,
     /// The statement being compiled (`None` for entry, exit and the entry barrier).
     stmt: Option<StmtId>,
+    /// Its source location, when the front end gave one with the line's text (Python
+    /// kernels): labels end with `@ psum.py:57 remote.start()`.
+    loc: Option<String>,
 }
 
 impl Emitter {
     fn push(&mut self, op: Op, label: String, invocation: u32, grid: &[usize]) {
+        let label = match &self.loc {
+            Some(loc) => format!("{label} @ {loc}"),
+            None => label,
+        };
         self.ops.push(op);
         self.info.push(OpInfo { label, invocation, grid: grid.to_vec(), stmt: self.stmt });
+    }
+}
+
+/// The most arguments of a function in a value.
+fn max_arity(d: &Data) -> usize {
+    match d {
+        Data::Add(a, b) => max_arity(a).max(max_arity(b)),
+        Data::Apply { args, .. } => args.iter().map(max_arity).max().unwrap_or(0).max(args.len()),
+        _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dsl::trace;
+    use crate::ir::{Data, MemorySpace};
+    use crate::value::Notation;
+
+    #[test]
+    fn loops_formulas_and_logical_ids_compile_per_device() {
+        let n = 3usize;
+        let kernel = trace("extended", |k| {
+            let x = k.input("x", MemorySpace::Vmem, &[]);
+            let w = k.input("w", MemorySpace::Vmem, &[]);
+            let o = k.output("o", MemorySpace::Vmem, &[2]);
+            let sem = k.regular_semaphore("sem");
+            let me = k.axis_index("x");
+            // Static trip count: two signals to the right, by LOGICAL id.
+            k.fori_loop("i", 2, |k, _| k.semaphore_signal(&sem, 1, k.logical_device((me.clone() + 1) % n)));
+            // Device-dependent trip count: `me` waits of one.
+            k.while_loop(
+                &[("j", Expr::Const(0))],
+                |c| c[0].clone().less(me.clone()),
+                |k, c| {
+                    k.semaphore_wait(&sem, 1);
+                    vec![c[0].clone() + 1i64]
+                },
+            );
+            o.compute(Data::apply("dot({}, {})", vec![x.load(), w.load()]), false);
+        })
+        .unwrap();
+        let spec = Spec { notation: Notation::Plain, outputs: vec![] };
+        let p = compile(&kernel, &Mesh::ring(n).unwrap(), &spec, 1).unwrap();
+        for d in 0..n {
+            let ops = &p.devices[d].ops;
+            let signals: Vec<_> = ops
+                .iter()
+                .filter_map(|op| match op {
+                    Op::Signal { target, .. } => Some(target.0 as usize),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(signals, vec![(d + 1) % n; 2], "d{d}");
+            assert_eq!(ops.iter().filter(|op| matches!(op, Op::Wait { .. })).count(), d, "d{d}");
+            let Some(Op::Compute { kind: ComputeKind::Formula(f), dst, src }) =
+                ops.iter().find(|op| matches!(op, Op::Compute { .. }))
+            else {
+                panic!("d{d}: no formula");
+            };
+            assert_eq!((dst.len, src.len), (2, 2));
+            assert!(!p.formulas[*f as usize].cellwise);
+        }
+    }
+
+    #[test]
+    fn a_loop_that_never_ends_is_an_error_not_a_hang() {
+        let kernel = trace("forever", |k| {
+            k.while_loop(&[("i", Expr::Const(0))], |_| Expr::Const(1), |_, c| vec![c[0].clone()]);
+        })
+        .unwrap();
+        let spec = Spec { notation: Notation::Plain, outputs: vec![] };
+        let e = compile(&kernel, &Mesh::ring(2).unwrap(), &spec, 1).unwrap_err();
+        assert_eq!(*e.kind(), ErrorKind::TooLarge);
     }
 }

@@ -34,8 +34,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::error::{ErrorKind, ModelError};
 use crate::expr::Expr;
 use crate::ir::{
-    BufferDecl, BufferId, BufferRole, Dest, DmaDesc, Index, Kernel, Loc, MemorySpace, RefExpr, Rhs, SemDecl, SemId,
-    SemKind, SemRef, Stmt, StmtKind, WaitPart,
+    BufferDecl, BufferId, BufferRole, Data, Dest, DmaDesc, Index, Kernel, Loc, MemorySpace, RefExpr, Rhs, SemDecl,
+    SemId, SemKind, SemRef, Stmt, StmtKind, WaitPart,
 };
 
 /// The default size of a cell: one `(8, 128)` float32 tile.
@@ -378,6 +378,54 @@ impl KernelBuilder {
         Dest::Axes(axes.iter().map(|(a, e)| (a.to_string(), e.clone())).collect())
     }
 
+    /// `device_id=i, device_id_type=DeviceIdType.LOGICAL`: the device with row-major index
+    /// `i` in the mesh.
+    pub fn logical_device(&self, id: impl Into<Expr>) -> Dest {
+        Dest::Logical(id.into())
+    }
+
+    /// `lax.fori_loop(0, count, body)` with a static trip count: `body` gets the index,
+    /// the loop variable named `var` (unique in the kernel).
+    #[track_caller]
+    pub fn fori_loop(&self, var: &str, count: u64, body: impl FnOnce(&KernelBuilder, Expr)) {
+        let i = Expr::Var(var.to_string());
+        let stmts = self.record_block(|k| body(k, i.clone()));
+        self.push(StmtKind::Loop {
+            vars: vec![var.to_string()],
+            init: vec![Expr::Const(0)],
+            count: Some(count),
+            cond: None,
+            next: vec![i + 1i64],
+            body: stmts,
+        });
+    }
+
+    /// `lax.while_loop(cond, body, init)` over integer carries named `vars` (unique in the
+    /// kernel): `cond` and `body` get the carries as [`Expr::Var`]s; `body` records the
+    /// iteration and returns the next carries. The carries keep their last values after
+    /// the loop.
+    #[track_caller]
+    pub fn while_loop(
+        &self,
+        vars: &[(&str, Expr)],
+        cond: impl FnOnce(&[Expr]) -> Expr,
+        body: impl FnOnce(&KernelBuilder, &[Expr]) -> Vec<Expr>,
+    ) {
+        let names: Vec<String> = vars.iter().map(|(n, _)| n.to_string()).collect();
+        let carries: Vec<Expr> = names.iter().map(|n| Expr::Var(n.clone())).collect();
+        let c = cond(&carries);
+        let mut next = Vec::new();
+        let stmts = self.record_block(|k| next = body(k, &carries));
+        self.push(StmtKind::Loop {
+            init: vars.iter().map(|(_, e)| e.clone()).collect(),
+            vars: names,
+            count: None,
+            cond: Some(c),
+            next,
+            body: stmts,
+        });
+    }
+
     /// `@pl.when(cond)`: `body` runs on the devices and grid indices where `cond` holds.
     #[track_caller]
     pub fn when(&self, cond: impl Into<Expr>, body: impl FnOnce(&KernelBuilder)) {
@@ -477,6 +525,18 @@ impl<'k> Ref<'k> {
     /// The IR of the view.
     pub fn ir(&self) -> &RefExpr {
         &self.r
+    }
+
+    /// This view's cells, read, as data for [`Ref::compute`].
+    pub fn load(&self) -> Data {
+        Data::Load(self.r.clone())
+    }
+
+    /// `ref[...] = value` for any value computed from loaded views (`x[...] @ w[...]` is
+    /// `Data::apply("dot({}, {})", vec![x.load(), w.load()])` with `cellwise = false`).
+    #[track_caller]
+    pub fn compute(&self, value: Data, cellwise: bool) {
+        self.k.push(StmtKind::Assign { dst: self.r.clone(), rhs: Rhs::Compute { value, cellwise } });
     }
 }
 

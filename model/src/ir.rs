@@ -40,6 +40,21 @@ pub enum BufferRole {
     Output,
     /// Scratch: undefined at entry.
     Scratch,
+    /// An output aliased to an input (`input_output_aliases` on HBM): holds the input's
+    /// atoms at entry, and the specification says what it must hold at exit.
+    InputOutput,
+}
+
+impl BufferRole {
+    /// Whether the buffer holds input atoms at kernel entry.
+    pub fn has_input(self) -> bool {
+        matches!(self, BufferRole::Input | BufferRole::InputOutput)
+    }
+
+    /// Whether the specification checks the buffer at exit.
+    pub fn is_output(self) -> bool {
+        matches!(self, BufferRole::Output | BufferRole::InputOutput)
+    }
 }
 
 /// A buffer declaration. The shape is in cells, the granularity the protocol slices at;
@@ -144,6 +159,8 @@ pub enum Dest {
     Mesh(Vec<Expr>),
     /// Named axes, the rest taken from this device: `device_id={'tc': 1 - core}`.
     Axes(Vec<(String, Expr)>),
+    /// `device_id_type=DeviceIdType.LOGICAL`: the device's row-major index in the mesh.
+    Logical(Expr),
 }
 
 /// A DMA descriptor built by `make_async_copy` or `make_async_remote_copy`.
@@ -184,6 +201,59 @@ pub enum WaitPart {
     Recv,
 }
 
+/// Data computed from loaded views: the value of a store (`dst[...] = x[...] @ w[...]`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Data {
+    /// `jnp.zeros_like(...)`: the empty sum.
+    Zeros,
+    /// The cells of a view, read.
+    Load(RefExpr),
+    /// `a + b`: the symbolic sum (multiset union) of two values.
+    Add(Box<Data>, Box<Data>),
+    /// An uninterpreted function of its arguments (`2*{}`, `dot_general({}, {})`,
+    /// `float32({})`); arguments are kept apart, in order.
+    Apply {
+        /// The function's name, a template with one `{}` per argument.
+        func: String,
+        /// The arguments.
+        args: Vec<Data>,
+    },
+    /// A constant array without input contributions (`jnp.full(..., 1.0)`), by name.
+    Const(String),
+    /// An index value used as data (`x * program_id`), evaluated per device.
+    Index(Expr),
+}
+
+impl Data {
+    /// `src[...]`, read.
+    pub fn load(src: &RefExpr) -> Data {
+        Data::Load(src.clone())
+    }
+
+    /// `func(args...)`, uninterpreted.
+    pub fn apply(func: &str, args: Vec<Data>) -> Data {
+        Data::Apply { func: func.to_string(), args }
+    }
+
+    /// The views this value reads, in order.
+    pub fn loads(&self) -> Vec<&RefExpr> {
+        let mut out = Vec::new();
+        fn walk<'d>(d: &'d Data, out: &mut Vec<&'d RefExpr>) {
+            match d {
+                Data::Load(r) => out.push(r),
+                Data::Add(a, b) => {
+                    walk(a, out);
+                    walk(b, out);
+                }
+                Data::Apply { args, .. } => args.iter().for_each(|a| walk(a, out)),
+                Data::Zeros | Data::Const(_) | Data::Index(_) => {}
+            }
+        }
+        walk(self, &mut out);
+        out
+    }
+}
+
 /// The right-hand side of a local store.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Rhs {
@@ -199,6 +269,16 @@ pub enum Rhs {
         /// The argument.
         src: RefExpr,
     },
+    /// Any value computed from loaded views. `cellwise`: each destination cell is
+    /// computed from the same cell of every view read (elementwise code; every view has
+    /// the destination's cell count); otherwise each destination cell is a function of
+    /// *every* cell read (`jnp.dot`, reductions, broadcasts), tagged with its position.
+    Compute {
+        /// The value.
+        value: Data,
+        /// Cell by cell, or every cell read.
+        cellwise: bool,
+    },
 }
 
 /// Where a statement comes from in the kernel's source: `psum.py:57 remote.start()`.
@@ -209,7 +289,9 @@ pub struct Loc {
     pub file: String,
     /// The 1-based line.
     pub line: u32,
-    /// The text of the line, trimmed, when the front end knows it.
+    /// The text of the line, trimmed, when the front end knows it (the Python front end
+    /// does; DSL locations have none). Operations of statements whose location has a text
+    /// carry the location in their labels, so every counterexample event names its line.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
 }
@@ -253,10 +335,10 @@ impl Stmt {
         Stmt { kind, loc: None }
     }
 
-    /// The statements nested directly in this one (a `when` or scope body).
+    /// The statements nested directly in this one (a `when`, scope or loop body).
     pub fn children(&self) -> &[Stmt] {
         match &self.kind {
-            StmtKind::When { body, .. } | StmtKind::Scoped { body, .. } => body,
+            StmtKind::When { body, .. } | StmtKind::Scoped { body, .. } | StmtKind::Loop { body, .. } => body,
             _ => &[],
         }
     }
@@ -283,7 +365,25 @@ pub enum StmtKind {
         /// The guarded statements.
         body: Vec<Stmt>,
     },
-    /// `pl.run_scoped`: the body with semaphores allocated for it.
+    /// `lax.fori_loop` / `lax.while_loop`: `vars := init`; then, while fewer than `count`
+    /// iterations ran (if given) and `cond` holds (if given), run `body` and set
+    /// `vars := next` (all at once, from the old values). The variables ([`Expr::Var`])
+    /// keep their last values after the loop: a loop's results are its variables.
+    Loop {
+        /// The loop variables (the integer carries; a `fori_loop`'s index among them).
+        vars: Vec<String>,
+        /// Their initial values.
+        init: Vec<Expr>,
+        /// A static trip count (`fori_loop` with static bounds), if any.
+        count: Option<u64>,
+        /// The condition checked before every iteration (`while_loop`), if any.
+        cond: Option<Expr>,
+        /// The variables' values for the next iteration.
+        next: Vec<Expr>,
+        /// The statements of one iteration.
+        body: Vec<Stmt>,
+    },
+    /// `pl.run_scoped`: the body with semaphores (and scratch buffers) allocated for it.
     Scoped {
         /// The scoped semaphores.
         sems: Vec<SemId>,

@@ -21,7 +21,10 @@
 //! * [`semantics`]: the hardware assumptions a verdict rests on, as options;
 //! * [`case`]: what one check is about (kernel source, mesh size, repeat, assumptions);
 //! * [`window`]: ring windows, and the soundness argument for checking every ring size
-//!   with them (window soundness, confluence).
+//!   with them (window soundness, confluence);
+//! * [`stmt_text`]: a statement in the kernel's own words, for reports;
+//! * [`mutate`]: single-edit mutants of a kernel (which synchronisation is load-bearing);
+//! * [`coverage`]: the statements a check never executed (a proof that is vacuous there).
 //!
 //! ## What counts as a bug: the rules
 //!
@@ -105,18 +108,22 @@
 
 pub mod case;
 pub mod compile;
+pub mod coverage;
 pub mod dsl;
 pub mod error;
 pub mod event;
 pub mod expr;
+pub mod formula;
 pub mod ir;
 pub mod mesh;
+pub mod mutate;
 pub mod program;
 pub mod reduction;
 pub mod semantics;
 pub mod spec;
 pub mod state;
 pub mod step;
+pub mod stmt_text;
 pub mod value;
 pub mod violation;
 pub mod violations;

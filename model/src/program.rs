@@ -43,6 +43,8 @@ pub enum ComputeKind {
     Add,
     /// `dst = f(src)` for the function id of the value table.
     Apply(u32),
+    /// `dst = formula(src)`: [`Program::formulas`]`[k]` (compute on several views).
+    Formula(u32),
 }
 
 /// One operation of a device's straight-line program.
@@ -210,6 +212,8 @@ pub struct Program {
     pub accesses: Vec<Vec<Access>>,
     /// Static indexes for partial-order reduction.
     pub dependencies: Dependencies,
+    /// The formulas of [`ComputeKind::Formula`] operations.
+    pub formulas: Vec<crate::formula::Formula>,
 }
 
 impl Program {

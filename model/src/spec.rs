@@ -12,6 +12,10 @@ pub enum Expected {
     Sum(Vec<Atom>),
     /// An uninterpreted function (template with `{}`) of an expected value.
     Apply(String, Box<Expected>),
+    /// The sum of several expected values (multiset union).
+    Add(Vec<Expected>),
+    /// Never written (`-`): what a kernel that leaves an output cell alone computes.
+    Undef,
 }
 
 impl Expected {
@@ -24,7 +28,45 @@ impl Expected {
                 let f = values.func(func);
                 values.apply(f, v)
             }
+            Expected::Add(parts) => {
+                let mut acc = ValueId::ZERO;
+                for p in parts {
+                    let v = p.intern(values);
+                    acc = values.add(acc, v);
+                }
+                acc
+            }
+            Expected::Undef => ValueId::UNDEF,
         }
+    }
+
+    /// The expected value equal to `id` of `values`, independent of the table (to carry a
+    /// value computed by one program into the specification of another).
+    pub fn of_value(values: &ValueTable, id: ValueId) -> Expected {
+        use crate::value::{Term, Value};
+        let Value::Sum(terms) = values.get(id) else { return Expected::Undef };
+        let mut atoms = Vec::new();
+        let mut applies = Vec::new();
+        for (term, count) in terms {
+            for _ in 0..*count {
+                match term {
+                    Term::Atom(a) => atoms.push(*a),
+                    Term::Apply(f, arg) => applies.push(Expected::Apply(
+                        values.func_name(*f).to_string(),
+                        Box::new(Expected::of_value(values, *arg)),
+                    )),
+                }
+            }
+        }
+        if applies.is_empty() {
+            return Expected::Sum(atoms);
+        }
+        if atoms.is_empty() && applies.len() == 1 {
+            return applies.pop().expect("one");
+        }
+        let mut parts = vec![Expected::Sum(atoms)];
+        parts.extend(applies);
+        Expected::Add(parts)
     }
 }
 

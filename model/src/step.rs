@@ -164,6 +164,10 @@ impl Program {
                         (ComputeKind::Copy, Some(s)) => s,
                         (ComputeKind::Add, Some(s)) => values.add(ValueId(state[slot]), s),
                         (ComputeKind::Apply(f), Some(s)) => values.apply(f, s),
+                        (ComputeKind::Formula(k), _) => {
+                            let src: Vec<ValueId> = scells.iter().map(|s| ValueId(state[off + s.0 as usize])).collect();
+                            self.formulas[k as usize].eval(i, &src, values)
+                        }
                         (_, None) => ValueId::UNDEF,
                     };
                     next[slot] = v.0;

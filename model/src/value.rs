@@ -179,6 +179,11 @@ impl ValueTable {
         self.funcs.len() as u32 - 1
     }
 
+    /// The template of a function id.
+    pub fn func_name(&self, func: u32) -> &str {
+        &self.funcs[func as usize]
+    }
+
     /// `func(v)`; `Undef` stays `Undef`.
     pub fn apply(&mut self, func: u32, v: ValueId) -> ValueId {
         if v == ValueId::UNDEF {

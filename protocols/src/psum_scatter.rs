@@ -33,7 +33,8 @@ pub(crate) const PROTOCOL: Protocol = Protocol::new(
         Mutant {
             name: "no-capacity",
             change: Change::NoCapacity,
-            description: "drop both capacity semaphores and the final drains (an open question: the checker answers it)",
+            description:
+                "drop both capacity semaphores and the final drains (an open question: the checker answers it)",
             expected: &[],
             repeat: 1,
             manifests_from: None,

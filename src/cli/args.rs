@@ -11,6 +11,13 @@ Exit codes:
   2  bad usage, bad input, or a construct semcheck does not support
   3  incomplete: a budget, a sampled engine or a bound stopped it; nothing is proved";
 
+const MUTATE_EXIT_CODES: &str = "\
+Exit codes (the original kernel's verdict, which the mutants are measured against):
+  0  the kernel is proved at every size
+  1  the kernel itself breaks a rule
+  2  bad usage or bad input
+  3  the kernel itself was not proved within the per-mutant budget";
+
 /// semcheck: prove a Pallas collective's semaphore protocol correct, or show the shortest
 /// schedule that breaks it.
 #[derive(Parser, Debug)]
@@ -44,6 +51,10 @@ pub(crate) enum Command {
     Stress(super::stress::StressArgs),
     /// Run every corpus case on every engine and print where they agree.
     Engines(super::engines::EnginesArgs),
+    /// Check every single-edit mutant of a kernel (kill matrix), or with --sync-only which
+    /// waits and signals can be deleted and stay proved.
+    #[command(after_help = MUTATE_EXIT_CODES)]
+    Mutate(super::mutate::MutateArgs),
     /// Print the performance table: states, transitions, seconds and peak memory per
     /// protocol and mesh size.
     Bench(BenchArgs),
@@ -67,6 +78,10 @@ pub(crate) struct BenchArgs {
     /// Print the rows as JSON instead of the table.
     #[arg(long)]
     pub(crate) json: bool,
+    /// Time `semcheck mutate` instead: every protocol's kill matrix at N = 3 (N = 2 on
+    /// TensorCores), on every core.
+    #[arg(long)]
+    pub(crate) mutate: bool,
 }
 
 /// Exploration order on the command line.
@@ -154,6 +169,10 @@ pub(crate) struct CaseArgs {
     /// The kernel to check when the file has several (its function name).
     #[arg(long)]
     pub(crate) kernel: Option<String>,
+    /// For a kernel file: the collective its outputs must compute (all_gather, psum,
+    /// psum_scatter, ppermute) [default: what it computes in the lock-step schedule].
+    #[arg(long)]
+    pub(crate) expect: Option<String>,
     /// Mesh sizes: `3`, `2-6` or `2,3,4` [default: 2].
     #[arg(long, value_parser = super::target::parse_devices)]
     pub(crate) devices: Option<super::target::Devices>,

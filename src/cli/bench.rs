@@ -17,6 +17,9 @@ pub(crate) fn run(args: &BenchArgs) -> Result<i32, ModelError> {
     if let Some(name) = &args.protocol {
         semcheck::protocols::find(name)?;
     }
+    if args.mutate {
+        return super::mutate::bench(args, &exe);
+    }
     let reduction = if args.no_reduction { "none" } else { "por" };
     let table = !args.json;
     if table {

@@ -6,6 +6,7 @@ mod bench;
 mod check;
 mod engines;
 mod list;
+mod mutate;
 mod replay;
 mod report;
 mod shuttle;
@@ -75,6 +76,7 @@ pub(crate) fn run() -> i32 {
         }
         Command::Stress(args) => stress::run(&args),
         Command::Engines(args) => engines::run(&args),
+        Command::Mutate(args) => mutate::run(&args),
         Command::Check(args) => shuttle::validate(&args).and_then(|()| {
             if args.case.target == "all" && args.sizes.is_some() {
                 Err(semcheck::ModelError::new(

@@ -25,7 +25,14 @@ pub(crate) fn run(args: &ReplayArgs) -> Result<i32, String> {
     let at = |e: TraceError| format!("{name}: {e}");
     let file = TraceFile::parse_bytes(&bytes).map_err(at)?;
     let program = semcheck::trace_program(&file).map_err(at)?;
-    let replayed = replay(&program, &file).map_err(at)?;
+    let changed = semcheck::source_changed(&file);
+    if let Some(note) = &changed {
+        eprintln!("semcheck: note: {note}");
+    }
+    let replayed = replay(&program, &file).map_err(|e| match &changed {
+        Some(note) => format!("{name}: {e}\n  ({note})"),
+        None => at(e),
+    })?;
     let violation = replayed.run.ending.violation().expect("replay returns a violation");
     eprintln!(
         "semcheck: {name}: {} events replayed, every one enabled; rule `{}` reproduced",

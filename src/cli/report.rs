@@ -60,9 +60,14 @@ impl Checked {
             Verdict::Incomplete { reason, detail } => json!({"reason": reason, "detail": detail}),
             _ => Value::Null,
         };
-        let (file, kernel) = match &self.case.source {
-            Source::Python { path, kernel } => (Some(path.display().to_string()), kernel.clone()),
-            _ => (None, None),
+        let (file, kernel, defined) = match &self.case.source {
+            Source::Python { path, kernel, .. } => (
+                Some(path.display().to_string()),
+                kernel.clone(),
+                semcheck::frontend::kernel_location(path, self.case.devices, kernel.as_deref())
+                    .map(|(file, line, function)| json!({"file": file, "line": line, "function": function})),
+            ),
+            _ => (None, None, None),
         };
         json!({
             "source": self.case.source,
@@ -70,6 +75,7 @@ impl Checked {
             "mutant": self.case.source.mutant(),
             "file": file,
             "kernel": kernel.unwrap_or_else(|| self.program.kernel.clone()),
+            "kernel_defined_at": defined,
             "devices": self.case.devices,
             "repeat": self.case.repeat,
             "semantics": self.case.semantics,
@@ -83,7 +89,38 @@ impl Checked {
             "seconds": s.seconds,
             "memory_bytes": s.memory_bytes,
             "engine": self.outcome.run,
+            "coverage": self.coverage_json(),
         })
+    }
+
+    /// Which statements never executed, or why this outcome cannot say.
+    fn coverage_json(&self) -> Value {
+        match semcheck::coverage::never_executed(&self.program, &self.outcome) {
+            Ok(missed) => json!({
+                "exhaustive": true,
+                "never_executed": missed.iter().map(|u| json!({
+                    "stmt": u.stmt.0,
+                    "location": u.location.as_ref().map(|l| format!("{}:{}", l.file, l.line)),
+                    "statement": u.located(),
+                })).collect::<Vec<_>>(),
+            }),
+            Err(why) => json!({"exhaustive": false, "note": why}),
+        }
+    }
+
+    /// A warning per statement a proof never executed ("vacuous at N = 2"), or why the
+    /// outcome cannot say (an incomplete run); nothing after a violation.
+    fn coverage_text(&self) -> String {
+        match semcheck::coverage::never_executed(&self.program, &self.outcome) {
+            Ok(missed) => missed
+                .iter()
+                .map(|u| format!("  warning: vacuous at N = {}: never executed: {}\n", self.case.devices, u.located()))
+                .collect(),
+            Err(why) if !matches!(self.outcome.verdict, Verdict::Violation(_)) => {
+                format!("  coverage: not computed: {why}\n")
+            }
+            Err(_) => String::new(),
+        }
     }
 
     /// The case as text for a person.
@@ -113,9 +150,11 @@ impl Checked {
         match &self.outcome.verdict {
             Verdict::Proved => {
                 out.push_str(&format!("{head}: PROVED\n  every reachable state explored, no rule broken; {how}\n"));
+                out.push_str(&self.coverage_text());
             }
             Verdict::Incomplete { detail, .. } => {
                 out.push_str(&format!("{head}: INCOMPLETE\n  {detail}\n  {how}\n"));
+                out.push_str(&self.coverage_text());
             }
             Verdict::Violation(c) => {
                 out.push_str(&format!("{head}: VIOLATION ({})\n  {}\n", c.violation.rule, c.violation.message));
@@ -159,5 +198,51 @@ pub(crate) fn describe_engine(run: &EngineRun) -> String {
         EngineRun::Loom { preemption_bound: Some(b) } => format!("loom (preemption bound {b})"),
         EngineRun::Loom { preemption_bound: None } => "loom (no preemption bound)".to_string(),
         EngineRun::Stress { runs, seed } => format!("stress on OS threads ({runs} runs from seed {seed})"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use semcheck::checker::{explore, Config};
+    use semcheck::model::dsl::trace;
+    use semcheck::model::{compile, Mesh, Notation, Spec};
+
+    /// A kernel whose grid has N - 1 steps and whose handshake runs at step 1.
+    fn checked(n: usize) -> Checked {
+        let kernel = trace("late", |k| {
+            k.grid(&[n - 1]);
+            let ready = k.regular_semaphore("ready");
+            let right = (k.axis_index("x") + 1) % n;
+            k.when(k.program_id(0).equals(1), |k| {
+                k.semaphore_signal(&ready, 1, &right);
+                k.semaphore_wait(&ready, 1);
+            });
+        })
+        .unwrap();
+        let spec = Spec { notation: Notation::Plain, outputs: vec![] };
+        let program = compile(&kernel, &Mesh::ring(n).unwrap(), &spec, 1).unwrap();
+        let outcome = explore(&program, &Config::default());
+        Checked { case: Case::new(Source::Dsl { name: "late".into() }, n), program, outcome }
+    }
+
+    #[test]
+    fn a_proof_that_never_ran_a_statement_warns() {
+        let two = checked(2);
+        let text = two.text();
+        assert!(text.contains("PROVED"), "{text}");
+        let warning = text.lines().find(|l| l.contains("warning")).unwrap_or_else(|| panic!("{text}"));
+        assert!(warning.starts_with("  warning: vacuous at N = 2: never executed: report.rs:"), "{warning}");
+        assert!(warning.ends_with(" @pl.when(program_id(0) == 1)"), "{warning}");
+        let json = two.json();
+        assert_eq!(json["coverage"]["exhaustive"], true);
+        assert_eq!(
+            json["coverage"]["never_executed"][0]["statement"].as_str(),
+            warning.split("never executed: ").nth(1)
+        );
+
+        let three = checked(3);
+        assert!(!three.text().contains("warning"), "{}", three.text());
+        assert_eq!(three.json()["coverage"]["never_executed"], serde_json::json!([]));
     }
 }

@@ -38,9 +38,10 @@ pub(crate) fn parse_devices(s: &str) -> Result<Devices, String> {
     Ok(Devices(sizes))
 }
 
-/// Whether the target names a kernel file rather than a catalogue protocol.
+/// Whether the target names a kernel file (a script, or an exported `.json` document)
+/// rather than a catalogue protocol.
 pub(crate) fn is_file(target: &str) -> bool {
-    target.ends_with(".py") || target.contains('/') || target.contains('\\')
+    target.ends_with(".py") || target.ends_with(".json") || target.contains('/') || target.contains('\\')
 }
 
 fn usage(msg: impl Into<String>) -> ModelError {
@@ -48,9 +49,17 @@ fn usage(msg: impl Into<String>) -> ModelError {
 }
 
 impl CaseArgs {
-    /// The mesh sizes asked for, or `default` when `--devices` is absent.
-    pub(crate) fn sizes(&self, default: usize) -> Vec<usize> {
-        self.devices.as_ref().map_or_else(|| vec![default], |d| d.0.clone())
+    /// The mesh sizes asked for, or `default` when `--devices` is absent (for an exported
+    /// document: the device count it was exported for).
+    pub(crate) fn sizes(&self, default: usize) -> Result<Vec<usize>, ModelError> {
+        if let Some(d) = &self.devices {
+            return Ok(d.0.clone());
+        }
+        let path = std::path::Path::new(&self.target);
+        if is_file(&self.target) && semcheck::frontend::is_document(path) {
+            return Ok(vec![semcheck::frontend::read_document(path)?.devices]);
+        }
+        Ok(vec![default])
     }
 
     /// The cases these arguments name, one per mesh size; `default_devices` applies when
@@ -60,25 +69,53 @@ impl CaseArgs {
             if self.mutant.is_some() {
                 return Err(usage("--mutant names a catalogue mutant; a kernel file is checked as written"));
             }
-            Source::Python { path: PathBuf::from(&self.target), kernel: self.kernel.clone() }
+            if let Some(e) = &self.expect {
+                if !semcheck::frontend::spec::REFERENCES.contains(&e.as_str()) {
+                    return Err(usage(format!(
+                        "--expect {e}: unknown reference; the references are: {}",
+                        semcheck::frontend::spec::REFERENCES.join(", ")
+                    )));
+                }
+            }
+            Source::Python {
+                path: PathBuf::from(&self.target),
+                kernel: self.kernel.clone(),
+                expect: self.expect.clone(),
+            }
         } else {
             if self.kernel.is_some() {
                 return Err(usage("--kernel picks a kernel of a Python file; a catalogue protocol has one kernel"));
             }
+            if self.expect.is_some() {
+                return Err(usage("--expect names the reference of a kernel file; a catalogue protocol has its own"));
+            }
             Source::catalogue(&self.target, self.mutant.as_deref())
         };
         let semantics = self.semantics.semantics();
-        self.sizes(default_devices)
-            .into_iter()
-            .map(|n| {
-                let case = match &source {
-                    Source::Catalogue { protocol, mutant } => semcheck::catalogue_case(protocol, mutant.as_deref(), n)?,
-                    other => Case::new(other.clone(), n),
-                };
-                let repeat = self.repeat.unwrap_or(case.repeat);
-                Ok(case.repeat(repeat).semantics(semantics))
-            })
-            .collect()
+        let mut cases = Vec::new();
+        for n in self.sizes(default_devices)? {
+            let case = match &source {
+                Source::Catalogue { protocol, mutant } => semcheck::catalogue_case(protocol, mutant.as_deref(), n)?,
+                Source::Python { path, kernel: None, expect } => {
+                    // One case per communicating kernel of the file (at this mesh size).
+                    let doc = semcheck::frontend::document(path, n)?;
+                    let names: Vec<String> =
+                        semcheck::frontend::default_kernels(&doc).iter().map(|k| k.name.clone()).collect();
+                    if names.len() > 1 {
+                        for name in names {
+                            let src = Source::Python { path: path.clone(), kernel: Some(name), expect: expect.clone() };
+                            cases.push(Case::new(src, n).repeat(self.repeat.unwrap_or(1)).semantics(semantics));
+                        }
+                        continue;
+                    }
+                    Case::new(source.clone(), n)
+                }
+                other => Case::new(other.clone(), n),
+            };
+            let repeat = self.repeat.unwrap_or(case.repeat);
+            cases.push(case.repeat(repeat).semantics(semantics));
+        }
+        Ok(cases)
     }
 }
 

@@ -90,7 +90,8 @@ pub(crate) fn run(args: &TraceArgs) -> Result<i32, ModelError> {
             found.run.events.len()
         );
     }
-    let file = found.trace_file(case, &engine_name(&config));
+    let mut file = found.trace_file(case, &engine_name(&config));
+    file.header.source_sha256 = semcheck::source_sha256(case);
     match args.format.render() {
         None => emit(&file.to_text()),
         Some(f) => emit(&render(f, &program, &file.header, &found.run)),

@@ -23,7 +23,8 @@
 //! keys marked *2*, are read too). The header comes before the events:
 //!
 //! * the kernel: `protocol` (and `mutant`) for a catalogue case, or *2* `kernel-file`
-//!   (a Python file; `kernel-name` picks one of its kernels, `kernel-sha256` is the file's
+//!   (a Python file; `kernel-name` picks one of its kernels, `kernel-expect` names the
+//!   reference its outputs are checked against, `kernel-sha256` is the file's
 //!   hash when the trace was written, so a replay can say that the source changed);
 //! * `devices` (required), `repeat` (default 1), *2* `dma-order` and `dma-landing`
 //!   (default `any` and `whole`);
@@ -143,10 +144,13 @@ impl TraceFile {
                     out.push_str(&format!("mutant {m}\n"));
                 }
             }
-            Source::Python { path, kernel } => {
+            Source::Python { path, kernel, expect } => {
                 out.push_str(&format!("kernel-file {}\n", one_line(&path.display().to_string())));
                 if let Some(k) = kernel {
                     out.push_str(&format!("kernel-name {}\n", one_line(k)));
+                }
+                if let Some(e) = expect {
+                    out.push_str(&format!("kernel-expect {}\n", one_line(e)));
                 }
             }
             Source::Dsl { name } => out.push_str(&format!("dsl {}\n", one_line(name))),
@@ -199,11 +203,12 @@ impl TraceFile {
             Events,
             End,
         }
-        const HEADER_KEYS: [&str; 14] = [
+        const HEADER_KEYS: [&str; 15] = [
             "protocol",
             "mutant",
             "kernel-file",
             "kernel-name",
+            "kernel-expect",
             "kernel-sha256",
             "dsl",
             "devices",
@@ -216,7 +221,7 @@ impl TraceFile {
             "minimized",
         ];
         let mut part = Part::Start;
-        let mut values: [Option<(String, usize)>; 14] = Default::default();
+        let mut values: [Option<(String, usize)>; 15] = Default::default();
         let mut events = Vec::new();
         let mut rule = None;
         let mut message = None;
@@ -301,7 +306,7 @@ impl TraceFile {
         if part == Part::Start {
             return Err(syntax(last.max(1), format!("empty trace: expected `{MAGIC} {FORMAT_VERSION}`")));
         }
-        let [protocol, mutant, file, kernel, sha, dsl, devices, repeat, order, landing, engine, seed, schedule, minimized] =
+        let [protocol, mutant, file, kernel, expect, sha, dsl, devices, repeat, order, landing, engine, seed, schedule, minimized] =
             values;
         let line = |v: &Option<(String, usize)>| v.as_ref().map_or(0, |(_, l)| *l);
         let lines = HeaderLines {
@@ -317,7 +322,7 @@ impl TraceFile {
                 if let Some((_, l)) = mutant {
                     return Err(syntax(l, "`mutant` belongs to a catalogue `protocol`, not to a `kernel-file`"));
                 }
-                Source::Python { path: PathBuf::from(f), kernel: text(kernel) }
+                Source::Python { path: PathBuf::from(f), kernel: text(kernel), expect: text(expect) }
             }
             (None, None, Some((d, _))) => Source::Dsl { name: d },
             (None, None, None) => {

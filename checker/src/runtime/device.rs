@@ -155,6 +155,11 @@ impl World {
                 }
                 this.race(this.memory.check(p, scells, dcells, &who, d))?;
                 let elems = this.reference.elems();
+                // A formula may read its own destination: read every source cell first.
+                let formula_src: Vec<Box<[f32]>> = match kind {
+                    ComputeKind::Formula(_) => scells.iter().map(|&s| this.memory.read(s)).collect(),
+                    _ => Vec::new(),
+                };
                 for (i, &c) in dcells.iter().enumerate() {
                     let s = scells.get(i).map(|&s| this.memory.read(s));
                     let v: Box<[f32]> = match (kind, s) {
@@ -164,6 +169,9 @@ impl World {
                             this.memory.read(c).iter().zip(s.iter()).map(|(a, b)| a + b).collect()
                         }
                         (ComputeKind::Apply(f), Some(s)) => s.iter().map(|&x| Reference::apply(f, x)).collect(),
+                        (ComputeKind::Formula(k), _) => {
+                            p.formulas[k as usize].eval_numeric(i, &formula_src, elems, Reference::apply)
+                        }
                         (_, None) => vec![f32::NAN; elems].into(),
                     };
                     this.memory.write(c, &v);

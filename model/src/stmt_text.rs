@@ -1,0 +1,233 @@
+//! A kernel statement in the kernel's own words, Pallas-style:
+//! `pl.semaphore_wait(capacity_sem, 1)`,
+//! `make_async_remote_copy(x_ref, hbm_buf.at[program_id(0) % 2], …).start()`.
+//!
+//! This is what reports name a statement by when its front end gave no source text (DSL
+//! kernels); a Python kernel's [`Loc`] carries the line itself. A block
+//! (`@pl.when`, `pl.run_scoped`) is named by its header only.
+
+use crate::expr::Expr;
+use crate::ir::{Data, Dest, DmaDesc, Index, Kernel, Loc, RefExpr, Rhs, SemRef, Stmt, StmtKind, WaitPart};
+
+/// An expression without its outermost parentheses: `program_id(0) % 2`.
+pub fn expr(e: &Expr) -> String {
+    let s = e.to_string();
+    match s.strip_prefix('(').and_then(|t| t.strip_suffix(')')) {
+        // Only when the two parentheses match each other: `(a) + (b)` keeps them.
+        Some(inner) if balanced(inner) => inner.to_string(),
+        _ => s,
+    }
+}
+
+fn balanced(s: &str) -> bool {
+    let mut depth = 0i32;
+    for c in s.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            _ => {}
+        }
+        if depth < 0 {
+            return false;
+        }
+    }
+    depth == 0
+}
+
+fn index(i: &Index) -> String {
+    match i {
+        Index::At(e) => expr(e),
+        Index::Slice { start, size } => format!("pl.ds({}, {size})", expr(start)),
+    }
+}
+
+/// A view: `hbm_buf.at[program_id(0) % 2]`.
+pub fn view(kernel: &Kernel, r: &RefExpr) -> String {
+    let mut out = kernel.buffer(r.buffer).map_or_else(|| format!("buffer#{}", r.buffer.0), |b| b.name.clone());
+    for level in &r.indexing {
+        let parts: Vec<String> = level.iter().map(index).collect();
+        out.push_str(&format!(".at[{}]", parts.join(", ")));
+    }
+    out
+}
+
+/// A semaphore: `capacity_sem`, `recv_sems.at[program_id(0)]`.
+pub fn sem(kernel: &Kernel, s: &SemRef) -> String {
+    let name = kernel.semaphore(s.sem).map_or_else(|| format!("sem#{}", s.sem.0), |d| d.name.clone());
+    match &s.index {
+        Some(i) => format!("{name}.at[{}]", expr(i)),
+        None => name,
+    }
+}
+
+/// `device_id=...`, or `None` for this device.
+pub fn dest(d: &Dest) -> Option<String> {
+    match d {
+        Dest::Own => None,
+        Dest::Mesh(es) if es.len() == 1 => Some(format!("device_id={}", expr(&es[0]))),
+        Dest::Mesh(es) => {
+            let parts: Vec<String> = es.iter().map(expr).collect();
+            Some(format!("device_id=({})", parts.join(", ")))
+        }
+        Dest::Axes(axes) => {
+            let parts: Vec<String> = axes.iter().map(|(a, e)| format!("'{a}': {}", expr(e))).collect();
+            Some(format!("device_id={{{}}}", parts.join(", ")))
+        }
+        Dest::Logical(e) => Some(format!("device_id={}, device_id_type=LOGICAL", expr(e))),
+    }
+}
+
+/// A computed value in the kernel's words: `x[...] + y[...]`, `dot_general(a[...], b[...])`.
+pub fn data(kernel: &Kernel, d: &Data) -> String {
+    match d {
+        Data::Zeros => "0".to_string(),
+        Data::Load(src) => format!("{}[...]", view(kernel, src)),
+        Data::Add(a, b) => format!("{} + {}", data(kernel, a), data(kernel, b)),
+        Data::Apply { func, args } => {
+            let mut out = String::new();
+            let mut parts = func.split("{}");
+            out.push_str(parts.next().unwrap_or(""));
+            for (arg, rest) in args.iter().zip(parts) {
+                out.push_str(&data(kernel, arg));
+                out.push_str(rest);
+            }
+            out
+        }
+        Data::Const(name) => name.clone(),
+        Data::Index(e) => expr(e),
+    }
+}
+
+/// The descriptor a copy is made by: `make_async_copy(src, dst, sem)`.
+pub fn dma(kernel: &Kernel, d: &DmaDesc) -> String {
+    match d {
+        DmaDesc::Local { src, dst, sem: s } => {
+            format!("make_async_copy({}, {}, {})", view(kernel, src), view(kernel, dst), sem(kernel, s))
+        }
+        DmaDesc::Remote { src, dst, send_sem, recv_sem, device } => {
+            let mut args = vec![view(kernel, src), view(kernel, dst), sem(kernel, send_sem), sem(kernel, recv_sem)];
+            args.extend(dest(device));
+            format!("make_async_remote_copy({})", args.join(", "))
+        }
+    }
+}
+
+/// One statement (a block by its header).
+pub fn statement(kernel: &Kernel, stmt: &Stmt) -> String {
+    match &stmt.kind {
+        StmtKind::When { cond, .. } => format!("@pl.when({})", expr(cond)),
+        StmtKind::Scoped { sems, .. } => {
+            let names: Vec<String> = sems
+                .iter()
+                .map(|&s| kernel.semaphore(s).map_or_else(|| format!("sem#{}", s.0), |d| d.name.clone()))
+                .collect();
+            format!("pl.run_scoped({})", names.join(", "))
+        }
+        StmtKind::Loop { vars, init, count, cond, .. } => {
+            let carries: Vec<String> = vars.iter().zip(init).map(|(v, i)| format!("{v}={}", expr(i))).collect();
+            match (count, cond) {
+                (Some(n), _) => format!("fori_loop(0, {n}, {})", carries.join(", ")),
+                (None, Some(c)) => format!("while_loop({}, {})", expr(c), carries.join(", ")),
+                (None, None) => format!("loop({})", carries.join(", ")),
+            }
+        }
+        StmtKind::DmaStart(d) => format!("{}.start()", dma(kernel, d)),
+        StmtKind::DmaWait { dma: d, part } => {
+            let wait = match part {
+                WaitPart::All => "wait",
+                WaitPart::Send => "wait_send",
+                WaitPart::Recv => "wait_recv",
+            };
+            format!("{}.{wait}()", dma(kernel, d))
+        }
+        StmtKind::Signal { sem: s, inc, device } => {
+            let mut args = vec![sem(kernel, s), expr(inc)];
+            args.extend(dest(device));
+            format!("pl.semaphore_signal({})", args.join(", "))
+        }
+        StmtKind::Wait { sem: s, amount } => format!("pl.semaphore_wait({}, {})", sem(kernel, s), expr(amount)),
+        StmtKind::Assign { dst, rhs } => {
+            let value = match rhs {
+                Rhs::Zeros => format!("jnp.zeros_like({})", view(kernel, dst)),
+                Rhs::Load(src) => format!("{}[...]", view(kernel, src)),
+                Rhs::Map { func, src } => func.replace("{}", &format!("{}[...]", view(kernel, src))),
+                Rhs::Compute { value, .. } => data(kernel, value),
+            };
+            format!("{}[...] = {value}", view(kernel, dst))
+        }
+        StmtKind::AddAssign { dst, src } => format!("{}[...] += {}[...]", view(kernel, dst), view(kernel, src)),
+    }
+}
+
+/// Where a statement is and what it says: `psum.py:57 remote.start()` when the front end
+/// knows the line's text, else the location followed by [`statement`], or the statement
+/// alone when its location is unknown.
+pub fn located(kernel: &Kernel, stmt: &Stmt) -> String {
+    at(stmt.loc.as_ref(), &statement(kernel, stmt))
+}
+
+/// A statement's location and its words (from [`statement`]), as [`located`] shows them.
+pub fn at(loc: Option<&Loc>, statement: &str) -> String {
+    match loc {
+        Some(loc) if loc.text.is_some() => loc.to_string(),
+        Some(loc) => format!("{loc} {statement}"),
+        None => statement.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dsl::{trace, zeros_like};
+    use crate::ir::MemorySpace;
+
+    #[test]
+    fn statements_read_like_pallas() {
+        let kernel = trace("t", |k| {
+            k.grid(&[2]);
+            let x = k.input("x", MemorySpace::Hbm, &[]);
+            let buf = k.scratch("buf", MemorySpace::Hbm, &[2]);
+            let o = k.output("o", MemorySpace::Vmem, &[]);
+            let (send, recv) = (k.dma_semaphore("send"), k.dma_semaphore("recv"));
+            let cap = k.regular_semaphore("cap");
+            let right = (k.axis_index("x") + 1) % 2;
+            k.when(k.program_id(0).equals(0), |k| {
+                let dma = k.make_async_remote_copy(&x, &buf.at(k.program_id(0) % 2), &send, &recv, &right);
+                dma.start();
+                dma.wait_recv();
+            });
+            k.semaphore_signal(&cap, 1, &right);
+            k.semaphore_wait(&cap, 1);
+            o.assign(zeros_like(&o));
+        })
+        .unwrap();
+        let text: Vec<String> = kernel.statements().iter().map(|(_, s)| statement(&kernel, s)).collect();
+        assert_eq!(
+            text,
+            [
+                "@pl.when(program_id(0) == 0)",
+                "make_async_remote_copy(x, buf.at[program_id(0) % 2], send, recv, device_id=(axis_index(x) + 1) % 2).start()",
+                "make_async_remote_copy(x, buf.at[program_id(0) % 2], send, recv, device_id=(axis_index(x) + 1) % 2).wait_recv()",
+                "pl.semaphore_signal(cap, 1, device_id=(axis_index(x) + 1) % 2)",
+                "pl.semaphore_wait(cap, 1)",
+                "o[...] = jnp.zeros_like(o)",
+            ]
+        );
+        let (_, wait) = kernel.statements()[4];
+        assert!(located(&kernel, wait).ends_with(" pl.semaphore_wait(cap, 1)"), "{}", located(&kernel, wait));
+        let mut py = wait.clone();
+        py.loc = Some(Loc { file: "/k/kernel.py".into(), line: 57, text: Some("pl.semaphore_wait(cap, 1)".into()) });
+        assert_eq!(located(&kernel, &py), "kernel.py:57 pl.semaphore_wait(cap, 1)");
+    }
+
+    #[test]
+    fn only_matching_outer_parentheses_are_dropped() {
+        let e = Expr::Binary(
+            crate::expr::BinOp::Add,
+            Box::new(Expr::ProgramId(0) % 2i64),
+            Box::new(Expr::AxisIndex("x".into()) % 2i64),
+        );
+        assert_eq!(expr(&e), "(program_id(0) % 2) + (axis_index(x) % 2)");
+        assert_eq!(expr(&Expr::Const(3)), "3");
+    }
+}

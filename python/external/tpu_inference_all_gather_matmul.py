@@ -1,0 +1,30 @@
+"""tpu-inference 0.32.0 `kernels/collectives/all_gather_matmul.py`: all-gather of the
+LHS over the ring overlapped with the matmul (vLLM's TPU backend). Bidirectional
+remote copies into an HBM scratch, a double-buffered VMEM pipeline, `jnp.dot` on
+loaded values, a 3-D grid `(N + 2, grid_n, grid_k)`.
+
+Driver: x (16 * N, 128) bfloat16 sharded on rows, y (128, 128 * N) sharded on columns,
+one block in n and k (`bn = 128`, `bk = 128`), so the grid is `(N + 2, 1, 1)`.
+"""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fetch  # noqa: E402
+
+root = fetch.package("tpu-inference", "0.32.0")
+sys.path.insert(0, root)
+fetch.namespace(root, "tpu_inference", "tpu_inference.kernels")
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+from tpu_inference.kernels.collectives import all_gather_matmul as agmm  # noqa: E402
+
+n = jax.device_count()
+mesh = jax.make_mesh((n,), ("x",))
+P = jax.sharding.PartitionSpec
+x = jax.device_put(jnp.ones((16 * n, 128), jnp.bfloat16), jax.sharding.NamedSharding(mesh, P("x", None)))
+y = jax.device_put(jnp.ones((128, 128 * n), jnp.bfloat16), jax.sharding.NamedSharding(mesh, P(None, "x")))
+out = agmm.all_gather_matmul(x, y, mesh, "x", bn=128, bk=128)
+print(out.shape)

@@ -1,0 +1,39 @@
+"""tpu-inference 0.32.0 `kernels/fused_moe/v1/kernel.py`: the fused expert-parallel
+MoE kernel (vLLM's TPU backend). Tokens are routed to the devices holding their
+experts by remote copies whose targets and sizes come from the gating output.
+
+Driver: a (1, N) mesh ("data", "model"), 8 tokens per device, 256-wide hidden and
+intermediate sizes, N * 2 experts, top-2 routing, bfloat16, one block per dimension
+(the library's default block sizes do not meet its own alignment checks at this size). `tpu_inference.logger` (which imports vLLM) is replaced by
+Python's `logging` (with vLLM's `warning_once`/`info_once`).
+"""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fetch  # noqa: E402
+
+root = fetch.package("tpu-inference", "0.32.0")
+sys.path.insert(0, root)
+fetch.namespace(root, "tpu_inference", "tpu_inference.kernels")
+# The kernel's tuned-block-size table logs through vLLM's logger; the standard one does.
+fetch.stub("tpu_inference.logger", init_logger=fetch.logger)
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+from tpu_inference.kernels.fused_moe.v1 import kernel as moe  # noqa: E402
+
+n = jax.device_count()
+mesh = jax.make_mesh((1, n), ("data", "model"))
+tokens = 8 * n
+experts = 2 * n
+hidden = inter = 256
+ep = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("model"))
+t = jax.device_put(jnp.ones((tokens, hidden), jnp.bfloat16), ep)
+w1 = jax.device_put(jnp.ones((experts, 2, hidden, inter), jnp.bfloat16), ep)
+w2 = jax.device_put(jnp.ones((experts, inter, hidden), jnp.bfloat16), ep)
+gating = jax.device_put(jnp.ones((tokens, experts), jnp.bfloat16), ep)
+out = moe.fused_ep_moe(mesh, t, w1, w2, gating, 2, ep_axis_name="model",
+                       bt=8, btc=8, bf=256, bfc=256, bd1=256, bd1c=256, bd2=256, bd2c=256)
+print(out.shape)

@@ -1,0 +1,51 @@
+"""``python -m semcheck_pallas export FILE --devices N [--kernel NAME] [--out PATH] [-- ARGS]``.
+
+Exit status: 0 when the document was written (even if it holds unsupported or refused
+kernels: they are data for the checker), 2 on a usage error or when the document has
+top-level errors (script error, no kernel found).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m semcheck_pallas")
+    sub = parser.add_subparsers(dest="command", required=True)
+    ex = sub.add_parser("export", help="run a kernel script and print its kernels as JSON")
+    ex.add_argument("file")
+    ex.add_argument("--devices", type=int, required=True, help="number of devices JAX sees (N)")
+    ex.add_argument("--kernel", help="export only the kernel with this name")
+    ex.add_argument("--out", help="write the JSON here instead of stdout")
+    ex.add_argument("--no-lower", action="store_true", help="skip Mosaic's TPU lowering cross-check")
+    sub.add_parser("version", help="print the package, format and jax versions")
+    argv = list(sys.argv[1:] if argv is None else argv)
+    script_args: list[str] = []
+    if "--" in argv:
+        cut = argv.index("--")
+        argv, script_args = argv[:cut], argv[cut + 1:]
+    args = parser.parse_args(argv)
+    if args.command == "version":
+        from .export import FORMAT, VERSION
+
+        print(json.dumps({"package": VERSION, "format": FORMAT}))
+        return 0
+    if args.devices < 1:
+        parser.error("--devices must be at least 1")
+    from .export import export_file
+
+    doc = export_file(args.file, args.devices, args.kernel, script_args, lower=not args.no_lower)
+    text = json.dumps(doc, indent=1)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text + "\n")
+    else:
+        sys.stdout.write(text + "\n")
+    return 2 if doc["errors"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,182 @@
+"""The Python API, for kernel authors' own test suites.
+
+```python
+import semcheck_pallas as sp
+
+def run_my_kernel():          # builds its inputs for jax.device_count() devices, calls the kernel
+    ...
+
+def test_my_kernel_is_race_free():
+    sp.assert_proved(run_my_kernel, devices=[2, 3, 4])
+
+def test_script():
+    verdicts = sp.check_file("kernels/psum.py", devices=[2, 3])
+    assert all(v.verdict == "proved" for v in verdicts)
+```
+
+The trace is specific to the device count, and JAX fixes the device count when it
+starts, so every export runs in a fresh child process (this interpreter) with N CPU
+devices. ``fn`` must be importable there: a module-level function (a test module is
+fine); ``args`` must pickle. Verdicts come from the ``semcheck`` binary (``SEMCHECK_BIN``,
+else ``semcheck`` on ``PATH``), which reads the exported document
+(``semcheck check doc.json --json``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import pickle
+import shutil
+import subprocess
+import sys
+import tempfile
+from typing import Any, Callable, Iterable, Sequence
+
+_PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class SemcheckError(Exception):
+    """The export or the checker failed (not a verdict: a verdict is a result)."""
+
+
+@dataclasses.dataclass
+class KernelVerdict:
+    """The verdict for one kernel at one device count."""
+
+    kernel: str
+    devices: int
+    verdict: str
+    rule: str | None
+    message: str
+    trace: str | None
+    result: dict
+
+    def __str__(self) -> str:
+        head = f"{self.kernel} at N = {self.devices}: {self.verdict}"
+        if self.rule:
+            head += f" ({self.rule})"
+        if self.message:
+            head += f": {self.message}"
+        return head + (f"\n{self.trace}" if self.trace else "")
+
+
+def _env() -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = _PACKAGE_PARENT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env
+
+
+def _run(cmd: Sequence[str], what: str, timeout: float | None = None) -> subprocess.CompletedProcess:
+    try:
+        return subprocess.run(list(cmd), capture_output=True, text=True, env=_env(), timeout=timeout)
+    except FileNotFoundError as e:
+        raise SemcheckError(f"{what}: cannot run {cmd[0]}: {e}") from None
+    except subprocess.TimeoutExpired:
+        raise SemcheckError(f"{what}: timed out after {timeout} s") from None
+
+
+def export(target: str | os.PathLike | Callable, *args: Any, devices: int, kernel: str | None = None,
+           **kwargs: Any) -> dict:
+    """Exports the kernels of a script (a path) or of ``target(*args, **kwargs)`` with
+    ``devices`` devices, in a child process; returns the JSON document."""
+    with tempfile.TemporaryDirectory(prefix="semcheck-") as tmp:
+        out = os.path.join(tmp, "doc.json")
+        if callable(target):
+            code = getattr(target, "__code__", None)
+            module = sys.modules.get(getattr(target, "__module__", ""), None)
+            file = getattr(module, "__file__", None) or (code.co_filename if code else None)
+            if not file or not os.path.isfile(file):
+                raise SemcheckError(f"{target!r} is not defined in a file the child process can import")
+            payload = os.path.join(tmp, "call.pickle")
+            with open(payload, "wb") as f:
+                pickle.dump((args, kwargs), f)
+            cmd = [sys.executable, "-m", "semcheck_pallas._call", file, target.__qualname__, payload,
+                   str(devices), out] + ([kernel] if kernel else [])
+        else:
+            cmd = [sys.executable, "-m", "semcheck_pallas", "export", os.fspath(target), "--devices",
+                   str(devices), "--out", out] + (["--kernel", kernel] if kernel else [])
+        proc = _run(cmd, "export")
+        if not os.path.exists(out):
+            raise SemcheckError(f"export failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}")
+        with open(out) as f:
+            return json.load(f)
+
+
+def semcheck_binary() -> str:
+    """``SEMCHECK_BIN``, else ``semcheck`` on ``PATH``."""
+    b = os.environ.get("SEMCHECK_BIN") or shutil.which("semcheck")
+    if not b:
+        raise SemcheckError("the semcheck binary was not found: set SEMCHECK_BIN, or install it with "
+                            "`cargo install --path <semcheck repo>`")
+    return b
+
+
+def _verdicts_of(doc: dict, *, kernel: str | None, expect: str | None, repeat: int | None) -> list[KernelVerdict]:
+    binary = semcheck_binary()
+    with tempfile.TemporaryDirectory(prefix="semcheck-") as tmp:
+        path = os.path.join(tmp, "doc.json")
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        opts = (["--kernel", kernel] if kernel else []) + (["--expect", expect] if expect else []) \
+            + (["--repeat", str(repeat)] if repeat else [])
+        proc = _run([binary, "check", path, "--json", *opts], "semcheck check")
+        if proc.returncode == 2 or not proc.stdout.strip():
+            raise SemcheckError(f"semcheck check refused the kernel (exit {proc.returncode}):\n"
+                                f"{proc.stderr.strip()[-4000:]}")
+        try:
+            out = json.loads(proc.stdout)
+        except json.JSONDecodeError as e:
+            raise SemcheckError(f"semcheck check printed no JSON ({e}):\n{proc.stdout[:2000]}") from None
+        results = out.get("cases", [out])
+        verdicts = []
+        for r in results:
+            violation = r.get("violation") or {}
+            trace = None
+            if violation.get("trace"):
+                trace = "\n".join(f"  {i + 1:>4}. {e}" for i, e in enumerate(violation["trace"]))
+            verdicts.append(KernelVerdict(kernel=r.get("kernel") or kernel or "?", devices=int(r.get("devices", 0)),
+                                          verdict=r.get("verdict", "?"), rule=violation.get("rule"),
+                                          message=violation.get("message", ""), trace=trace, result=r))
+        return verdicts
+
+
+def _devices(devices: int | Iterable[int]) -> list[int]:
+    return [devices] if isinstance(devices, int) else list(devices)
+
+
+def check(fn: Callable, *args: Any, devices: int | Iterable[int] = (2, 3, 4), kernel: str | None = None,
+          expect: str | None = None, repeat: int | None = None, **kwargs: Any) -> list[KernelVerdict]:
+    """Checks the kernels ``fn(*args, **kwargs)`` calls, at each device count."""
+    out = []
+    for n in _devices(devices):
+        doc = export(fn, *args, devices=n, kernel=kernel, **kwargs)
+        out.extend(_verdicts_of(doc, kernel=kernel, expect=expect, repeat=repeat))
+    return out
+
+
+def check_file(path: str | os.PathLike, *, devices: int | Iterable[int] = (2, 3, 4), kernel: str | None = None,
+               expect: str | None = None, repeat: int | None = None) -> list[KernelVerdict]:
+    """Checks the kernels of a script, at each device count."""
+    out = []
+    for n in _devices(devices):
+        doc = export(path, devices=n, kernel=kernel)
+        out.extend(_verdicts_of(doc, kernel=kernel, expect=expect, repeat=repeat))
+    return out
+
+
+def assert_proved(target: str | os.PathLike | Callable, *args: Any, devices: int | Iterable[int] = (2, 3, 4),
+                  kernel: str | None = None, expect: str | None = None, repeat: int | None = None,
+                  **kwargs: Any) -> list[KernelVerdict]:
+    """Fails with every non-proved verdict and its counterexample trace."""
+    if callable(target):
+        verdicts = check(target, *args, devices=devices, kernel=kernel, expect=expect, repeat=repeat, **kwargs)
+    else:
+        verdicts = check_file(target, devices=devices, kernel=kernel, expect=expect, repeat=repeat)
+    bad = [v for v in verdicts if v.verdict != "proved"]
+    if not verdicts:
+        raise AssertionError("no kernel was checked")
+    if bad:
+        raise AssertionError("\n\n".join(str(v) for v in bad))
+    return verdicts

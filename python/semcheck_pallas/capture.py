@@ -1,0 +1,217 @@
+"""Running a user's script unmodified and capturing its Pallas kernels, without running
+any of them.
+
+How: every jitted computation JAX is about to compile and run goes through
+``jax._src.pjit._pjit_call_impl_python`` (a ``jax.jit`` call, an eager
+``shard_map``, an eager ``pallas_call``: JAX dispatches each primitive through the same
+path). The hook looks for ``pallas_call`` / ``mpmd_map`` (``pl.kernel``) equations in the
+computation's jaxpr (through ``shard_map``, nested ``jit``, ``cond``, loops ...). A
+computation without one runs normally, so the script's XLA reference computations still
+execute. A computation with one is **not compiled or executed**: the hook records every
+kernel equation with the meshes of its enclosing ``shard_map``s, optionally lowers the
+computation for TPU (Mosaic's own checks; nothing runs), and returns zero-filled
+placeholder arrays of the right shapes, dtypes and shardings, so the script goes on
+(``np.asarray`` on results works; a comparison with the XLA result will fail, which is
+reported as a note, not an error, once kernels were captured).
+
+Requires ``XLA_FLAGS`` / ``JAX_PLATFORMS`` to be set before JAX is imported (see
+:func:`semcheck_pallas.export.configure`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import runpy
+import sys
+import time
+import traceback
+from typing import Any
+
+import numpy as np
+import jax
+from jax._src import core as jax_core
+from jax._src import pjit
+from jax._src import source_info_util
+from jax._src.interpreters import mlir
+
+from . import location
+from .kernel import Captured
+
+KERNEL_PRIMITIVES = ("pallas_call", "mpmd_map")
+
+
+class Capture:
+    """The kernels captured while a script runs."""
+
+    def __init__(self, lower: bool = True):
+        self.kernels: list[Captured] = []
+        self._keys: dict[Any, Captured] = {}
+        self.lower = lower
+        self.computations = 0
+
+    # -- finding kernel equations -------------------------------------------------
+
+    def find(self, jaxpr: jax_core.Jaxpr, shard_maps: list, out: list) -> None:
+        for eqn in jaxpr.eqns:
+            name = eqn.primitive.name
+            if name in KERNEL_PRIMITIVES:
+                out.append((eqn, list(shard_maps)))
+                continue
+            ctx = shard_maps
+            if name == "shard_map":
+                manual = eqn.params.get("newly_manual_axes") or eqn.params.get("manual_axes") or ()
+                ctx = shard_maps + [(eqn.params["mesh"], frozenset(manual))]
+            for p in eqn.params.values():
+                for sub in (p if isinstance(p, (tuple, list)) else (p,)):
+                    sub = getattr(sub, "jaxpr", sub)
+                    if isinstance(sub, jax_core.Jaxpr):
+                        self.find(sub, ctx, out)
+
+    def record(self, found: list, call_loc: dict | None, mosaic: list | None) -> None:
+        for k, (eqn, shard_maps) in enumerate(found):
+            kj = eqn.params.get("jaxpr") if eqn.primitive.name == "pallas_call" else (eqn.params.get("jaxprs") or (None,))[0]
+            meshes = tuple((str(m), tuple(sorted(a))) for m, a in shard_maps)
+            key = (eqn.primitive.name, str(kj), str({k: v for k, v in eqn.params.items()
+                                                      if k in ("grid_mapping", "compiler_params", "meshes", "name")}), meshes)
+            if key in self._keys:
+                self._keys[key].invocations += 1
+                continue
+            cap = Captured(eqn=eqn, shard_maps=shard_maps, call_loc=call_loc,
+                           mosaic=mosaic[k] if mosaic and k < len(mosaic) else None)
+            self._keys[key] = cap
+            self.kernels.append(cap)
+
+    # -- the hook -----------------------------------------------------------------
+
+    def install(self) -> Any:
+        original = pjit._pjit_call_impl_python
+
+        def hook(*args: Any, jaxpr: Any, **kw: Any) -> Any:
+            found: list = []
+            self.find(jaxpr.jaxpr, [], found)
+            if not found:
+                return original(*args, jaxpr=jaxpr, **kw)
+            self.computations += 1
+            mosaic = self.lower_for_tpu(args, jaxpr, kw, len(found)) if self.lower else None
+            self.record(found, _caller(), mosaic)
+            outs = [_placeholder(aval, sharding) for aval, sharding in zip(jaxpr.out_avals, kw["out_shardings"])]
+            return outs, None, None, []
+
+        pjit._pjit_call_impl_python = hook
+        return original
+
+    def lower_for_tpu(self, args: Any, jaxpr: Any, kw: dict, count: int) -> list | None:
+        """Mosaic's TPU lowering of the computation (nothing is run): its refusals and
+        its ``has_communication`` per kernel, in the order of the custom calls."""
+        try:
+            arg_types = [pjit.convert_to_metaty(a) for a in args]
+            comp = pjit._resolve_and_lower(
+                arg_types, jaxpr=jaxpr, in_shardings=kw["in_shardings"], out_shardings=kw["out_shardings"],
+                in_layouts=kw["in_layouts"], out_layouts=kw["out_layouts"], donated_invars=kw["donated_invars"],
+                ctx_mesh=kw["ctx_mesh"], name=kw["name"], keep_unused=kw["keep_unused"], inline=kw["inline"],
+                lowering_platforms=("tpu",), lowering_parameters=mlir.LoweringParameters(), pgle_profiler=None,
+                compiler_options_kvs=kw["compiler_options_kvs"])
+            text = comp.as_text()
+        except Exception as e:  # noqa: BLE001 - Mosaic's refusal is data here
+            msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            return [{"lowered": False, "error": f"{type(e).__name__}: {msg}"}] * count
+        calls = text.split("tpu_custom_call")[1:]
+        out = []
+        for c in calls:
+            cfg = c[: c.find("}") + 1 if "}" in c else len(c)]
+            out.append({"lowered": True, "has_communication": "has_communication\\22: true" in c.split("\n")[0]
+                        or "has_communication\\22: true" in cfg})
+        return out if len(out) == count else None
+
+
+def _placeholder(aval: Any, sharding: Any) -> Any:
+    z = np.zeros(aval.shape, dtype=aval.dtype)
+    try:
+        if isinstance(sharding, jax.sharding.Sharding):
+            return jax.device_put(z, sharding)
+    except Exception:  # noqa: BLE001 - fall back to the default device
+        pass
+    return jax.device_put(z)
+
+
+def _caller() -> dict | None:
+    """The innermost user frame of the current Python stack (the script's call), with
+    the user frames that led to it in ``stack``."""
+    frames = location.user_frames(source_info_util.current().traceback)
+    if not frames:
+        return None
+    rec = location.frame_record(frames[0])
+    rec["stack"] = [{"file": f.file_name, "line": f.start_line, "function": f.function_name,
+                     "text": location.frame_record(f)["text"]} for f in frames[1:9]]
+    return rec
+
+
+def run_script(path: str, argv: list[str], capture: Capture) -> dict:
+    """Runs ``path`` as ``__main__`` with the hook installed; the script's own stdout
+    goes to stderr. Returns the script record of the document."""
+    path = os.path.abspath(path)
+    script = {"file": path, "argv": argv, "status": "ok", "error": None}
+    old_argv, old_path0 = sys.argv, sys.path[0] if sys.path else None
+    sys.argv = [path, *argv]
+    sys.path.insert(0, os.path.dirname(path))
+    original = capture.install()
+    start = time.perf_counter()
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            runpy.run_path(path, run_name="__main__")
+    except SystemExit as e:
+        if e.code not in (None, 0):
+            script["status"] = "raised"
+            script["error"] = _error_record(e, path, f"the script exited with status {e.code}")
+    except BaseException as e:  # noqa: BLE001 - the user's error is reported, not raised
+        if isinstance(e, KeyboardInterrupt):
+            raise
+        script["status"] = "raised"
+        script["error"] = _error_record(e, path, f"{type(e).__name__}: {e}")
+    finally:
+        pjit._pjit_call_impl_python = original
+        sys.argv = old_argv
+        if old_path0 is not None and sys.path and sys.path[0] == os.path.dirname(path):
+            sys.path.pop(0)
+    script["seconds"] = round(time.perf_counter() - start, 3)
+    return script
+
+
+def _error_record(e: BaseException, path: str, message: str) -> dict:
+    frames = traceback.extract_tb(e.__traceback__)
+    user = [f for f in frames if source_info_util.is_user_filename(f.filename) and not location.is_ours(f.filename)]
+    where = user[-1] if user else None
+    loc = None
+    if where is not None:
+        loc = {"file": where.filename, "line": where.lineno, "function": where.name,
+               "text": (where.line or "").strip(), "code": (where.line or "").strip(), "stack": []}
+    lines = traceback.format_exception(type(e), e, e.__traceback__)
+    text = "".join(lines)
+    if len(text) > 8000:
+        text = "...\n" + text[-8000:]
+    return {"construct": "script error", "message": message.strip()[:2000], "loc": loc, "traceback": text}
+
+
+def capture_call(fn: Any, args: tuple, kwargs: dict, capture: Capture) -> dict:
+    """Calls ``fn(*args, **kwargs)`` with the hook installed (the Python API)."""
+    record = {"file": getattr(fn, "__code__", None) and fn.__code__.co_filename, "argv": [],
+              "status": "ok", "error": None}
+    original = capture.install()
+    start = time.perf_counter()
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            fn(*args, **kwargs)
+    except BaseException as e:  # noqa: BLE001
+        if isinstance(e, KeyboardInterrupt):
+            raise
+        record["status"] = "raised"
+        record["error"] = _error_record(e, record["file"] or "", f"{type(e).__name__}: {e}")
+    finally:
+        pjit._pjit_call_impl_python = original
+    record["seconds"] = round(time.perf_counter() - start, 3)
+    return record
+
+
+__all__ = ["Capture", "run_script", "capture_call", "io"]

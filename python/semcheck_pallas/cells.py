@@ -1,0 +1,229 @@
+"""Cells: the granularity at which the checker sees each buffer.
+
+A buffer is split, per dimension, into equal cells whose size is the greatest common
+divisor of
+
+* the dimension's size,
+* every position and slice boundary the kernel actually uses on that dimension, on any
+  device at any grid index of this mesh (found by evaluating every statement the
+  kernel reaches, with the same semantics as the Rust compiler), and
+* the same numbers for every dimension it is *aligned* with: a DMA's source and
+  destination, and a cell-by-cell store's destination and the views it reads, must cut
+  their dimensions at the same places, so their dimensions (in order) share one cell
+  size (union-find over ``(buffer, dimension)``).
+
+A dimension cut into one cell is dropped from the cell shape. So ``hbm_buf.at[slot]``
+makes two cells of ``hbm_buf[2, 8, 128]`` (shape ``[2]``), and psum_scatter's
+``pl.ds(0, 8)``/``pl.ds(8, 8)`` halves make ``x_ref[N, 16, 128]`` shape ``[N, 2]``. Views
+are then rewritten in cell units: an index ``i`` on a dimension of cell size ``g`` becomes
+``exactdiv(i, g)``, which fails (never rounds) if a reached index is not a multiple of
+``g``. A view that cannot be expressed in cells (only in statements this mesh never
+reaches) is marked ``unaligned``; the checker refuses it if it ever reaches it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable
+
+from . import exprs as E
+from .errors import Unsupported
+from .walker import BufferDecl, RefB
+
+#: Statements evaluated at most, over all devices and grid indices.
+MAX_STEPS = 5_000_000
+#: Iterations of one loop at most.
+MAX_ITERATIONS = 1_000_000
+
+
+class _UnionFind:
+    def __init__(self) -> None:
+        self.parent: dict[Any, Any] = {}
+
+    def find(self, x: Any) -> Any:
+        self.parent.setdefault(x, x)
+        while self.parent[x] != x:
+            self.parent[x] = self.parent[self.parent[x]]
+            x = self.parent[x]
+        return x
+
+    def union(self, a: Any, b: Any) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[ra] = rb
+
+
+def _kept(ref: RefB) -> list[int]:
+    return [k for k, d in enumerate(ref.dims) if d[0] == "slice"]
+
+
+def load_leaves(node: tuple) -> Iterable[RefB]:
+    """The views a value tree reads."""
+    if node[0] == "load":
+        yield node[1]
+    elif node[0] == "add":
+        yield from load_leaves(node[1])
+        yield from load_leaves(node[2])
+    elif node[0] == "fn":
+        for a in node[2]:
+            yield from load_leaves(a)
+
+
+def _views(stmt: dict) -> list[RefB]:
+    op = stmt["op"]
+    if op in ("dma_start", "dma_wait"):
+        return [stmt["dma"]["src"], stmt["dma"]["dst"]]
+    if op == "store":
+        return [stmt["dst"], *load_leaves(stmt["value"])]
+    return []
+
+
+def _alignments(stmt: dict) -> list[tuple[RefB, RefB]]:
+    op = stmt["op"]
+    if op in ("dma_start", "dma_wait"):
+        return [(stmt["dma"]["src"], stmt["dma"]["dst"])]
+    if op == "store" and stmt["cellwise"]:
+        return [(stmt["dst"], leaf) for leaf in load_leaves(stmt["value"])]
+    return []
+
+
+class Granularity:
+    """Computes the cell size of every buffer dimension of a walked kernel."""
+
+    def __init__(self, buffers: list[BufferDecl], body: list[dict], mesh_axes: dict[str, int],
+                 grid: tuple[int, ...]):
+        self.buffers = buffers
+        self.body = body
+        self.mesh_axes = mesh_axes
+        self.grid = grid
+        self.points: dict[tuple[int, int], set[int]] = {}
+        self.uf = _UnionFind()
+        self.steps = 0
+        self.reached: set[int] = set()
+
+    def run(self) -> list[list[int]]:
+        """The cell size of every dimension of every buffer."""
+        self.collect_alignments(self.body)
+        for coords in _product([s for s in self.mesh_axes.values()]):
+            axes = dict(zip(self.mesh_axes, coords))
+            for ids in _product(list(self.grid)):
+                env = E.Env(axes, tuple(ids), self.grid)
+                self.visit(self.body, env)
+        g: dict[Any, int] = {}
+        for b, decl in enumerate(self.buffers):
+            for k, size in enumerate(decl.shape):
+                root = self.uf.find((b, k))
+                g[root] = math.gcd(g.get(root, 0), size, *self.points.get((b, k), ()))
+        out = []
+        for b, decl in enumerate(self.buffers):
+            out.append([g[self.uf.find((b, k))] or 1 for k in range(len(decl.shape))])
+        return out
+
+    def collect_alignments(self, body: list[dict]) -> None:
+        for stmt in body:
+            for a, b in _alignments(stmt):
+                ka, kb = _kept(a), _kept(b)
+                if a.shape() != b.shape():
+                    raise Unsupported("shape mismatch", f"views of shapes {a.shape()} and {b.shape()} are "
+                                      "copied into each other", stmt.get("loc"))
+                for x, y in zip(ka, kb):
+                    self.uf.union((a.id, x), (b.id, y))
+            for sub in _children(stmt):
+                self.collect_alignments(sub)
+
+    def visit(self, body: list[dict], env: E.Env) -> None:
+        for stmt in body:
+            self.steps += 1
+            if self.steps > MAX_STEPS:
+                raise Unsupported("kernel size", f"more than {MAX_STEPS} statements executed over the mesh; "
+                                  "the kernel is too large to analyse", stmt.get("loc"))
+            self.reached.add(id(stmt))
+            try:
+                self.visit_one(stmt, env)
+            except E.EvalError as e:
+                raise Unsupported("evaluation", f"{e} (on device {env.axes} at grid {env.program_ids})",
+                                  stmt.get("loc")) from None
+
+    def visit_one(self, stmt: dict, env: E.Env) -> None:
+        op = stmt["op"]
+        if op == "when":
+            if E.evaluate(stmt["cond"], env) != 0:
+                self.visit(stmt["body"], env)
+        elif op == "switch":
+            # Clamped into range, as XLA's conditional does.
+            i = min(max(E.evaluate(stmt["index"], env), 0), len(stmt["branches"]) - 1)
+            self.visit(stmt["branches"][i], env)
+        elif op == "scoped":
+            self.visit(stmt["body"], env)
+        elif op == "loop":
+            values = [E.evaluate(e, env) for e in stmt["init"]]
+            k = 0
+            while True:
+                env.vars.update(zip(stmt["vars"], values))
+                if stmt["count"] is not None and k >= stmt["count"]:
+                    break
+                if stmt["cond"] is not None and E.evaluate(stmt["cond"], env) == 0:
+                    break
+                if k >= MAX_ITERATIONS:
+                    raise E.EvalError(f"a loop runs more than {MAX_ITERATIONS} iterations")
+                self.visit(stmt["body"], env)
+                values = [E.evaluate(e, env) for e in stmt["next"]]
+                k += 1
+        else:
+            for ref in _views(stmt):
+                for k, d in enumerate(ref.dims):
+                    if d[0] == "at":
+                        p = E.evaluate(d[1], env)
+                        self.points.setdefault((ref.id, k), set()).update((p, p + 1))
+                    else:
+                        s = E.evaluate(d[1], env)
+                        self.points.setdefault((ref.id, k), set()).update((s, s + d[2]))
+
+
+def _children(stmt: dict) -> list[list[dict]]:
+    op = stmt["op"]
+    if op in ("when", "scoped", "loop"):
+        return [stmt["body"]]
+    if op == "switch":
+        return list(stmt["branches"])
+    return []
+
+
+def _product(sizes: list[int]) -> Iterable[tuple[int, ...]]:
+    if not sizes:
+        yield ()
+        return
+    total = math.prod(sizes)
+    for flat in range(total):
+        idx = []
+        for s in reversed(sizes):
+            idx.append(flat % s)
+            flat //= s
+        yield tuple(reversed(idx))
+
+
+def cell_shape(decl: BufferDecl, g: list[int]) -> list[int]:
+    """The shape in cells: dimensions cut into more than one cell."""
+    return [size // gk for size, gk in zip(decl.shape, g) if size // gk > 1]
+
+
+def view_json(ref: RefB, decl: BufferDecl, g: list[int]) -> dict:
+    """A view in cell units (SCHEMA.md ``View``)."""
+    indices = []
+    for k, (d, size) in enumerate(zip(ref.dims, decl.shape)):
+        gk = g[k]
+        n = size // gk
+        if d[0] == "at":
+            if gk != 1:
+                return {"buffer": ref.id, "unaligned": f"index on dimension {k} of `{decl.name}` is inside a cell of {gk}"}
+            if n > 1:
+                indices.append({"at": E.to_json(d[1])})
+        else:
+            start, length = d[1], d[2]
+            if length % gk != 0:
+                return {"buffer": ref.id,
+                        "unaligned": f"slice of {length} on dimension {k} of `{decl.name}` is not a multiple of its cells of {gk}"}
+            if n > 1:
+                indices.append({"slice": {"start": E.to_json(E.op("exactdiv", start, E.const(gk))),
+                                          "size": length // gk}})
+    return {"buffer": ref.id, "indices": indices}

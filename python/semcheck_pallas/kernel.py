@@ -1,0 +1,379 @@
+"""One captured ``pallas_call`` / ``pl.kernel`` equation -> one kernel record of the
+JSON document (SCHEMA.md)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Any
+
+import numpy as np
+from jax._src import core as jax_core
+
+from . import cells
+from . import exprs as E
+from . import location
+from .errors import Refused, Unsupported
+from .walker import BufferDecl, KernelWalker, RefB, mark_uses
+
+
+@dataclasses.dataclass
+class Captured:
+    """What the capture hook found: the equation and where it runs."""
+
+    eqn: Any
+    #: ``[(mesh, manual_axes), ...]`` of the enclosing ``shard_map``s, outermost first.
+    shard_maps: list
+    #: The user frame that called the jitted function, if known.
+    call_loc: dict | None
+    #: Times the script invoked it.
+    invocations: int = 1
+    #: What Mosaic's TPU lowering said (``None`` if not attempted).
+    mosaic: dict | None = None
+
+
+def _func_src(jaxpr: Any) -> tuple[str | None, dict | None]:
+    info = getattr(jaxpr, "debug_info", None)
+    src = getattr(info, "func_src_info", None) if info else None
+    if not src or " at " not in src:
+        return None, None
+    fname, where = src.rsplit(" at ", 1)
+    file, _, line = where.rpartition(":")
+    try:
+        line_no = int(line)
+    except ValueError:
+        return fname, None
+    return fname, {"file": os.path.abspath(file), "line": line_no, "function": fname}
+
+
+def _arg_names(jaxpr: Any) -> tuple:
+    info = getattr(jaxpr, "debug_info", None)
+    names = getattr(info, "arg_names", None) if info else None
+    return tuple(names) if names else ()
+
+
+def _compiler_param(cp: Any, name: str, default: Any = None) -> Any:
+    if cp is None:
+        return default
+    if isinstance(cp, dict):
+        cp = cp.get("mosaic_tpu") or cp.get("mosaic") or next(iter(cp.values()), None)
+        if cp is None:
+            return default
+    return getattr(cp, name, default)
+
+
+class KernelBuilder:
+    """Builds the kernel record of one captured equation."""
+
+    def __init__(self, cap: Captured):
+        self.cap = cap
+        eqn = cap.eqn
+        self.prim = eqn.primitive.name
+        self.params = eqn.params
+        if self.prim == "pallas_call":
+            self.jaxpr = self.params["jaxpr"]
+        else:
+            jaxprs = self.params.get("jaxprs") or (self.params.get("jaxpr"),)
+            self.jaxpr = jaxprs[0]
+        self.jaxpr = getattr(self.jaxpr, "jaxpr", self.jaxpr)
+        fname, floc = _func_src(self.jaxpr)
+        self.function = fname
+        self.function_loc = floc
+        given = self.params.get("name")
+        self.name = given if isinstance(given, str) and given else (fname or self.prim)
+        self.record: dict[str, Any] = {
+            "name": self.name,
+            "primitive": self.prim,
+            "function": floc,
+            "call": cap.call_loc,
+            "invocations": cap.invocations,
+            "status": "ok",
+            "errors": [],
+        }
+
+    # ------------------------------------------------------------------ mesh and grid
+
+    def mesh(self) -> tuple[str, dict[str, int]]:
+        if self.prim == "pallas_call":
+            if not self.cap.shard_maps:
+                return "none", {}
+            mesh, _ = self.cap.shard_maps[-1]
+            manual: set = set()
+            for _, m in self.cap.shard_maps:
+                manual |= set(m or ())
+            axes = dict(zip(mesh.axis_names, (int(s) for s in mesh.axis_sizes)))
+            if manual and manual != set(axes):
+                raise Refused("Mosaic kernels cannot be automatically partitioned. Please wrap the call in a "
+                              f"shard_map. (the shard_map is manual over {sorted(manual)} of mesh axes {list(axes)})",
+                              "partial shard_map")
+            return "shard_map", axes
+        meshes = self.params.get("meshes") or ()
+        if len(meshes) != 1:
+            raise Unsupported("several meshes", f"pl.kernel over {len(meshes)} meshes", self.function_loc)
+        mesh = meshes[0]
+        kind = type(mesh).__name__
+        if kind != "TensorCoreMesh":
+            raise Unsupported(kind, f"pl.kernel over a {kind} (SparseCore and other meshes are not supported)",
+                              self.function_loc)
+        if self.cap.shard_maps:
+            raise Unsupported("TensorCore mesh inside shard_map",
+                              "a pl.kernel over TensorCores inside a shard_map over chips", self.function_loc)
+        shape = np.shape(mesh.devices)
+        return "tensorcore", dict(zip(mesh.axis_names, (int(s) for s in shape)))
+
+    def grid(self) -> tuple[int, ...]:
+        if self.prim != "pallas_call":
+            return ()
+        gm = self.params["grid_mapping"]
+        if getattr(gm, "num_dynamic_grid_bounds", 0):
+            raise Unsupported("dynamic grid", "the grid has dynamic bounds", self.function_loc)
+        return tuple(int(g) for g in gm.grid)
+
+    # ------------------------------------------------------------------ arguments
+
+    def declare_arguments(self, w: KernelWalker, kind: str) -> dict:
+        invars = self.jaxpr.invars
+        names = _arg_names(self.jaxpr)
+        names = [n if (i < len(names) and n) else f"arg{i}" for i, n in enumerate(list(names) + [""] * len(invars))]
+        env: dict = {}
+        if self.prim == "pallas_call":
+            gm = self.params["grid_mapping"]
+            n_idx, n_in, n_out = gm.num_index_operands, gm.num_inputs, gm.num_outputs
+            roles = (["input"] * (n_idx + n_in) + ["output"] * n_out
+                     + ["scratch"] * (len(invars) - n_idx - n_in - n_out))
+            self.check_block_specs(gm, names)
+            aliases = dict(self.params.get("input_output_aliases") or ())
+        else:
+            n_in = len(self.cap.eqn.invars)
+            n_out = len(self.params.get("out_avals") or ())
+            roles = ["input"] * n_in + ["output"] * n_out + ["scratch"] * (len(invars) - n_in - n_out)
+            aliases = dict(self.params.get("input_output_aliases") or {})
+        shared = kind == "tensorcore"
+        out_start = roles.index("output") if "output" in roles else len(roles)
+        for i, (v, role) in enumerate(zip(invars, roles)):
+            if role == "output" and aliases:
+                out_index = i - out_start
+                src = [k for k, o in aliases.items() if o == out_index]
+                if src:
+                    in_ref = env.get(invars[src[0]])
+                    if isinstance(in_ref, RefB) and in_ref.what == "buffer" and w.buffers[in_ref.id].space == "hbm":
+                        decl = w.buffers[in_ref.id]
+                        decl.role = "input_output"
+                        decl.aliases.append(names[i])
+                        env[v] = in_ref
+                        continue
+            w.loc = self.function_loc
+            env[v] = w.ref_binding(v.aval, names[i], role, scoped=False, shared_hbm=shared)
+        for v in self.jaxpr.constvars:
+            raise Unsupported("captured constant", f"the kernel closes over a constant array ({v.aval})",
+                              self.function_loc)
+        return env
+
+    def check_block_specs(self, gm: Any, names: list[str]) -> None:
+        """Blocked specs are fine when Pallas copies the block once (the index map does
+        not depend on the grid); otherwise Pallas pipelines DMAs the jaxpr does not show."""
+        grid = tuple(int(g) for g in gm.grid)
+        if int(np.prod(grid or (1,))) <= 1:
+            return
+        n_idx = gm.num_index_operands
+        for k, bm in enumerate(gm.block_mappings):
+            space = str(getattr(bm.transformed_block_aval, "memory_space", "") or "")
+            if space in ("any", "hbm"):
+                continue
+            ij = getattr(bm, "index_map_jaxpr", None)
+            if ij is None:
+                continue
+            inner = getattr(ij, "jaxpr", ij)
+            if _depends_on_inputs(inner):
+                name = names[n_idx + k] if n_idx + k < len(names) else bm.origin
+                raise Unsupported(
+                    "BlockSpec pipelining",
+                    f"the BlockSpec of `{name}` ({bm.origin}) has an index map that depends on the grid: "
+                    "Pallas would insert pipelining DMAs that are not in the kernel body",
+                    self.cap.call_loc or self.function_loc)
+
+    # ------------------------------------------------------------------ build rules
+
+    def build_rules(self, w: KernelWalker, kind: str) -> dict:
+        cp = self.params.get("compiler_params")
+        collective_id = _compiler_param(cp, "collective_id")
+        skip = bool(_compiler_param(cp, "skip_device_barrier", False))
+        allow = bool(_compiler_param(cp, "allow_collective_id_without_custom_barrier", False))
+        custom = w.barrier is not None
+        comm = w.communicates
+        entry = {
+            "collective_id": None if collective_id is None else int(collective_id),
+            "uses_barrier_semaphore": custom,
+            "has_communication": comm,
+            "skip_device_barrier": skip,
+            "allow_collective_id_without_custom_barrier": allow,
+            "implicit_entry_barrier": comm and not custom and not skip,
+            "dimension_semantics": _dimension_semantics(cp),
+        }
+        if self.cap.mosaic is not None:
+            entry["mosaic"] = self.cap.mosaic
+        return entry
+
+    @staticmethod
+    def refusal(entry: dict) -> Refused | None:
+        """JAX's own refusal (``jax/_src/tpu_custom_call.py``), word for word."""
+        if entry["uses_barrier_semaphore"]:
+            if entry["collective_id"] is None:
+                return Refused("collective_id has to be specified when using a custom barrier",
+                               "barrier without collective_id")
+        elif entry["collective_id"] is not None and not entry["allow_collective_id_without_custom_barrier"]:
+            return Refused("collective_id has to be unspecified or None when not using a custom barrier",
+                           "collective_id without barrier")
+        return None
+
+    # ------------------------------------------------------------------ the record
+
+    def build(self) -> dict:
+        rec = self.record
+        try:
+            kind, axes = self.mesh()
+            rec["mesh"] = {"kind": kind, "axes": [{"name": n, "size": s} for n, s in axes.items()]}
+            grid = self.grid()
+            rec["grid"] = list(grid)
+            w = KernelWalker(kernel_function=self.function, mesh_axes=axes)
+            env = self.declare_arguments(w, kind)
+            mark_uses(self.jaxpr)
+            w.walk(self.jaxpr, env)
+            rec["ignored"] = w.ignored
+            entry = self.build_rules(w, kind)
+            rec["entry"] = entry
+            rec["communicates"] = w.communicates or (kind == "tensorcore" and _has_shared(w))
+            refused = self.refusal(entry)
+            if refused is not None:
+                rec["status"] = "refused"
+                rec["refusal"] = {"reason": refused.reason, "rule": refused.rule}
+            g = cells.Granularity(w.buffers, w.body, axes, grid).run()
+            rec["buffers"] = [self.buffer_json(b, d, g[i]) for i, (b, d) in enumerate(zip(w.buffers, w.buffers))]
+            rec["semaphores"] = [{"name": s.name, "kind": s.kind, "shape": list(s.shape),
+                                  "len": int(np.prod(s.shape)) if s.shape else None, "scoped": s.scoped}
+                                 for s in w.semaphores]
+            rec["body"] = [self.stmt_json(s, w.buffers, g) for s in w.body]
+        except Refused as r:
+            rec["status"] = "refused"
+            rec["refusal"] = {"reason": r.reason, "rule": r.rule}
+        except Unsupported as u:
+            rec["status"] = "unsupported"
+            rec["errors"].append(u.record())
+        return rec
+
+    @staticmethod
+    def buffer_json(b: BufferDecl, _d: BufferDecl, g: list[int]) -> dict:
+        return {
+            "name": b.name,
+            "space": b.space,
+            "role": b.role,
+            "shape": cells.cell_shape(b, g),
+            "array_shape": list(b.shape),
+            "cell": list(g),
+            "dtype": b.dtype,
+            "cell_bytes": int(np.prod(g or [1])) * b.itemsize,
+            "shared": b.shared,
+            "scoped": b.scoped,
+            "aliases": b.aliases,
+        }
+
+    def stmt_json(self, s: dict, bufs: list[BufferDecl], g: list[list[int]]) -> dict:
+        op = s["op"]
+        view = lambda r: cells.view_json(r, bufs[r.id], g[r.id])  # noqa: E731
+        out: dict[str, Any] = {"op": op}
+        if op == "when":
+            out["cond"] = E.to_json(s["cond"])
+            out["body"] = [self.stmt_json(x, bufs, g) for x in s["body"]]
+        elif op == "switch":
+            out["index"] = E.to_json(s["index"])
+            out["branches"] = [[self.stmt_json(x, bufs, g) for x in br] for br in s["branches"]]
+        elif op == "scoped":
+            out["semaphores"] = s["semaphores"]
+            out["buffers"] = s["buffers"]
+            out["body"] = [self.stmt_json(x, bufs, g) for x in s["body"]]
+        elif op == "loop":
+            out["vars"] = s["vars"]
+            out["init"] = [E.to_json(e) for e in s["init"]]
+            out["count"] = s["count"]
+            out["cond"] = None if s["cond"] is None else E.to_json(s["cond"])
+            out["next"] = [E.to_json(e) for e in s["next"]]
+            out["body"] = [self.stmt_json(x, bufs, g) for x in s["body"]]
+        elif op in ("dma_start", "dma_wait"):
+            d = s["dma"]
+            dj: dict[str, Any] = {"kind": d["kind"], "src": view(d["src"]), "dst": view(d["dst"])}
+            if d["kind"] == "local":
+                dj["sem"] = _sem_json(d["sem"])
+            else:
+                dj["send_sem"] = _sem_json(d["send_sem"])
+                dj["recv_sem"] = _sem_json(d["recv_sem"])
+                dj["device"] = _dest_json(d["device"])
+            out["dma"] = dj
+            if op == "dma_wait":
+                out["part"] = s["part"]
+        elif op == "signal":
+            out["sem"] = _sem_json(s["sem"])
+            out["inc"] = E.to_json(s["inc"])
+            out["device"] = _dest_json(s["device"])
+        elif op == "wait":
+            out["sem"] = _sem_json(s["sem"])
+            out["amount"] = E.to_json(s["amount"])
+        elif op == "store":
+            out["dst"] = view(s["dst"])
+            out["value"] = _value_json(s["value"], view)
+            out["cellwise"] = s["cellwise"]
+        else:  # pragma: no cover
+            raise AssertionError(op)
+        out["loc"] = s.get("loc")
+        return out
+
+
+def _sem_json(sem: tuple) -> dict:
+    sid, idx = sem
+    return {"sem": sid, "index": None if idx is None else E.to_json(idx)}
+
+
+def _dest_json(d: tuple) -> dict:
+    if d[0] == "own":
+        return {"kind": "own"}
+    if d[0] == "mesh":
+        return {"kind": "mesh", "coords": [E.to_json(e) for e in d[1]]}
+    if d[0] == "axes":
+        return {"kind": "axes", "axes": [{"axis": n, "index": E.to_json(e)} for n, e in d[1]]}
+    return {"kind": "logical", "id": E.to_json(d[1])}
+
+
+def _value_json(node: tuple, view: Any) -> dict:
+    kind = node[0]
+    if kind == "zeros":
+        return {"kind": "zeros"}
+    if kind == "const":
+        return {"kind": "const", "name": node[1]}
+    if kind == "index":
+        return {"kind": "index", "expr": E.to_json(node[1])}
+    if kind == "load":
+        return {"kind": "load", "view": view(node[1])}
+    if kind == "add":
+        return {"kind": "add", "args": [_value_json(node[1], view), _value_json(node[2], view)]}
+    return {"kind": "fn", "name": node[1], "args": [_value_json(a, view) for a in node[2]]}
+
+
+def _depends_on_inputs(jaxpr: Any) -> bool:
+    live = set(id(v) for v in jaxpr.invars)
+    for eqn in jaxpr.eqns:
+        if any(isinstance(x, jax_core.Var) and id(x) in live for x in eqn.invars):
+            live.update(id(v) for v in eqn.outvars)
+    return any(isinstance(v, jax_core.Var) and id(v) in live for v in jaxpr.outvars)
+
+
+def _dimension_semantics(cp: Any) -> list[str] | None:
+    ds = _compiler_param(cp, "dimension_semantics")
+    if ds is None:
+        return None
+    return [str(getattr(d, "name", d)).lower() for d in ds]
+
+
+def _has_shared(w: KernelWalker) -> bool:
+    return any(b.shared for b in w.buffers)
+
+
+__all__ = ["Captured", "KernelBuilder"]

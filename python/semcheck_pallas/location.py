@@ -1,0 +1,81 @@
+"""Source locations of jaxpr equations, in the user's words.
+
+A location is the innermost *user* frame of the equation's traceback (JAX's own
+``source_info_util.user_frame``; frames of JAX, the standard library and this package
+are excluded), with the text of the source line, and the chain of user frames up to
+the kernel function (``stack``), so that ``psum.py:33`` inside ``neighbor_barrier`` can
+also be shown as called from ``psum.py:73``.
+"""
+
+from __future__ import annotations
+
+import linecache
+import os
+import re
+from typing import Any
+
+from jax._src import source_info_util
+
+_PACKAGE_DIR = os.path.dirname(os.path.realpath(__file__)) + os.sep
+for _d in {_PACKAGE_DIR, os.path.dirname(__file__) + os.sep, os.path.dirname(os.path.abspath(__file__)) + os.sep}:
+    source_info_util.register_exclusion(_d)
+
+
+def is_ours(filename: str) -> bool:
+    """Whether a frame belongs to this package (however it was imported)."""
+    return os.path.realpath(filename).startswith(_PACKAGE_DIR)
+
+
+def user_frames(traceback: object) -> list:
+    """The user frames of a JAX traceback, innermost first, without this package's."""
+    return [f for f in source_info_util.user_frames(traceback) if not is_ours(f.file_name)]
+
+
+def _code(frame: source_info_util.Frame) -> str:
+    """The source lines of the statement, whitespace-collapsed (a call may span lines)."""
+    last = frame.end_line if frame.end_line and frame.end_line >= frame.start_line else frame.start_line
+    last = min(last, frame.start_line + 30)
+    lines = [linecache.getline(frame.file_name, n).strip() for n in range(frame.start_line, last + 1)]
+    text = " ".join(x for x in lines if x)
+    if len(lines) > 1:
+        text = re.sub(r"\(\s+", "(", text)
+        text = re.sub(r",\s*\)$", ")", text)
+    if len(text) > 160:
+        text = text[:157] + "..."
+    return text
+
+
+def frame_record(frame: source_info_util.Frame) -> dict[str, Any]:
+    """One frame as a JSON record."""
+    return {
+        "file": frame.file_name,
+        "line": frame.start_line,
+        "function": frame.function_name,
+        "text": linecache.getline(frame.file_name, frame.start_line).strip(),
+        "code": _code(frame),
+    }
+
+
+def of_eqn(eqn: Any, kernel_function: str | None = None) -> dict[str, Any] | None:
+    """The location of an equation: its innermost user frame and the user stack."""
+    frames = user_frames(eqn.source_info.traceback)
+    if not frames:
+        return None
+    loc = frame_record(frames[0])
+    stack = []
+    for f in frames[1:]:
+        stack.append({"file": f.file_name, "line": f.start_line, "function": f.function_name,
+                      "text": linecache.getline(f.file_name, f.start_line).strip()})
+        if kernel_function is not None and f.function_name == kernel_function:
+            break
+    if kernel_function is not None and frames[0].function_name == kernel_function:
+        stack = []
+    loc["stack"] = stack
+    return loc
+
+
+def short(loc: dict[str, Any] | None) -> str:
+    """``psum.py:57``."""
+    if not loc:
+        return "<unknown location>"
+    return f"{os.path.basename(loc['file'])}:{loc['line']}"

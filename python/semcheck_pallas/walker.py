@@ -1,0 +1,905 @@
+"""Walking a kernel jaxpr into statements.
+
+The walker interprets the kernel jaxpr abstractly. Every jaxpr variable is bound to one
+of:
+
+* :class:`ExprB`: an integer or boolean scalar computed from ``axis_index``,
+  ``program_id``, literals and loop variables (an :mod:`~semcheck_pallas.exprs` tree);
+* :class:`RefB`: a buffer or semaphore, with the ``.at[...]`` views applied so far,
+  composed into one selection per dimension of the declared array;
+* :class:`ValB`: data (an array or a scalar loaded from a buffer, and compute on it).
+
+Effectful equations become statements (dicts, element-level; :mod:`.cells` turns views
+into cells). Anything the walker cannot translate faithfully raises
+:class:`~semcheck_pallas.errors.Unsupported` with the construct and its location.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Sequence
+
+import numpy as np
+from jax._src import core as jax_core
+from jax._src import tree_util
+
+from . import exprs as E
+from . import location
+from .errors import Unsupported
+
+# --------------------------------------------------------------------------- bindings
+
+
+@dataclasses.dataclass(frozen=True)
+class ExprB:
+    """An index value: an expression and its dtype kind (``i`` int, ``b`` bool)."""
+
+    expr: E.Expr
+    kind: str
+
+
+@dataclasses.dataclass(frozen=True)
+class RefB:
+    """A view of a buffer or semaphore declaration.
+
+    ``dims`` has one entry per dimension of the declared array: ``("at", expr)`` (the
+    dimension is dropped) or ``("slice", start_expr, size)``.
+    """
+
+    what: str  # "buffer" | "sem"
+    id: int
+    dims: tuple
+
+    def shape(self) -> tuple[int, ...]:
+        return tuple(d[2] for d in self.dims if d[0] == "slice")
+
+
+@dataclasses.dataclass(frozen=True)
+class ValB:
+    """Data: a value tree (see :func:`value_json`), its shape and dtype, and whether
+    it is computed cell by cell (elementwise, no broadcasting of arrays)."""
+
+    node: tuple
+    shape: tuple
+    dtype: str
+    cellwise: bool
+
+
+@dataclasses.dataclass
+class BufferDecl:
+    name: str
+    space: str
+    role: str
+    shape: tuple[int, ...]
+    dtype: str
+    itemsize: int
+    shared: bool = False
+    scoped: bool = False
+    aliases: list[str] = dataclasses.field(default_factory=list)
+
+
+@dataclasses.dataclass
+class SemDecl:
+    name: str
+    kind: str
+    shape: tuple[int, ...]
+    scoped: bool = False
+
+
+# Elementwise primitives on data: applied cell by cell when shapes agree.
+ELEMENTWISE = {
+    "add", "sub", "mul", "div", "max", "min", "neg", "exp", "exp2", "log", "log1p", "tanh",
+    "logistic", "sin", "cos", "tan", "sqrt", "rsqrt", "cbrt", "abs", "sign", "floor", "ceil",
+    "round", "pow", "integer_pow", "convert_element_type", "select_n", "eq", "ne", "lt", "le",
+    "gt", "ge", "and", "or", "not", "xor", "erf", "erf_inv", "is_finite", "nextafter", "rem",
+    "square", "reciprocal", "clamp", "atan2", "expm1", "copy", "copy_p", "real", "imag",
+    "reduce_precision", "stop_gradient", "erfc", "asin", "acos", "atan", "sinh", "cosh",
+    "asinh", "acosh", "atanh", "lgamma", "digamma", "bitcast_convert_type",
+}
+
+# Index arithmetic: primitive -> expression operator.
+INDEX_BINARY = {
+    "add": "add", "sub": "sub", "mul": "mul", "div": "div", "rem": "rem", "max": "max",
+    "min": "min", "eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge",
+    "shift_left": "shl", "shift_right_arithmetic": "shr",
+}
+
+# Primitives that only annotate or time a kernel: recorded in the kernel's "ignored" list.
+IGNORED = {"debug_print", "delay", "trace_start", "trace_stop", "trace_value", "debug_callback"}
+
+# Identity on their single operand.
+IDENTITY = {"multiple_of", "optimization_barrier", "pvary", "copy", "copy_p", "reduce_precision"}
+
+CALLS = {"pjit", "jit", "closed_call", "core_call", "remat", "checkpoint", "custom_jvp_call",
+         "custom_vjp_call", "custom_vjp_call_jaxpr", "custom_lin"}
+
+SEM_KINDS = {"dma_sem": "dma", "semaphore": "regular", "barrier_semaphore": "barrier"}
+
+
+def _fmt_const(v: Any) -> str:
+    v = np.asarray(v)
+    if v.shape == ():
+        x = v.item()
+        if isinstance(x, float) and x.is_integer():
+            return str(int(x))
+        return repr(x)
+    return f"const{list(v.shape)}"
+
+
+def _mesh_of(names: Sequence[str]) -> str:
+    return ",".join(names)
+
+
+class KernelWalker:
+    """Walks one kernel jaxpr. After :meth:`walk`, ``body`` holds the statements and
+    ``buffers``/``semaphores`` the declarations (kernel arguments first, then the
+    barrier semaphore and ``run_scoped`` allocations in the order met)."""
+
+    def __init__(self, *, kernel_function: str | None, mesh_axes: dict[str, int]):
+        self.kernel_function = kernel_function
+        self.mesh_axes = mesh_axes
+        self.buffers: list[BufferDecl] = []
+        self.semaphores: list[SemDecl] = []
+        self.body: list[dict] = []
+        self.blocks: list[list[dict]] = [self.body]
+        self.barrier: int | None = None
+        self.ignored: list[dict] = []
+        self.counter = 0
+        self.epoch = 0
+        self.writes: dict[int, int] = {}
+        self.loc: dict | None = None
+        self.communicates = False
+        self.uses_program_id = False
+
+    # ------------------------------------------------------------------ helpers
+
+    def unsupported(self, construct: str, message: str) -> Unsupported:
+        return Unsupported(construct, message, self.loc)
+
+    def fresh(self, hint: str) -> str:
+        self.counter += 1
+        return f"{hint}{self.counter}"
+
+    def emit(self, stmt: dict) -> None:
+        stmt["loc"] = self.loc
+        self.blocks[-1].append(stmt)
+        if stmt["op"] == "store":
+            b = stmt["dst"].id
+            self.writes[b] = self.writes.get(b, 0) + 1
+        else:
+            self.epoch += 1
+
+    def declare_buffer(self, decl: BufferDecl) -> int:
+        self.buffers.append(decl)
+        return len(self.buffers) - 1
+
+    def declare_sem(self, decl: SemDecl) -> int:
+        self.semaphores.append(decl)
+        return len(self.semaphores) - 1
+
+    def ref_binding(self, aval: Any, name: str, role: str, *, scoped: bool, shared_hbm: bool) -> RefB:
+        """Declares a kernel argument or allocation from its ``AbstractRef`` aval."""
+        inner = getattr(aval, "inner_aval", None)
+        if inner is None:
+            raise self.unsupported("scalar argument", f"kernel argument `{name}` is not a Ref ({aval})")
+        dtype_name = str(getattr(inner.dtype, "name", inner.dtype))
+        space = str(getattr(aval, "memory_space", None) or "")
+        shape = tuple(int(s) for s in inner.shape)
+        for s in inner.shape:
+            if not isinstance(s, (int, np.integer)):
+                raise self.unsupported("dynamic shape", f"`{name}` has a dynamic shape {inner.shape}")
+        if dtype_name in SEM_KINDS or space == "semaphore_mem":
+            kind = SEM_KINDS.get(dtype_name)
+            if kind is None:
+                raise self.unsupported("semaphore type", f"`{name}` has semaphore dtype {dtype_name}")
+            if kind == "barrier":
+                raise self.unsupported("barrier semaphore argument", f"`{name}` is a barrier semaphore passed as an argument")
+            sid = self.declare_sem(SemDecl(name=name, kind=kind, shape=shape, scoped=scoped))
+            return RefB("sem", sid, tuple(("slice", E.const(0), s) for s in shape))
+        spaces = {"any": "hbm", "hbm": "hbm", "vmem": "vmem", "smem": "smem", "": "vmem"}
+        if space not in spaces:
+            raise self.unsupported(f"memory space {space}", f"`{name}` lives in memory space `{space}`")
+        itemsize = int(np.dtype(inner.dtype).itemsize) if dtype_name not in ("float0",) else 1
+        decl = BufferDecl(name=name, space=spaces[space], role=role, shape=shape, dtype=dtype_name,
+                          itemsize=itemsize, scoped=scoped,
+                          shared=shared_hbm and spaces[space] == "hbm")
+        bid = self.declare_buffer(decl)
+        return RefB("buffer", bid, tuple(("slice", E.const(0), s) for s in shape))
+
+    # ------------------------------------------------------------------ reading operands
+
+    def read(self, env: dict, x: Any) -> Any:
+        """The binding of a jaxpr atom (or a static Python value inside a tree)."""
+        if isinstance(x, jax_core.Literal):
+            return self.literal(x.val)
+        if isinstance(x, jax_core.Var):
+            if x not in env:
+                raise self.unsupported("unbound variable", f"jaxpr variable {x} has no binding")
+            return env[x]
+        if isinstance(x, (bool, np.bool_)):
+            return ExprB(E.const(int(x)), "b")
+        if isinstance(x, (int, np.integer)):
+            return ExprB(E.const(int(x)), "i")
+        if isinstance(x, (float, np.floating, np.ndarray)) or hasattr(x, "shape"):
+            return self.literal(x)
+        return x
+
+    def literal(self, v: Any) -> Any:
+        arr = np.asarray(v)
+        if arr.shape == () and arr.dtype.kind in "iub":
+            return ExprB(E.const(int(arr.item())), "b" if arr.dtype.kind == "b" else "i")
+        if arr.shape == ():
+            return ValB(("const", _fmt_const(arr)), (), str(arr.dtype), True)
+        if arr.size and (arr == 0).all():
+            return ValB(("zeros",), tuple(arr.shape), str(arr.dtype), True)
+        return ValB(("const", _fmt_const(arr)), tuple(arr.shape), str(arr.dtype), False)
+
+    def expr(self, env: dict, x: Any, what: str) -> E.Expr:
+        b = self.read(env, x)
+        if isinstance(b, ExprB):
+            if b.kind == "f":
+                raise self.unsupported("float index arithmetic", f"{what} is a float computed from indices")
+            return b.expr
+        if isinstance(b, ValB):
+            raise self.unsupported("run-time data", f"{what} depends on data loaded from a buffer "
+                                   "(run-time data in control flow, an index, a device id or an amount)")
+        raise self.unsupported("non-scalar", f"{what} is not an integer scalar ({b!r})")
+
+    # ------------------------------------------------------------------ views
+
+    def view(self, env: dict, node: Any, what: str) -> RefB:
+        """Resolves a ref operand (a ref variable, or a ``TransformedRef`` inside a tree)."""
+        if type(node).__name__ == "TransformedRef":
+            base = node.ref
+            if isinstance(base, (tuple, list)):
+                raise self.unsupported("select_ref", f"{what} selects among several refs (pl.select_ref)")
+            ref = self.view(env, base, what)
+            for t in node.transforms:
+                ref = self.apply_transform(env, ref, t, what)
+            return ref
+        b = self.read(env, node)
+        if not isinstance(b, RefB):
+            raise self.unsupported("non-ref", f"{what} is not a Ref")
+        return b
+
+    def apply_transform(self, env: dict, ref: RefB, t: Any, what: str) -> RefB:
+        name = type(t).__name__
+        if name != "NDIndexer":
+            names = {"RefBitcaster": "bitcast", "BitcastTransform": "bitcast", "RefReshaper": "reshape",
+                     "ReshapeTransform": "reshape", "TransposeRef": "transpose", "SelectTransform": "select_ref",
+                     "RefNewAxis": "new axis"}
+            construct = names.get(name, name)
+            raise self.unsupported(f"{construct} ref transform",
+                                   f"{what} uses a `{construct}` view (only .at[...] with ints and pl.ds slices is supported)")
+        if tuple(getattr(t, "int_indexer_shape", ())) != ():
+            raise self.unsupported("gather indexing", f"{what} is indexed with an array (gather)")
+        kept = [i for i, d in enumerate(ref.dims) if d[0] == "slice"]
+        if len(t.indices) != len(kept):
+            raise self.unsupported("indexing", f"{what}: {len(t.indices)} indices for a view of rank {len(kept)}")
+        dims = list(ref.dims)
+        for pos, idx in zip(kept, t.indices):
+            base_start, base_size = dims[pos][1], dims[pos][2]
+            if type(idx).__name__ == "Slice":
+                stride = idx.stride
+                if not isinstance(stride, (int, np.integer)) or int(stride) != 1:
+                    raise self.unsupported("strided slice", f"{what} uses a slice with stride {stride}")
+                size = idx.size
+                if isinstance(size, jax_core.Literal):
+                    size = size.val
+                if not isinstance(size, (int, np.integer)):
+                    raise self.unsupported("dynamic slice size", f"{what} uses a slice of dynamic size")
+                start = self.expr(env, idx.start, f"the start of a slice of {what}")
+                dims[pos] = ("slice", E.op("add", base_start, start), int(size))
+            else:
+                leaf = idx
+                aval = getattr(leaf, "aval", None)
+                if aval is not None and getattr(aval, "shape", ()) != ():
+                    raise self.unsupported("gather indexing", f"{what} is indexed with an array (gather)")
+                i = self.expr(env, leaf, f"an index of {what}")
+                dims[pos] = ("at", E.op("add", base_start, i))
+                del base_size
+        return RefB(ref.what, ref.id, tuple(dims))
+
+    def buffer_view(self, env: dict, node: Any, what: str) -> RefB:
+        r = self.view(env, node, what)
+        if r.what != "buffer":
+            raise self.unsupported("semaphore as data", f"{what} is a semaphore, not a buffer")
+        return r
+
+    def sem_ref(self, env: dict, node: Any, what: str) -> tuple[int, E.Expr | None]:
+        """A scalar semaphore: its declaration and flat index (``None`` for a scalar)."""
+        r = self.view(env, node, what)
+        if r.what != "sem":
+            raise self.unsupported("buffer as semaphore", f"{what} is a buffer, not a semaphore")
+        decl = self.semaphores[r.id]
+        if not decl.shape:
+            return r.id, None
+        flat: E.Expr = E.const(0)
+        for d, size in zip(r.dims, decl.shape):
+            if d[0] != "at":
+                raise self.unsupported("semaphore slice", f"{what} is a slice of semaphore array `{decl.name}`, not one semaphore")
+            flat = E.op("add", E.op("mul", flat, E.const(size)), d[1])
+        return r.id, flat
+
+    def dest(self, env: dict, device_id: Any, id_type: Any, what: str) -> tuple:
+        """A device id: ``("own",)``, ``("mesh", exprs)``, ``("axes", pairs)`` or ``("logical", expr)``."""
+        if device_id is None:
+            return ("own",)
+        kind = str(getattr(id_type, "name", id_type)).upper()
+        if "LOGICAL" in kind:
+            if isinstance(device_id, (tuple, list, dict)):
+                raise self.unsupported("device id", f"{what}: a LOGICAL device id must be a scalar")
+            return ("logical", self.expr(env, device_id, f"the device id of {what}"))
+        if isinstance(device_id, dict):
+            pairs = []
+            for key, value in device_id.items():
+                names = key if isinstance(key, tuple) else (key,)
+                v = self.expr(env, value, f"the device id of {what}")
+                for n in names:
+                    if n not in self.mesh_axes:
+                        raise self.unsupported("device id", f"{what}: device_id names axis `{n}`, not an axis of the mesh ({_mesh_of(list(self.mesh_axes))})")
+                if len(names) == 1:
+                    pairs.append((names[0], v))
+                    continue
+                # A tuple of axes takes one linear index over them, row-major.
+                for j, n in enumerate(names):
+                    stride = 1
+                    for m in names[j + 1:]:
+                        stride *= self.mesh_axes[m]
+                    pairs.append((n, E.op("rem", E.op("div", v, E.const(stride)), E.const(self.mesh_axes[n]))))
+            return ("axes", tuple(pairs))
+        if isinstance(device_id, (tuple, list)):
+            return ("mesh", tuple(self.expr(env, v, f"the device id of {what}") for v in device_id))
+        return ("mesh", (self.expr(env, device_id, f"the device id of {what}"),))
+
+    # ------------------------------------------------------------------ walking
+
+    def walk(self, jaxpr: jax_core.Jaxpr, env: dict) -> list:
+        """Walks the equations of ``jaxpr`` with ``env`` binding its variables; returns
+        the bindings of its outvars."""
+        for eqn in jaxpr.eqns:
+            self.loc = location.of_eqn(eqn, self.kernel_function)
+            self.equation(eqn, env)
+        return [self.read(env, v) for v in jaxpr.outvars]
+
+    def bind_outs(self, env: dict, eqn: Any, outs: Sequence[Any]) -> None:
+        for v, o in zip(eqn.outvars, outs):
+            if not isinstance(v, jax_core.DropVar):
+                env[v] = o
+
+    def equation(self, eqn: Any, env: dict) -> None:
+        name = eqn.primitive.name
+        handler = getattr(self, f"p_{name}", None)
+        if handler is not None:
+            handler(eqn, env)
+            return
+        if name in CALLS:
+            self.p_call(eqn, env)
+            return
+        if name in IGNORED:
+            self.ignored.append({"construct": name, "loc": self.loc})
+            self.bind_outs(env, eqn, [ValB(("const", name), (), "", True)] * len(eqn.outvars))
+            return
+        if name in IDENTITY and len(eqn.invars) >= 1:
+            self.bind_outs(env, eqn, [self.read(env, x) for x in eqn.invars[: len(eqn.outvars)]])
+            return
+        ins = [self.read(env, x) for x in eqn.invars]
+        if any(isinstance(b, RefB) for b in ins):
+            raise self.unsupported(name, f"primitive `{name}` on a Ref is not supported")
+        if eqn.effects:
+            raise self.unsupported(name, f"primitive `{name}` (with effects {set(map(str, eqn.effects))}) is not supported")
+        if all(isinstance(b, ExprB) for b in ins) and all(getattr(v.aval, "shape", None) == () for v in eqn.outvars):
+            self.index_primitive(eqn, env, ins)
+            return
+        self.data_primitive(eqn, env, ins)
+
+    # ---------------------------------------------------------------- index arithmetic
+
+    def index_primitive(self, eqn: Any, env: dict, ins: list[ExprB]) -> None:
+        name = eqn.primitive.name
+        out_dtype = eqn.outvars[0].aval.dtype
+        kind = "b" if out_dtype == np.bool_ else ("f" if np.dtype(out_dtype).kind == "f" else "i")
+        a = [b.expr for b in ins]
+        if any(b.kind == "f" for b in ins) or kind == "f":
+            # Float arithmetic on indices: fine as long as it never reaches an index.
+            self.bind_outs(env, eqn, [ExprB(("float", name), "f")])
+            return
+        bool_in = ins and all(b.kind == "b" for b in ins)
+        if name in INDEX_BINARY:
+            r = E.op(INDEX_BINARY[name], *a)
+        elif name == "and":
+            r = E.op("and" if bool_in else "bitand", *a)
+        elif name == "or":
+            r = E.op("or" if bool_in else "bitor", *a)
+        elif name == "xor":
+            r = E.op("xor" if bool_in else "bitxor", *a)
+        elif name == "not":
+            r = E.op("not" if bool_in else "bitnot", *a)
+        elif name in ("neg", "sign", "abs"):
+            r = E.op(name, *a)
+        elif name == "select_n":
+            r = E.op("select_n", *a)
+        elif name == "clamp":
+            lo, x, hi = a
+            r = E.op("max", lo, E.op("min", x, hi))
+        elif name == "convert_element_type":
+            (x,) = a
+            r = E.op("ne", x, E.const(0)) if kind == "b" and ins[0].kind != "b" else x
+        elif name == "integer_pow":
+            y = int(eqn.params["y"])
+            if y < 0:
+                raise self.unsupported("integer_pow", "negative integer power of an index")
+            r = E.const(1)
+            for _ in range(y):
+                r = E.op("mul", r, a[0])
+        elif name in ("squeeze", "reshape", "broadcast_in_dim", "expand_dims"):
+            r = a[0]
+        elif name == "shift_right_logical":
+            raise self.unsupported("shift_right_logical", "logical right shift of an index (int32 wrap-around is not modelled)")
+        elif name == "axis_index":  # pragma: no cover - handled by p_axis_index
+            raise AssertionError
+        else:
+            raise self.unsupported(name, f"primitive `{name}` on index values is not supported")
+        self.bind_outs(env, eqn, [ExprB(r, kind)])
+
+    # ---------------------------------------------------------------- data (compute)
+
+    def as_value(self, b: Any) -> ValB:
+        if isinstance(b, ValB):
+            return b
+        if isinstance(b, ExprB):
+            if b.kind == "f":
+                return ValB(("const", "float-index"), (), "float32", True)
+            return ValB(("index", b.expr), (), "int32", True)
+        raise self.unsupported("ref as data", "a Ref is used as data")
+
+    def data_primitive(self, eqn: Any, env: dict, ins: list) -> None:
+        name = eqn.primitive.name
+        vals = [self.as_value(b) for b in ins]
+        outs = eqn.outvars
+        out_shape = tuple(getattr(outs[0].aval, "shape", ()))
+        out_dtype = str(getattr(outs[0].aval, "dtype", ""))
+        if name == "broadcast_in_dim" and vals[0].shape == ():
+            v = vals[0]
+            if v.node[0] in ("zeros", "const", "index"):
+                node = ("zeros",) if (v.node[0] == "const" and v.node[1] == "0") or v.node[0] == "zeros" else v.node
+                self.bind_outs(env, eqn, [ValB(node, out_shape, out_dtype, True)])
+                return
+        if name == "add" and len(vals) == 2:
+            a, b = vals
+            if a.node == ("zeros",) and b.shape == out_shape:
+                self.bind_outs(env, eqn, [ValB(b.node, out_shape, out_dtype, b.cellwise)])
+                return
+            if b.node == ("zeros",) and a.shape == out_shape:
+                self.bind_outs(env, eqn, [ValB(a.node, out_shape, out_dtype, a.cellwise)])
+                return
+            if a.shape == b.shape == out_shape:
+                self.bind_outs(env, eqn, [ValB(("add", a.node, b.node), out_shape, out_dtype, a.cellwise and b.cellwise)])
+                return
+        elementwise = name in ELEMENTWISE and len(outs) == 1
+        arrays = [v for v in vals if v.shape != ()]
+        scalars_const = [v for v in vals if v.shape == () and v.node[0] == "const"]
+        cellwise = elementwise and all(v.shape == out_shape and v.cellwise for v in arrays)
+        # Constant scalar operands are folded into the function's name.
+        if elementwise and len(arrays) == 1 and len(scalars_const) == len(vals) - 1 and vals:
+            template = self.template(name, vals, eqn.params)
+            args = (arrays[0].node,)
+        else:
+            template = self.template(name, vals, eqn.params, all_args=True)
+            args = tuple(v.node for v in vals if not (v.shape == () and v.node[0] == "const"))
+        node = ("fn", template, args)
+        out = [ValB(node if len(outs) == 1 else ("fn", f"{template}#{k}", args),
+                    tuple(getattr(o.aval, "shape", ())), str(getattr(o.aval, "dtype", "")),
+                    cellwise) for k, o in enumerate(outs)]
+        self.bind_outs(env, eqn, out)
+
+    @staticmethod
+    def template(name: str, vals: list[ValB], params: dict, all_args: bool = False) -> str:
+        """The name of an uninterpreted function: ``2*{}``, ``{}+1``, ``dot_general({},{})``."""
+        if not all_args:
+            parts = ["{}" if v.shape != () else v.node[1] for v in vals]
+            sym = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
+            if name in sym and len(parts) == 2:
+                a, b = parts
+                if name == "mul" and b != "{}":
+                    a, b = b, a  # constants first: 2*{}
+                return f"{a}{sym[name]}{b}"
+            if name == "neg":
+                return "-{}"
+            if name == "convert_element_type":
+                return f"{np.dtype(params['new_dtype']).name}({{}})"
+            if name == "integer_pow":
+                return f"{{}}**{params['y']}"
+            return f"{name}({', '.join(parts)})"
+        parts = ["{}" if not (v.shape == () and v.node[0] == "const") else v.node[1] for v in vals]
+        if name == "convert_element_type":
+            return f"{np.dtype(params['new_dtype']).name}({{}})"
+        return f"{name}({', '.join(parts)})"
+
+    # ---------------------------------------------------------------- Pallas primitives
+
+    def p_program_id(self, eqn: Any, env: dict) -> None:
+        self.uses_program_id = True
+        self.bind_outs(env, eqn, [ExprB(("program_id", int(eqn.params["axis"])), "i")])
+
+    def p_num_programs(self, eqn: Any, env: dict) -> None:
+        self.bind_outs(env, eqn, [ExprB(("num_programs", int(eqn.params["axis"])), "i")])
+
+    def p_axis_index(self, eqn: Any, env: dict) -> None:
+        names = eqn.params["axis_name"]
+        names = names if isinstance(names, tuple) else (names,)
+        r: E.Expr = E.const(0)
+        for n in names:
+            if n not in self.mesh_axes:
+                raise self.unsupported("axis_index", f"axis_index({n!r}): `{n}` is not an axis of the kernel's mesh ({_mesh_of(list(self.mesh_axes))})")
+            r = E.op("add", E.op("mul", r, E.const(self.mesh_axes[n])), ("axis_index", n))
+        self.bind_outs(env, eqn, [ExprB(r, "i")])
+
+    def p_get_barrier_semaphore(self, eqn: Any, env: dict) -> None:
+        if self.barrier is None:
+            self.barrier = self.declare_sem(SemDecl(name="barrier", kind="barrier", shape=()))
+        self.communicates = True
+        self.bind_outs(env, eqn, [RefB("sem", self.barrier, ())])
+
+    def p_semaphore_read(self, eqn: Any, env: dict) -> None:
+        raise self.unsupported("semaphore_read", "pl.semaphore_read gives run-time data (a semaphore's value)")
+
+    def p_semaphore_signal(self, eqn: Any, env: dict) -> None:
+        args = eqn.params["args_tree"].unflatten(eqn.invars)
+        sem, transforms, inc, device_id, core_index = args
+        if core_index is not None:
+            raise self.unsupported("semaphore_signal(core_index=...)", "signalling another core by core_index is not supported")
+        if transforms:
+            sem = _transformed(sem, transforms)
+        sid, idx = self.sem_ref(env, sem, "the semaphore of semaphore_signal")
+        dest = self.dest(env, device_id, eqn.params.get("device_id_type"), "semaphore_signal")
+        if dest[0] != "own":
+            self.communicates = True
+        self.emit({"op": "signal", "sem": (sid, idx), "inc": self.expr(env, inc, "the increment of semaphore_signal"),
+                   "device": dest})
+
+    def p_semaphore_wait(self, eqn: Any, env: dict) -> None:
+        args = eqn.params["args_tree"].unflatten(eqn.invars)
+        sem, transforms, value, decrement = args[:4]
+        dec = self.read(env, decrement) if decrement is not None else ExprB(E.const(1), "b")
+        if not (isinstance(dec, ExprB) and dec.expr == ("const", 1)):
+            raise self.unsupported("semaphore_wait(decrement=False)", "a semaphore wait that does not decrement is not supported")
+        if transforms:
+            sem = _transformed(sem, transforms)
+        sid, idx = self.sem_ref(env, sem, "the semaphore of semaphore_wait")
+        self.emit({"op": "wait", "sem": (sid, idx), "amount": self.expr(env, value, "the amount of semaphore_wait")})
+
+    def dma(self, env: dict, src: Any, dst: Any, dst_sem: Any, src_sem: Any, device_id: Any, id_type: Any) -> dict:
+        s = self.buffer_view(env, src, "the DMA source")
+        d = self.buffer_view(env, dst, "the DMA destination")
+        if device_id is None and src_sem is None:
+            return {"kind": "local", "src": s, "dst": d, "sem": self.sem_ref(env, dst_sem, "the DMA semaphore")}
+        if src_sem is None or device_id is None:
+            raise self.unsupported("dma", "a remote DMA needs both a send semaphore and a device id")
+        dest = self.dest(env, device_id, id_type, "the remote DMA")
+        return {"kind": "remote", "src": s, "dst": d, "send_sem": self.sem_ref(env, src_sem, "the send semaphore"),
+                "recv_sem": self.sem_ref(env, dst_sem, "the receive semaphore"), "device": dest}
+
+    def p_dma_start(self, eqn: Any, env: dict) -> None:
+        if eqn.params.get("add"):
+            raise self.unsupported("dma_start(add=True)", "an accumulating DMA (add=True) is not supported")
+        src, dst, dst_sem, src_sem, device_id = eqn.params["tree"].unflatten(eqn.invars)
+        d = self.dma(env, src, dst, dst_sem, src_sem, device_id, eqn.params.get("device_id_type"))
+        if d["kind"] == "remote":
+            self.communicates = True
+        self.emit({"op": "dma_start", "dma": d, "priority": int(eqn.params.get("priority", 0) or 0)})
+
+    def p_dma_wait(self, eqn: Any, env: dict) -> None:
+        src, dst, dst_sem, src_sem, device_id = eqn.params["tree"].unflatten(eqn.invars)
+        id_type = eqn.params.get("device_id_type")
+        if eqn.params.get("insert_dummy_device"):
+            # wait_send: JAX swapped the descriptor (src<->dst, sems swapped).
+            d = self.dma(env, dst, src, src_sem, dst_sem, device_id, id_type)
+            part = "send"
+        else:
+            d = self.dma(env, src, dst, dst_sem, src_sem, device_id, id_type)
+            part = "recv" if d["kind"] == "remote" else "all"
+        self.emit({"op": "dma_wait", "part": part, "dma": d})
+
+    # ---------------------------------------------------------------- loads and stores
+
+    def indexed(self, env: dict, ref_var: Any, flat: Sequence[Any], tree: Any, what: str) -> RefB:
+        ref = self.view(env, ref_var, what)
+        transforms = tree_util.tree_unflatten(tree, list(flat)) if tree is not None else ()
+        for t in transforms:
+            ref = self.apply_transform(env, ref, t, what)
+        return ref
+
+    def name_of(self, ref: RefB) -> str:
+        return (self.buffers if ref.what == "buffer" else self.semaphores)[ref.id].name
+
+    def p_get(self, eqn: Any, env: dict) -> None:
+        ref = self.indexed(env, eqn.invars[0], eqn.invars[1:], eqn.params.get("tree"), "a load")
+        if ref.what != "buffer":
+            raise self.unsupported("semaphore load", "loading from a semaphore")
+        aval = eqn.outvars[0].aval
+        leaf = ("load", ref, self.epoch, self.writes.get(ref.id, 0), self.loc)
+        self.bind_outs(env, eqn, [ValB(leaf, tuple(aval.shape), str(aval.dtype), True)])
+
+    def p_swap(self, eqn: Any, env: dict) -> None:
+        ref = self.indexed(env, eqn.invars[0], eqn.invars[2:], eqn.params.get("tree"), "a store")
+        if ref.what != "buffer":
+            raise self.unsupported("semaphore store", "storing into a semaphore")
+        val = self.as_value(self.read(env, eqn.invars[1]))
+        out = eqn.outvars[0]
+        if not isinstance(out, jax_core.DropVar) and _used_later(out):
+            raise self.unsupported("swap result", "the old value returned by a swap is used")
+        self.store(ref, val)
+        aval = out.aval
+        self.bind_outs(env, eqn, [ValB(("const", "swapped"), tuple(aval.shape), str(aval.dtype), False)])
+
+    def p_addupdate(self, eqn: Any, env: dict) -> None:
+        ref = self.indexed(env, eqn.invars[0], eqn.invars[2:], eqn.params.get("tree"), "an accumulation")
+        val = self.as_value(self.read(env, eqn.invars[1]))
+        cur = ValB(("load", ref, self.epoch, self.writes.get(ref.id, 0), self.loc), val.shape, val.dtype, True)
+        self.store(ref, ValB(("add", cur.node, val.node), val.shape, val.dtype, val.cellwise))
+
+    def p_masked_load(self, eqn: Any, env: dict) -> None:
+        args = eqn.params["args_tree"].unflatten(eqn.invars)
+        ref, transforms, mask, other = args[0], args[1], args[2], args[3]
+        if mask is not None or other is not None:
+            raise self.unsupported("masked load", "pl.load with a mask is not supported")
+        self.p_get_like(eqn, env, ref, transforms)
+
+    def p_get_like(self, eqn: Any, env: dict, ref_node: Any, transforms: Any) -> None:
+        ref = self.view(env, ref_node, "a load")
+        for t in transforms or ():
+            ref = self.apply_transform(env, ref, t, "a load")
+        aval = eqn.outvars[0].aval
+        leaf = ("load", ref, self.epoch, self.writes.get(ref.id, 0), self.loc)
+        self.bind_outs(env, eqn, [ValB(leaf, tuple(aval.shape), str(aval.dtype), True)])
+
+    def p_masked_swap(self, eqn: Any, env: dict) -> None:
+        args = eqn.params["args_tree"].unflatten(eqn.invars)
+        ref_node, transforms, val, mask = args[0], args[1], args[2], args[3]
+        if mask is not None:
+            raise self.unsupported("masked store", "pl.store with a mask is not supported")
+        ref = self.view(env, ref_node, "a store")
+        for t in transforms or ():
+            ref = self.apply_transform(env, ref, t, "a store")
+        out = eqn.outvars[0]
+        if not isinstance(out, jax_core.DropVar) and _used_later(out):
+            raise self.unsupported("swap result", "the old value returned by a store is used")
+        self.store(ref, self.as_value(self.read(env, val)))
+        self.bind_outs(env, eqn, [ValB(("const", "swapped"), tuple(out.aval.shape), str(out.aval.dtype), False)])
+
+    def store(self, dst: RefB, val: ValB) -> None:
+        for leaf in _leaves(val.node):
+            if leaf[0] != "load":
+                continue
+            _, ref, epoch, writes, loc = leaf
+            if epoch != self.epoch or writes != self.writes.get(ref.id, 0):
+                raise self.unsupported(
+                    "value kept across statements",
+                    f"the value loaded from `{self.name_of(ref)}` at {location.short(loc)} is stored after a "
+                    "DMA, semaphore operation, control flow or a store to that buffer; semcheck models a load "
+                    "and the store that uses it as one step, so it needs them next to each other")
+        cellwise = val.cellwise and val.shape == dst.shape()
+        if val.node[0] in ("zeros",) or (val.node[0] in ("const", "index") and val.shape == ()):
+            cellwise = True
+        self.emit({"op": "store", "dst": dst, "value": val.node, "cellwise": cellwise})
+
+    # ---------------------------------------------------------------- control flow
+
+    def sub_env(self, jaxpr: Any, args: Sequence[Any], consts: Sequence[Any] = ()) -> tuple[Any, dict]:
+        """Binds a (closed) sub-jaxpr's constvars and invars."""
+        inner = getattr(jaxpr, "jaxpr", jaxpr)
+        env: dict = {}
+        closed_consts = list(getattr(jaxpr, "consts", ()) or ())
+        constvals = list(consts) if consts else [self.literal(c) if not isinstance(c, (ExprB, ValB, RefB)) else c
+                                                  for c in closed_consts]
+        for v, c in zip(inner.constvars, constvals):
+            env[v] = c
+        for v, a in zip(inner.invars, args):
+            env[v] = a
+        return inner, env
+
+    def p_call(self, eqn: Any, env: dict) -> None:
+        params = eqn.params
+        sub = params.get("jaxpr") or params.get("call_jaxpr") or params.get("fun_jaxpr")
+        if sub is None:
+            raise self.unsupported(eqn.primitive.name, f"call primitive `{eqn.primitive.name}` without a jaxpr")
+        args = [self.read(env, x) for x in eqn.invars]
+        loc = self.loc
+        inner, sub_env = self.sub_env(sub, args)
+        outs = self.walk(inner, sub_env)
+        self.loc = loc
+        self.bind_outs(env, eqn, outs)
+
+    def block(self, fn: Any) -> tuple[list, Any]:
+        self.blocks.append([])
+        result = fn()
+        return self.blocks.pop(), result
+
+    def p_cond(self, eqn: Any, env: dict) -> None:
+        index = self.expr(env, eqn.invars[0], "the condition of pl.when / lax.cond")
+        args = [self.read(env, x) for x in eqn.invars[1:]]
+        loc = self.loc
+        bodies, outs = [], []
+        start_epoch, start_writes = self.epoch, dict(self.writes)
+        for br in eqn.params["branches"]:
+            inner, sub_env = self.sub_env(br, args)
+            self.epoch, self.writes = start_epoch, dict(start_writes)
+            body, o = self.block(lambda: self.walk(inner, sub_env))
+            self.loc = loc
+            bodies.append(body)
+            outs.append(o)
+        self.epoch, self.writes = start_epoch, start_writes
+        results = []
+        for k in range(len(eqn.outvars)):
+            branch_outs = [o[k] for o in outs]
+            if all(isinstance(b, ExprB) and b.kind != "f" for b in branch_outs):
+                results.append(ExprB(E.op("select_n", index, *[b.expr for b in branch_outs]),
+                                     branch_outs[0].kind))
+            elif all(isinstance(b, RefB) for b in branch_outs) and len(set(branch_outs)) == 1:
+                results.append(branch_outs[0])
+            else:
+                raise self.unsupported("cond result", "a lax.cond / pl.when branch returns data or refs")
+        if any(bodies):
+            if len(bodies) == 2 and not bodies[0]:
+                self.emit({"op": "when", "cond": index, "body": bodies[1]})
+            elif len(bodies) == 2 and not bodies[1]:
+                self.emit({"op": "when", "cond": E.op("eq", index, E.const(0)), "body": bodies[0]})
+            else:
+                self.emit({"op": "switch", "index": index, "branches": bodies})
+        self.bind_outs(env, eqn, results)
+
+    def p_run_scoped(self, eqn: Any, env: dict) -> None:
+        if eqn.params.get("collective_axes"):
+            raise self.unsupported("run_scoped(collective_axes=...)", "a collective allocation is not supported")
+        for t in eqn.params.get("ref_transforms", ()) or ():
+            if t:
+                raise self.unsupported("run_scoped ref_transforms", "transformed scoped allocations are not supported")
+        jaxpr = eqn.params["jaxpr"]
+        inner = getattr(jaxpr, "jaxpr", jaxpr)
+        consts = [self.read(env, x) for x in eqn.invars]
+        names = tuple(inner.debug_info.arg_names) if inner.debug_info and inner.debug_info.arg_names else ()
+        sems, bufs, allocs = [], [], []
+        for k, v in enumerate(inner.invars):
+            name = names[k] if k < len(names) and names[k] else f"scoped{len(self.semaphores) + len(self.buffers)}"
+            b = self.ref_binding(v.aval, name, "scratch", scoped=True, shared_hbm=False)
+            (sems if b.what == "sem" else bufs).append(b.id)
+            allocs.append(b)
+        env2: dict = {}
+        for v, c in zip(inner.constvars, consts):
+            env2[v] = c
+        for v, a in zip(inner.invars, allocs):
+            env2[v] = a
+        loc = self.loc
+        body, outs = self.block(lambda: self.walk(inner, env2))
+        self.loc = loc
+        for o in outs:
+            if not isinstance(o, ExprB):
+                raise self.unsupported("run_scoped result", "pl.run_scoped returns data or refs")
+        self.emit({"op": "scoped", "semaphores": sems, "buffers": bufs, "body": body})
+        self.bind_outs(env, eqn, outs)
+
+    def loop(self, eqn: Any, env: dict, *, carries: list, count: int | None,
+             cond: tuple | None, body: tuple, hint: str) -> tuple[list, list]:
+        """Common part of scan and while: ``carries`` are the initial bindings;
+        ``cond``/``body`` are ``(jaxpr, consts)`` pairs taking the carries."""
+        loc = self.loc
+        names, init = [], []
+        for k, c in enumerate(carries):
+            if isinstance(c, ExprB) and c.kind != "f":
+                names.append(self.fresh(hint if k == 0 else "c"))
+                init.append(c.expr)
+            else:
+                raise self.unsupported("loop carry", "a loop carries data (an array or a loaded value) from one "
+                                       "iteration to the next; only integer carries are supported")
+        var_b = [ExprB(("var", n), c.kind) for n, c in zip(names, carries)]
+        cond_expr = None
+        if cond is not None:
+            cjaxpr, cconsts = cond
+            inner, cenv = self.sub_env(cjaxpr, list(cconsts) + var_b)
+            before = len(self.blocks[-1])
+            depth_epoch = self.epoch
+            (c_out,) = self.walk(inner, cenv)
+            if len(self.blocks[-1]) != before or self.epoch != depth_epoch:
+                raise self.unsupported("while condition", "the condition of a while loop has effects")
+            if not isinstance(c_out, ExprB):
+                raise self.unsupported("run-time data", "the condition of a while loop depends on run-time data")
+            cond_expr = c_out.expr
+            self.loc = loc
+        bjaxpr, bconsts = body
+        inner, benv = self.sub_env(bjaxpr, list(bconsts) + var_b)
+        self.epoch += 1  # a load from before the loop is not the value of every iteration
+        stmts, outs = self.block(lambda: self.walk(inner, benv))
+        self.loc = loc
+        nexts = []
+        for k, o in enumerate(outs[: len(names)]):
+            if not (isinstance(o, ExprB) and o.kind != "f"):
+                raise self.unsupported("loop carry", "a loop carries data from one iteration to the next")
+            nexts.append(o.expr)
+        self.emit({"op": "loop", "vars": names, "init": init, "count": count, "cond": cond_expr,
+                   "next": nexts, "body": stmts})
+        return var_b, outs
+
+    def p_scan(self, eqn: Any, env: dict) -> None:
+        p = eqn.params
+        if p.get("reverse"):
+            raise self.unsupported("reversed scan", "a reversed lax.scan is not supported")
+        nc, ncarry = p["num_consts"], p["num_carry"]
+        ins = [self.read(env, x) for x in eqn.invars]
+        consts, carries, xs = ins[:nc], ins[nc: nc + ncarry], ins[nc + ncarry:]
+        if xs:
+            raise self.unsupported("scan over xs", "lax.scan over arrays (xs) is not supported; use fori_loop")
+        ys = eqn.outvars[ncarry:]
+        if any(not isinstance(y, jax_core.DropVar) and _used_later(y) for y in ys):
+            raise self.unsupported("scan outputs", "stacked outputs of lax.scan are not supported")
+        var_b, _ = self.loop(eqn, env, carries=carries, count=int(p["length"]), cond=None,
+                             body=(p["jaxpr"], consts), hint="i")
+        self.bind_outs(env, eqn, var_b + [ValB(("const", "ys"), (), "", False)] * len(ys))
+
+    def p_while(self, eqn: Any, env: dict) -> None:
+        p = eqn.params
+        cn, bn = p["cond_nconsts"], p["body_nconsts"]
+        ins = [self.read(env, x) for x in eqn.invars]
+        cconsts, bconsts, carries = ins[:cn], ins[cn: cn + bn], ins[cn + bn:]
+        var_b, _ = self.loop(eqn, env, carries=carries, count=None, cond=(p["cond_jaxpr"], cconsts),
+                             body=(p["body_jaxpr"], bconsts), hint="i")
+        self.bind_outs(env, eqn, var_b)
+
+
+def _transformed(ref: Any, transforms: Any) -> Any:
+    from jax._src.state.types import TransformedRef
+
+    if type(ref).__name__ == "TransformedRef":
+        return TransformedRef(ref.ref, (*ref.transforms, *transforms))
+    return TransformedRef(ref, tuple(transforms))
+
+
+def _leaves(node: tuple):
+    if node[0] == "load":
+        yield node
+    elif node[0] == "add":
+        yield from _leaves(node[1])
+        yield from _leaves(node[2])
+    elif node[0] == "fn":
+        for a in node[2]:
+            yield from _leaves(a)
+
+
+_USES: dict[int, bool] = {}
+
+
+def _used_later(var: Any) -> bool:
+    """Whether an outvar is used (set by :func:`mark_uses` before walking)."""
+    return _USES.get(id(var), True)
+
+
+def mark_uses(jaxpr: jax_core.Jaxpr) -> None:
+    """Records, for every variable of ``jaxpr`` and its sub-jaxprs, whether it is read."""
+    used: set[int] = set()
+
+    def visit(j: Any) -> None:
+        j = getattr(j, "jaxpr", j)
+        for eqn in j.eqns:
+            for x in eqn.invars:
+                if isinstance(x, jax_core.Var):
+                    used.add(id(x))
+            for p in eqn.params.values():
+                for sub in (p if isinstance(p, (tuple, list)) else (p,)):
+                    if isinstance(sub, (jax_core.Jaxpr, jax_core.ClosedJaxpr)):
+                        visit(sub)
+        for x in j.outvars:
+            if isinstance(x, jax_core.Var):
+                used.add(id(x))
+
+    def collect(j: Any) -> None:
+        j = getattr(j, "jaxpr", j)
+        for eqn in j.eqns:
+            for v in eqn.outvars:
+                _USES[id(v)] = id(v) in used
+            for p in eqn.params.values():
+                for sub in (p if isinstance(p, (tuple, list)) else (p,)):
+                    if isinstance(sub, (jax_core.Jaxpr, jax_core.ClosedJaxpr)):
+                        collect(sub)
+
+    visit(jaxpr)
+    collect(jaxpr)

@@ -1,0 +1,58 @@
+"""Shared fixtures: exporting many scripts with one JAX start per device count."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+SEEDS = os.path.join(REPO, "protocols", "pallas")
+KERNELS = os.path.join(HERE, "kernels")
+
+
+def seed_files() -> list[str]:
+    return sorted(os.path.join(SEEDS, f) for f in os.listdir(SEEDS) if f.endswith(".py"))
+
+
+def kernel_files() -> list[str]:
+    out = []
+    for d in (KERNELS, os.path.join(KERNELS, "unsupported")):
+        out += sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith(".py") and not f.startswith("_"))
+    return out
+
+
+class Exports:
+    """Documents of every test script, exported on first use, one process per N."""
+
+    def __init__(self) -> None:
+        self.docs: dict[tuple[str, int], dict] = {}
+
+    def batch(self, files: list[str], devices: int) -> None:
+        todo = [f for f in files if (f, devices) not in self.docs]
+        if not todo:
+            return
+        with tempfile.TemporaryDirectory() as out:
+            proc = subprocess.run([sys.executable, os.path.join(HERE, "batch_export.py"), str(devices), out, *todo],
+                                  capture_output=True, text=True)
+            assert proc.returncode == 0, proc.stderr[-3000:]
+            for f in todo:
+                name = os.path.basename(os.path.dirname(f)) + "__" + os.path.basename(f)
+                with open(os.path.join(out, name + ".json")) as fh:
+                    self.docs[(f, devices)] = json.load(fh)
+
+    def get(self, file: str, devices: int) -> dict:
+        if (file, devices) not in self.docs:
+            local = seed_files() + kernel_files()
+            self.batch(local if file in local else [file], devices)
+        return self.docs[(file, devices)]
+
+
+@pytest.fixture(scope="session")
+def exports() -> Exports:
+    return Exports()

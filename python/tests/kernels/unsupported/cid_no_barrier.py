@@ -1,0 +1,12 @@
+from jax import lax
+from jax.experimental.pallas import tpu as pltpu
+from _harness import N, call, remote
+
+
+def kernel(x_ref, o_ref, send, recv):
+    d = remote(x_ref, o_ref, send, recv, (lax.rem(lax.axis_index("x") + 1, N),))
+    d.start()
+    d.wait()
+
+
+call(kernel, scratch=[pltpu.SemaphoreType.DMA] * 2, compiler_params=pltpu.CompilerParams(collective_id=0))

@@ -1,0 +1,15 @@
+from jax import lax
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+from _harness import N, call, remote
+
+
+def kernel(x_ref, o_ref, send, recv):
+    @pl.when(x_ref[0, 0] > 0)  # line 8
+    def _():
+        d = remote(x_ref, o_ref, send, recv, (lax.rem(lax.axis_index("x") + 1, N),))
+        d.start()
+        d.wait()
+
+
+call(kernel, scratch=[pltpu.SemaphoreType.DMA] * 2, in_space=pltpu.VMEM)

@@ -1,0 +1,75 @@
+"""The Python API: exporting a callable in a child process, and checking through the
+semcheck binary (skipped when it is not available: the Rust test suite runs this file
+with SEMCHECK_BIN set)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+import semcheck_pallas as sp
+from conftest import SEEDS
+
+
+def run_ring(rounds: int = 1):
+    """Builds its inputs for jax.device_count() devices and calls a ring shift."""
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+    from jax.experimental import pallas as pl
+    from jax.experimental.pallas import tpu as pltpu
+
+    n = jax.device_count()
+
+    def kernel(x_ref, y_ref, send_sem, recv_sem):
+        for _ in range(rounds):
+            d = pltpu.make_async_remote_copy(x_ref, y_ref, send_sem, recv_sem,
+                                             device_id=(lax.rem(lax.axis_index("x") + 1, n),))
+            d.start()
+            d.wait()
+
+    mesh = jax.make_mesh((n,), ("x",))
+    spec = jax.sharding.PartitionSpec(None, "x")
+    x = jax.device_put(jnp.zeros((8, 128 * n)), jax.sharding.NamedSharding(mesh, spec))
+    f = pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct((8, 128), jnp.float32),
+                       in_specs=[pl.BlockSpec(memory_space=pl.ANY)], out_specs=pl.BlockSpec(memory_space=pl.ANY),
+                       scratch_shapes=[pltpu.SemaphoreType.DMA] * 2)
+    return jax.jit(jax.shard_map(f, mesh=mesh, in_specs=spec, out_specs=spec, check_vma=False))(x)
+
+
+def test_export_a_callable_in_a_child_process():
+    doc = sp.export(run_ring, 2, devices=3)
+    assert doc["devices"] == 3 and doc["errors"] == []
+    (k,) = doc["kernels"]
+    assert k["name"] == "kernel" and k["status"] == "ok"
+    assert [s["op"] for s in k["body"]] == ["dma_start", "dma_wait", "dma_wait"] * 2
+    assert k["body"][0]["loc"]["file"] == os.path.abspath(__file__)
+
+
+def test_importing_the_package_does_not_start_jax():
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", "import semcheck_pallas, sys; print('jax' in sys.modules)"],
+                         capture_output=True, text=True, env=sp.api._env())
+    assert out.stdout.strip() == "False"
+
+
+needs_binary = pytest.mark.skipif(not (os.environ.get("SEMCHECK_BIN") or shutil.which("semcheck")),
+                                  reason="the semcheck binary is not available (SEMCHECK_BIN)")
+
+
+@needs_binary
+def test_check_a_callable_is_proved():
+    verdicts = sp.assert_proved(run_ring, devices=[2, 3])
+    assert [(v.devices, v.verdict) for v in verdicts] == [(2, "proved"), (3, "proved")]
+
+
+@needs_binary
+def test_assert_proved_prints_the_trace_of_a_violation():
+    with pytest.raises(AssertionError) as e:
+        sp.assert_proved(os.path.join(SEEDS, "psum--no-capacity.py"), devices=2)
+    text = str(e.value)
+    assert "violation" in text and "psum--no-capacity.py:" in text

@@ -1,0 +1,101 @@
+"""Constructs beyond the seeds: loops, floor arithmetic, nested jit, device ids, 2-D
+meshes, compute on loaded values."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from conftest import KERNELS
+from helpers import evaluate, ops, statements
+
+
+def kernel(exports, name: str, n: int) -> dict:
+    doc = exports.get(os.path.join(KERNELS, name + ".py"), n)
+    assert doc["errors"] == [], doc["errors"]
+    (k,) = doc["kernels"]
+    assert k["status"] == "ok", k.get("errors")
+    return k
+
+
+def run_loops(loop: dict, axes: dict) -> int:
+    """Iterations a loop statement runs on a device (the semantics of SCHEMA.md)."""
+    from semcheck_pallas import exprs as E
+
+    env = E.Env(axes, (), ())
+    values = [E.evaluate(E.from_json(e), env) for e in loop["init"]]
+    k = 0
+    while True:
+        env.vars.update(zip(loop["vars"], values))
+        if loop["count"] is not None and k >= loop["count"]:
+            return k
+        if loop["cond"] is not None and E.evaluate(E.from_json(loop["cond"]), env) == 0:
+            return k
+        values = [E.evaluate(E.from_json(e), env) for e in loop["next"]]
+        k += 1
+
+
+@pytest.mark.parametrize("n", (2, 4))
+def test_fori_and_while_loops(exports, n):
+    k = kernel(exports, "loops", n)
+    fori, whl = k["body"]
+    assert fori["op"] == "loop" and fori["count"] == 3 and fori["cond"] is None
+    assert [s["op"] for s in fori["body"]] == ["dma_start", "dma_wait", "dma_wait"]
+    assert whl["op"] == "loop" and whl["count"] is None
+    # The while loop runs `axis_index` times: the trip count depends on the device.
+    assert [run_loops(whl, {"x": d}) for d in range(n)] == list(range(n))
+    assert run_loops(fori, {"x": 0}) == 3
+    assert fori["loc"]["text"].startswith("lax.fori_loop(")
+
+
+@pytest.mark.parametrize("n", (2, 3, 4))
+def test_floor_mod_and_div_keep_python_semantics(exports, n):
+    k = kernel(exports, "floor_mod", n)
+    dest = k["body"][0]["dma"]["device"]["coords"][0]
+    for d in range(n):
+        left, half = (d - 1) % n, (d - 3) // 2   # Python's floor semantics
+        expected = left if half < 0 else 0
+        assert evaluate(dest, {"x": d}) == expected
+    # Truncating lax.rem alone would give -1 for device 0: the export is not that.
+    assert evaluate(dest, {"x": 0}) == n - 1
+
+
+def test_nested_jit_is_inlined(exports):
+    k = kernel(exports, "nested_jit", 3)
+    dest = k["body"][0]["dma"]["device"]["coords"][0]
+    assert [evaluate(dest, {"x": d}) for d in range(3)] == [1, 2, 0]
+
+
+def test_dict_and_logical_device_ids(exports):
+    k = kernel(exports, "device_ids", 4)
+    by_dict, logical = k["body"][0]["device"], k["body"][1]["device"]
+    assert by_dict["kind"] == "axes" and by_dict["axes"][0]["axis"] == "x"
+    assert logical["kind"] == "logical"
+    assert [evaluate(logical["id"], {"x": d}) for d in range(4)] == [1, 2, 3, 0]
+    assert k["body"][3]["dma"]["device"]["kind"] == "mesh"
+
+
+def test_two_dimensional_mesh(exports):
+    k = kernel(exports, "mesh2d", 4)
+    assert k["mesh"]["axes"] == [{"name": "x", "size": 2}, {"name": "y", "size": 2}]
+    sig = k["body"][0]
+    assert sig["device"] == {"kind": "axes", "axes": [
+        {"axis": "x", "index": {"op": "sub", "args": [{"const": 1}, {"axis_index": "x"}]}}]}
+    coords = k["body"][2]["dma"]["device"]["coords"]
+    assert len(coords) == 2
+    assert [evaluate(c, {"x": 1, "y": 1}) for c in coords] == [1, 0]
+
+
+def test_compute_on_loaded_values(exports):
+    k = kernel(exports, "compute", 2)
+    stores = [s for s in statements(k["body"]) if s["op"] == "store"]
+    names = {b["name"]: i for i, b in enumerate(k["buffers"])}
+    a_plus, dot, cast, copy = stores
+    assert a_plus["value"]["kind"] == "add" and a_plus["cellwise"]
+    assert dot["value"]["kind"] == "fn" and dot["value"]["name"].startswith("dot_general(")
+    assert not dot["cellwise"]
+    assert [arg["view"]["buffer"] for arg in dot["value"]["args"]] == [names["a"], names["buf"]]
+    assert cast["value"]["name"] == "float32({})" and cast["cellwise"]
+    assert copy["value"] == {"kind": "load", "view": {"buffer": names["a"], "indices": []}}
+    assert ops(k)[:3] == ["dma_start", "dma_wait:send", "dma_wait:recv"]

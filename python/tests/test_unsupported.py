@@ -1,0 +1,75 @@
+"""Constructs outside the supported set are errors naming the construct and its line;
+kernels JAX refuses to build are refused with JAX's reason."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from conftest import KERNELS
+from helpers import line_of
+
+UNSUPPORTED = os.path.join(KERNELS, "unsupported")
+
+CASES = [
+    # file, construct, a text on the reported line
+    ("semaphore_read", "semaphore_read", "pl.semaphore_read(sem)"),
+    ("dma_add", "dma_start(add=True)", "d.start(add=True)"),
+    ("data_cond", "run-time data", "@pl.when(x_ref[0, 0] > 0)"),
+    ("data_index", "run-time data", "d.start()"),
+    ("bitcast", "bitcast ref transform", "d.start()"),
+    ("strided", "strided slice", "d.start()"),
+    ("core_index", "semaphore_signal(core_index=...)", "core_index=0"),
+    ("kept_value", "value kept across statements", "o_ref[...] = v"),
+    ("pipelined", "BlockSpec pipelining", "call(kernel"),
+]
+
+
+def reported_at(loc: dict, path: str, line: int) -> bool:
+    """The location, or one of the user frames that called it."""
+    return any(f["file"] == path and f["line"] == line for f in [loc, *loc.get("stack", [])])
+
+
+@pytest.mark.parametrize("name,construct,text", CASES, ids=[c[0] for c in CASES])
+def test_unsupported_construct_is_named_with_its_line(exports, name, construct, text):
+    path = os.path.join(UNSUPPORTED, name + ".py")
+    doc = exports.get(path, 2)
+    assert doc["errors"] == []
+    (k,) = doc["kernels"]
+    assert k["status"] == "unsupported"
+    (err,) = k["errors"]
+    assert err["construct"] == construct
+    assert reported_at(err["loc"], path, line_of(path, text))
+
+
+def test_kept_value_names_where_it_was_loaded(exports):
+    (k,) = exports.get(os.path.join(UNSUPPORTED, "kept_value.py"), 2)["kernels"]
+    assert "kept_value.py:7" in k["errors"][0]["message"]
+
+
+@pytest.mark.parametrize("name,reason", [
+    ("barrier_no_cid", "collective_id has to be specified when using a custom barrier"),
+    ("cid_no_barrier", "collective_id has to be unspecified or None when not using a custom barrier"),
+])
+def test_kernels_jax_refuses_are_refused_with_its_reason(exports, name, reason):
+    (k,) = exports.get(os.path.join(UNSUPPORTED, name + ".py"), 2)["kernels"]
+    assert k["status"] == "refused"
+    assert k["refusal"]["reason"] == reason
+    # Mosaic's own lowering agrees, word for word.
+    assert k["entry"]["mosaic"] == {"lowered": False, "error": f"ValueError: {reason}"}
+
+
+def test_script_errors_name_the_user_frame(exports):
+    path = os.path.join(UNSUPPORTED, "script_error.py")
+    doc = exports.get(path, 2)
+    (err,) = doc["errors"]
+    assert err["construct"] == "script error"
+    assert err["message"] == "ValueError: the user's own bug"
+    assert (err["loc"]["file"], err["loc"]["line"]) == (path, 4)
+    assert "Traceback" in err["traceback"]
+
+
+def test_a_script_without_kernels_is_an_error(exports):
+    doc = exports.get(os.path.join(UNSUPPORTED, "no_kernel.py"), 2)
+    assert [e["construct"] for e in doc["errors"]] == ["no kernel"]

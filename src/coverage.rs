@@ -1,0 +1,70 @@
+//! Which statements a check never executed: where a proof is vacuous.
+//!
+//! Only an exhaustive exploration that proved the case says which statements never run
+//! (see [`semcheck_model::coverage`] for why its coverage is what compiled); any other
+//! outcome gets the reason it cannot say.
+//!
+//! ```
+//! use semcheck::coverage::{never_executed, Unexecuted};
+//!
+//! let case = semcheck::catalogue_case("psum", None, 2).unwrap();
+//! let program = semcheck::program(&case).unwrap();
+//! let outcome = semcheck::check(&case).unwrap();
+//! let missed: Vec<Unexecuted> = never_executed(&program, &outcome).unwrap();
+//! assert!(missed.is_empty());
+//! ```
+
+use semcheck_checker::{EngineRun, Outcome, Verdict};
+use semcheck_model::coverage::Coverage;
+use semcheck_model::ir::{Loc, StmtId};
+use semcheck_model::{stmt_text, Program};
+use serde::Serialize;
+
+/// A statement that never executed on any device.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Unexecuted {
+    /// Its pre-order number.
+    pub stmt: StmtId,
+    /// Its source location, when the front end knows it.
+    pub location: Option<Loc>,
+    /// The statement in the kernel's words (a block by its header: its whole body never
+    /// ran).
+    pub statement: String,
+}
+
+impl Unexecuted {
+    /// `psum.rs:57 pl.semaphore_wait(capacity_sem, 1)`: the location and the statement.
+    pub fn located(&self) -> String {
+        stmt_text::at(self.location.as_ref(), &self.statement)
+    }
+}
+
+/// The statements of `program` that `outcome` never executed, or why the outcome cannot
+/// say (it is not an exhaustive exploration that proved the case).
+pub fn never_executed(program: &Program, outcome: &Outcome) -> Result<Vec<Unexecuted>, &'static str> {
+    if !matches!(outcome.run, EngineRun::Explore(_)) {
+        return Err("only the exhaustive explorer says which statements never run; this engine samples schedules");
+    }
+    match outcome.verdict {
+        Verdict::Proved => {}
+        Verdict::Violation(_) => {
+            return Err("the exploration stopped at the first violation, before every statement could run")
+        }
+        Verdict::Incomplete { .. } => {
+            return Err("the exploration stopped early: statements it did not reach may still run")
+        }
+    }
+    let coverage = Coverage::exhaustive(program);
+    Ok(coverage
+        .never_executed
+        .into_iter()
+        .filter_map(|id| {
+            let stmt = program.ir.statement(id)?;
+            Some(Unexecuted {
+                stmt: id,
+                location: stmt.loc.clone(),
+                statement: stmt_text::statement(&program.ir, stmt),
+            })
+        })
+        .collect())
+}

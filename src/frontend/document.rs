@@ -1,0 +1,172 @@
+//! The JSON document `python -m semcheck_pallas export` writes (`python/SCHEMA.md`),
+//! read with every field checked: a malformed document is an error naming the field.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use semcheck_model::{ErrorKind, ModelError};
+
+/// The format this semcheck reads.
+pub const FORMAT: &str = "semcheck-kernel 1";
+
+/// A source location of the document.
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct LocDoc {
+    /// The file.
+    pub file: String,
+    /// The 1-based line.
+    pub line: u32,
+    /// The function.
+    #[serde(default)]
+    pub function: Option<String>,
+    /// The line's text.
+    #[serde(default)]
+    pub text: Option<String>,
+    /// The whole statement, lines joined.
+    #[serde(default)]
+    pub code: Option<String>,
+    /// The user frames that called it.
+    #[serde(default)]
+    pub stack: Vec<LocDoc>,
+}
+
+impl LocDoc {
+    /// `psum.py:57`.
+    pub fn short(&self) -> String {
+        format!("{}:{}", self.file.rsplit(['/', '\\']).next().unwrap_or(&self.file), self.line)
+    }
+}
+
+/// An error record.
+#[derive(Clone, Debug, Deserialize)]
+pub struct ErrorDoc {
+    /// The construct (`semaphore_read`, `script error`, ...).
+    pub construct: String,
+    /// What is wrong.
+    pub message: String,
+    /// Where.
+    #[serde(default)]
+    pub loc: Option<LocDoc>,
+    /// The script's traceback, for script errors.
+    #[serde(default)]
+    pub traceback: Option<String>,
+}
+
+impl ErrorDoc {
+    /// `psum.py:57: semaphore_read: ...`.
+    pub fn describe(&self) -> String {
+        let at = self.loc.as_ref().map(|l| format!("{}: ", l.short())).unwrap_or_default();
+        let code = self
+            .loc
+            .as_ref()
+            .and_then(|l| l.code.as_deref().or(l.text.as_deref()))
+            .filter(|c| !c.is_empty())
+            .map(|c| format!("\n    {c}"))
+            .unwrap_or_default();
+        let via = self
+            .loc
+            .as_ref()
+            .and_then(|l| l.stack.first())
+            .map(|c| format!(" (called from {})", c.short()))
+            .unwrap_or_default();
+        format!("{at}{}: {}{via}{code}", self.construct, self.message)
+    }
+}
+
+/// JAX's refusal to build a kernel.
+#[derive(Clone, Debug, Deserialize)]
+pub struct RefusalDoc {
+    /// JAX's message.
+    pub reason: String,
+}
+
+/// One kernel of the document; the body and declarations stay JSON until imported.
+#[derive(Clone, Debug, Deserialize)]
+pub struct KernelDoc {
+    /// The kernel's name.
+    pub name: String,
+    /// `ok`, `unsupported` or `refused`.
+    pub status: String,
+    /// The kernel function's location.
+    #[serde(default)]
+    pub function: Option<LocDoc>,
+    /// The unsupported constructs.
+    #[serde(default)]
+    pub errors: Vec<ErrorDoc>,
+    /// JAX's refusal.
+    #[serde(default)]
+    pub refusal: Option<RefusalDoc>,
+    /// Whether it talks to another device (or shares HBM between TensorCores).
+    #[serde(default)]
+    pub communicates: bool,
+    /// The script's invocations of it.
+    #[serde(default)]
+    pub invocations: Option<u32>,
+    /// The rest: mesh, grid, entry, buffers, semaphores, body.
+    #[serde(flatten)]
+    pub rest: BTreeMap<String, Value>,
+}
+
+/// A document.
+#[derive(Clone, Debug, Deserialize)]
+pub struct Document {
+    /// `semcheck-kernel 1`.
+    pub format: String,
+    /// The device count JAX saw.
+    pub devices: usize,
+    /// The script record.
+    #[serde(default)]
+    pub script: Value,
+    /// The kernels.
+    #[serde(default)]
+    pub kernels: Vec<KernelDoc>,
+    /// Top-level errors.
+    #[serde(default)]
+    pub errors: Vec<ErrorDoc>,
+    /// Warnings.
+    #[serde(default)]
+    pub warnings: Vec<Value>,
+    /// The hash of every file a location names.
+    #[serde(default)]
+    pub files: BTreeMap<String, Option<String>>,
+}
+
+impl Document {
+    /// Parses a document, checking its format tag.
+    pub fn parse(text: &str, what: &str) -> Result<Document, ModelError> {
+        let bad = |m: String| ModelError::new(ErrorKind::BadDeclaration, format!("{what}: {m}"));
+        let v: Value = serde_json::from_str(text).map_err(|e| bad(format!("not JSON: {e}")))?;
+        match v.get("format").and_then(Value::as_str) {
+            Some(FORMAT) => {}
+            Some(f) => return Err(bad(format!("format `{f}`, this semcheck reads `{FORMAT}`"))),
+            None => return Err(bad(format!("no `format` key: not a document of `{FORMAT}`"))),
+        }
+        serde_json::from_value(v).map_err(|e| bad(format!("malformed document: {e}")))
+    }
+
+    /// The script's hash when it was exported.
+    pub fn script_sha256(&self) -> Option<String> {
+        self.script.get("sha256").and_then(Value::as_str).map(str::to_string)
+    }
+
+    /// The script's path.
+    pub fn script_file(&self) -> Option<String> {
+        self.script.get("file").and_then(Value::as_str).map(str::to_string)
+    }
+
+    /// The first top-level error as a model error (exit 2).
+    pub fn check_errors(&self, what: &str) -> Result<(), ModelError> {
+        let Some(e) = self.errors.first() else { return Ok(()) };
+        let mut msg = format!("{what}: {}", e.describe());
+        if let Some(tb) = &e.traceback {
+            let tail: Vec<&str> = tb.lines().rev().take(12).collect();
+            msg.push_str("\n  the script's traceback ends with:\n");
+            for l in tail.iter().rev() {
+                msg.push_str(&format!("    {l}\n"));
+            }
+        }
+        Err(ModelError::new(ErrorKind::Unsupported, msg.trim_end().to_string()))
+    }
+}

@@ -1,0 +1,273 @@
+//! The Python front end: Pallas kernels read from files, through JAX's own tracer.
+//!
+//! `semcheck check kernel.py --devices N` runs `python -m semcheck_pallas export` (the
+//! package in `python/`, carried by this binary; see [`env`](mod@env)) once per mesh size, reads
+//! the JSON document it prints ([`document`](mod@document), `python/SCHEMA.md`), imports each kernel
+//! into the IR ([`import`]) and compiles it against its specification ([`spec`]).
+//! A `.json` target is such a document, read as is (the Python API checks kernels this
+//! way).
+//!
+//! Exports are cached per process by (file, N): `check` then `trace` of the same kernel
+//! runs the script once.
+
+pub mod document;
+pub mod env;
+pub mod import;
+pub mod spec;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
+
+use semcheck_model::{compile, ErrorKind, ModelError, Program};
+
+use document::{Document, KernelDoc};
+
+/// The exports made by this process, by (file, device count).
+type Exports = Mutex<HashMap<(PathBuf, usize), Arc<Document>>>;
+
+fn cache() -> &'static Exports {
+    static CACHE: OnceLock<Exports> = OnceLock::new();
+    CACHE.get_or_init(Default::default)
+}
+
+/// Whether a target names an exported document rather than a script.
+pub fn is_document(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "json")
+}
+
+/// Reads an exported document (a `.json` target).
+pub fn read_document(path: &Path) -> Result<Document, ModelError> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        ModelError::new(ErrorKind::UnknownName, format!("cannot read the kernel document {}: {e}", path.display()))
+    })?;
+    Document::parse(&text, &path.display().to_string())
+}
+
+/// The document of `path` at `devices` devices: the `.json` itself, or the script's
+/// export (cached).
+pub fn document(path: &Path, devices: usize) -> Result<Arc<Document>, ModelError> {
+    if is_document(path) {
+        let doc = read_document(path)?;
+        if doc.devices != devices {
+            return Err(ModelError::new(
+                ErrorKind::UnknownName,
+                format!("{} was exported for {} devices, not {devices}", path.display(), doc.devices),
+            ));
+        }
+        return Ok(Arc::new(doc));
+    }
+    let key = (path.to_path_buf(), devices);
+    if let Some(doc) = cache().lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return Ok(doc.clone());
+    }
+    let doc = Arc::new(export(path, devices)?);
+    cache().lock().unwrap_or_else(|e| e.into_inner()).insert(key, doc.clone());
+    Ok(doc)
+}
+
+/// Runs the exporter on a script.
+fn export(path: &Path, devices: usize) -> Result<Document, ModelError> {
+    if !path.is_file() {
+        return Err(ModelError::new(ErrorKind::UnknownName, format!("no kernel file {}", path.display())));
+    }
+    let py = env::python_env()?;
+    let out_dir = env::cache_dir()?.join("exports");
+    std::fs::create_dir_all(&out_dir)
+        .map_err(|e| ModelError::new(ErrorKind::Environment, format!("cannot create {}: {e}", out_dir.display())))?;
+    let out = out_dir.join(format!(
+        "{}-{}-{devices}.json",
+        std::process::id(),
+        env::short_hash(&[&format!("{:?}", Instant::now())])
+    ));
+    let mut pythonpath = py.package_root.clone().into_os_string();
+    if let Some(old) = std::env::var_os("PYTHONPATH").filter(|p| !p.is_empty()) {
+        pythonpath.push(":");
+        pythonpath.push(old);
+    }
+    let start = Instant::now();
+    let result = Command::new(&py.python)
+        .args(["-m", "semcheck_pallas", "export"])
+        .arg(path)
+        .args(["--devices", &devices.to_string(), "--out"])
+        .arg(&out)
+        .env("PYTHONPATH", pythonpath)
+        .output()
+        .map_err(|e| ModelError::new(ErrorKind::Environment, format!("cannot run {}: {e}", py.python.display())))?;
+    tracing::info!("exported {} at N = {devices} in {:.2} s", path.display(), start.elapsed().as_secs_f64());
+    let text = std::fs::read_to_string(&out);
+    let _ = std::fs::remove_file(&out);
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    let text = text.map_err(|_| {
+        let tail: Vec<&str> = stderr.lines().rev().take(15).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        let hint = if stderr.contains("No module named 'jax'") || stderr.contains("No module named jax") {
+            format!(
+                "\n  the Python environment is broken; fix: `rm -rf {}` and re-run",
+                env::cache_dir().map(|d| d.display().to_string()).unwrap_or_default()
+            )
+        } else {
+            String::new()
+        };
+        ModelError::new(
+            ErrorKind::Environment,
+            format!(
+                "the Python front end failed on {} (exit {:?}):\n  {}{hint}",
+                path.display(),
+                result.status.code(),
+                tail.join("\n  ")
+            ),
+        )
+    })?;
+    Document::parse(&text, &format!("the export of {}", path.display()))
+}
+
+/// The kernels of a document a check covers by default: those that communicate, and
+/// those the front end could not read whole (whether they communicate is unknown, and
+/// the check must say why it cannot check them).
+pub fn default_kernels(doc: &Document) -> Vec<&KernelDoc> {
+    doc.kernels.iter().filter(|k| k.communicates || k.status != "ok").collect()
+}
+
+/// The kernel named `name`, or the one kernel to check when `name` is `None`.
+pub fn choose<'d>(doc: &'d Document, path: &Path, name: Option<&str>) -> Result<&'d KernelDoc, ModelError> {
+    let all: Vec<String> = doc
+        .kernels
+        .iter()
+        .map(|k| if k.communicates { k.name.clone() } else { format!("{} (does not communicate)", k.name) })
+        .collect();
+    if let Some(n) = name {
+        return doc.kernels.iter().find(|k| k.name == n).ok_or_else(|| {
+            ModelError::new(
+                ErrorKind::UnknownName,
+                format!("{} has no kernel `{n}`; its kernels: {}", path.display(), all.join(", ")),
+            )
+        });
+    }
+    match default_kernels(doc).as_slice() {
+        [one] => Ok(one),
+        [] => Err(ModelError::new(
+            ErrorKind::Unsupported,
+            format!(
+                "no kernel of {} communicates (remote DMA, remote signal, barrier semaphore): nothing to check; its kernels: {}; name one with --kernel to check it anyway",
+                path.display(),
+                all.join(", ")
+            ),
+        )),
+        many => Err(ModelError::new(
+            ErrorKind::UnknownName,
+            format!(
+                "{} has several communicating kernels; pick one with --kernel: {}",
+                path.display(),
+                many.iter().map(|k| k.name.as_str()).collect::<Vec<_>>().join(", ")
+            ),
+        )),
+    }
+}
+
+/// The imported kernel (status checked: unsupported and refused kernels are errors that
+/// name the construct, its line, and JAX's reason).
+pub fn kernel(doc: &Document, path: &Path, name: Option<&str>) -> Result<import::Imported, ModelError> {
+    doc.check_errors(&path.display().to_string())?;
+    let k = choose(doc, path, name)?;
+    match k.status.as_str() {
+        "ok" => {}
+        "unsupported" => {
+            let what: Vec<String> = k.errors.iter().map(|e| e.describe()).collect();
+            return Err(ModelError::new(
+                ErrorKind::Unsupported,
+                format!("kernel {} of {}: unsupported construct: {}", k.name, path.display(), what.join("; ")),
+            ));
+        }
+        "refused" => {
+            let reason = k.refusal.as_ref().map_or("no reason given", |r| r.reason.as_str());
+            return Err(ModelError::new(
+                ErrorKind::MissingCollectiveId,
+                format!("kernel {} of {}: JAX refuses to build it: {reason}", k.name, path.display()),
+            ));
+        }
+        other => {
+            return Err(ModelError::new(
+                ErrorKind::BadDeclaration,
+                format!("kernel {}: unknown status `{other}` in the document", k.name),
+            ))
+        }
+    }
+    for w in &doc.warnings {
+        if let Some(m) = w.get("message").and_then(|m| m.as_str()) {
+            eprintln!("semcheck: note: {}: {m}", path.display());
+        }
+    }
+    if let Some(ignored) = k.rest.get("ignored").and_then(|v| v.as_array()) {
+        for i in ignored {
+            let what = i.get("construct").and_then(|c| c.as_str()).unwrap_or("?");
+            let at = i
+                .get("loc")
+                .and_then(|l| serde_json::from_value::<document::LocDoc>(l.clone()).ok())
+                .map(|l| format!(" at {}", l.short()))
+                .unwrap_or_default();
+            eprintln!("semcheck: note: kernel {}: `{what}`{at} only prints or times; not modelled", k.name);
+        }
+    }
+    if let Some(m) = k.rest.get("entry").and_then(|e| e.get("mosaic")) {
+        tracing::debug!("kernel {}: Mosaic's TPU lowering on this host: {m}", k.name);
+    }
+    let imported = import::import(k)?;
+    if imported.kernel.implicit_entry_barrier() != imported.implicit_entry_barrier {
+        return Err(ModelError::new(
+            ErrorKind::BadDeclaration,
+            format!(
+                "kernel {}: the front end and the checker disagree on JAX's implicit entry barrier ({} vs {}); this is a semcheck bug",
+                k.name,
+                imported.implicit_entry_barrier,
+                imported.kernel.implicit_entry_barrier()
+            ),
+        ));
+    }
+    Ok(imported)
+}
+
+/// The compiled program of a kernel of a file: imported, then compiled against the
+/// lock-step reference or the named one.
+pub fn program(
+    path: &Path,
+    name: Option<&str>,
+    expect: Option<&str>,
+    devices: usize,
+    repeat: u32,
+) -> Result<Program, ModelError> {
+    let doc = document(path, devices)?;
+    let imported = kernel(&doc, path, name)?;
+    if imported.mesh.num_devices() != devices {
+        eprintln!(
+            "semcheck: note: kernel {} runs on its own {} mesh ({}), not on the {devices} devices JAX was given",
+            imported.kernel.name, imported.mesh_kind, imported.mesh
+        );
+    }
+    let spec = match expect {
+        Some(reference) => spec::reference_spec(reference, &imported.kernel, &imported.mesh)?,
+        None => {
+            let (spec, note) = spec::lockstep_spec(&imported.kernel, &imported.mesh, repeat)?;
+            if let Some(n) = note {
+                eprintln!("semcheck: note: kernel {}: {n}", imported.kernel.name);
+            }
+            spec
+        }
+    };
+    compile(&imported.kernel, &imported.mesh, &spec, repeat)
+}
+
+/// Where a kernel of a file is defined: `(file, line, function)`.
+pub fn kernel_location(path: &Path, devices: usize, name: Option<&str>) -> Option<(String, u32, String)> {
+    let doc = document(path, devices).ok()?;
+    let k = choose(&doc, path, name).ok()?;
+    let f = k.function.as_ref()?;
+    Some((f.file.clone(), f.line, f.function.clone().unwrap_or_else(|| k.name.clone())))
+}
+
+/// The hash of the script a document was exported from (for trace files).
+pub fn script_sha256(path: &Path, devices: usize) -> Option<String> {
+    document(path, devices).ok()?.script_sha256()
+}

@@ -1,0 +1,128 @@
+//! What a kernel read from a file must compute.
+//!
+//! * By default, **what it computes in the lock-step schedule** (every device finishes a
+//!   grid index before any starts the next; the seed's traversal tables): the value of
+//!   every output cell of every device at the end of that run. Any other schedule that
+//!   exits with a different value is a `wrong-result`, whose message shows both values.
+//!   If the lock-step run itself breaks a rule or cannot finish, there is no reference:
+//!   outputs are not compared (the other rules still are), and a note says why.
+//! * `--expect all_gather|psum|psum_scatter|ppermute`: the collective's own definition on
+//!   the kernel's first input and first output buffer, whose cell shapes must fit it.
+
+use semcheck_model::compile::input_atom;
+use semcheck_model::ir::{BufferDecl, Kernel};
+use semcheck_model::{compile, Atom, ErrorKind, Expectation, Expected, Mesh, ModelError, Notation, Spec};
+
+use semcheck_checker::counterexample::lockstep;
+
+/// The references `--expect` knows.
+pub const REFERENCES: [&str; 4] = ["all_gather", "psum", "psum_scatter", "ppermute"];
+
+/// The lock-step specification, or an empty one and the reason there is none.
+pub fn lockstep_spec(kernel: &Kernel, mesh: &Mesh, repeat: u32) -> Result<(Spec, Option<String>), ModelError> {
+    let empty = Spec { notation: Notation::Plain, outputs: Vec::new() };
+    let program = compile(kernel, mesh, &empty, repeat)?;
+    let sim = match lockstep(&program) {
+        Ok(sim) => sim,
+        Err(e) => {
+            return Ok((
+                empty,
+                Some(format!(
+                    "no reference value: {e}; outputs are not compared (races, deadlocks, leaks and writes outside the kernel still are)"
+                )),
+            ))
+        }
+    };
+    let Some(last) = sim.checkpoints.last() else { return Ok((empty, Some("the lock-step run is empty".into()))) };
+    let mut outputs = Vec::new();
+    for (c, info) in program.cells.iter().enumerate() {
+        let decl = &kernel.buffers[info.buffer];
+        if !decl.role.is_output() {
+            continue;
+        }
+        let value = program.cell_value(&last.state, semcheck_model::program::CellId(c as u32));
+        outputs.push(Expectation {
+            device: info.owner.unwrap_or(semcheck_model::DeviceId(0)),
+            buffer: decl.name.clone(),
+            index: info.index.clone(),
+            value: Expected::of_value(&sim.values, value),
+        });
+    }
+    Ok((Spec { notation: Notation::Plain, outputs }, None))
+}
+
+fn cells(shape: &[usize]) -> Vec<Vec<usize>> {
+    let mut out = vec![Vec::new()];
+    for &s in shape {
+        out = out.into_iter().flat_map(|p| (0..s).map(move |i| [p.clone(), vec![i]].concat())).collect();
+    }
+    out
+}
+
+/// The specification of a named collective over the kernel's first input and output.
+pub fn reference_spec(name: &str, kernel: &Kernel, mesh: &Mesh) -> Result<Spec, ModelError> {
+    let bad =
+        |m: String| ModelError::new(ErrorKind::Unsupported, format!("--expect {name}: kernel {}: {m}", kernel.name));
+    if !REFERENCES.contains(&name) {
+        return Err(ModelError::new(
+            ErrorKind::UnknownName,
+            format!("--expect {name}: unknown reference; the references are: {}", REFERENCES.join(", ")),
+        ));
+    }
+    if mesh.axes().len() != 1 {
+        return Err(bad(format!("the references are defined on a 1-D ring, the mesh is {mesh}")));
+    }
+    let find = |pred: fn(&BufferDecl) -> bool, what: &str| {
+        kernel.buffers.iter().find(|b| pred(b)).ok_or_else(|| bad(format!("the kernel has no {what} buffer")))
+    };
+    let input = find(|b| b.role.has_input() && !b.shared, "input")?;
+    let output = find(|b| b.role.is_output() && !b.shared, "output")?;
+    let n = mesh.num_devices();
+    let (ins, outs) = (&input.shape, &output.shape);
+    let shape_err = |want: String| {
+        bad(format!(
+            "the output `{}` has cells {outs:?} and the input `{}` {ins:?}; {name} needs {want}",
+            output.name, input.name
+        ))
+    };
+    let atom = |origin: usize, index: &[usize]| -> Atom { input_atom(origin as u16, index, ins) };
+    let mut outputs = Vec::new();
+    for d in 0..n {
+        for idx in cells(outs) {
+            let value = match name {
+                "ppermute" => {
+                    if ins != outs {
+                        return Err(shape_err("the same cells".into()));
+                    }
+                    Expected::Sum(vec![atom((d + n - 1) % n, &idx)])
+                }
+                "all_gather" => {
+                    if outs.first() != Some(&n) || outs[1..] != ins[..] {
+                        return Err(shape_err(format!("the output's cells to be [{n}] followed by the input's")));
+                    }
+                    Expected::Sum(vec![atom(idx[0], &idx[1..])])
+                }
+                "psum" => {
+                    if ins != outs {
+                        return Err(shape_err("the same cells".into()));
+                    }
+                    Expected::Sum((0..n).map(|e| atom(e, &idx)).collect())
+                }
+                _ => {
+                    if ins.first() != Some(&n) || ins[1..] != outs[..] {
+                        return Err(shape_err(format!("the input's cells to be [{n}] followed by the output's")));
+                    }
+                    let full: Vec<usize> = [vec![d], idx.clone()].concat();
+                    Expected::Sum((0..n).map(|e| atom(e, &full)).collect())
+                }
+            };
+            outputs.push(Expectation {
+                device: semcheck_model::DeviceId(d as u16),
+                buffer: output.name.clone(),
+                index: idx,
+                value,
+            });
+        }
+    }
+    Ok(Spec { notation: Notation::Plain, outputs })
+}

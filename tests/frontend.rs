@@ -1,0 +1,261 @@
+//! The Python front end, end to end: the kernel read from each `protocols/pallas/*.py`
+//! compiles to the same per-device programs as the DSL kernel of the catalogue (the same
+//! operations on the same cells and semaphores) and gets the same verdict and state
+//! count; each mutant file is caught with its rule; and the Python package's own pytest
+//! suite passes.
+//!
+//! Needs Python 3.10+ with `venv`: the first run creates the front end's environment
+//! under the cache directory (`SEMCHECK_CACHE_DIR`, `~/.cache/semcheck`; about 30 s),
+//! unless `SEMCHECK_PYTHON` names an interpreter with jax 0.10.2.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use semcheck::checker::{explore, Config, Verdict};
+use semcheck::model::program::{CellSpan, ComputeKind, Op};
+use semcheck::protocols::{catalogue, MeshKind};
+use semcheck::{Case, Program, Source};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn python_case(file: &str, devices: usize, repeat: u32) -> Case {
+    let path = repo().join("protocols").join("pallas").join(file);
+    Case::new(Source::Python { path, kernel: None, expect: None }, devices).repeat(repeat)
+}
+
+/// An operation with its cells, semaphores and devices resolved to names, independent of
+/// pool offsets and labels.
+fn ops(p: &Program, device: usize) -> Vec<String> {
+    let cells = |s: CellSpan| p.span(s).iter().map(|&c| p.cell_full_name(c)).collect::<Vec<_>>().join(" ");
+    p.devices[device]
+        .ops
+        .iter()
+        .map(|op| match *op {
+            Op::Enter | Op::Exit | Op::EntryBarrier => format!("{op:?}"),
+            Op::Signal { target, sem, inc } => format!("signal {} +{inc} -> {target}", p.sem_full_name(sem)),
+            Op::Wait { sem, amount } => format!("wait {} {amount}", p.sem_full_name(sem)),
+            Op::LocalDma { src, dst, sem, bytes } => {
+                format!("local [{}] -> [{}] {} {bytes}", cells(src), cells(dst), p.sem_full_name(sem))
+            }
+            Op::RemoteDma { src, dst, target, send_sem, recv_sem, bytes } => format!(
+                "remote [{}] -> {target} [{}] {} {} {bytes}",
+                cells(src),
+                cells(dst),
+                p.sem_full_name(send_sem),
+                p.sem_full_name(recv_sem)
+            ),
+            Op::Compute { kind, dst, src } => {
+                let kind = match kind {
+                    ComputeKind::Apply(f) => format!("apply {}", p.values.func_name(f)),
+                    other => format!("{other:?}"),
+                };
+                format!("compute {kind} [{}] <- [{}]", cells(dst), cells(src))
+            }
+        })
+        .collect()
+}
+
+fn decls(p: &Program) -> String {
+    let b: Vec<String> = p
+        .buffers
+        .iter()
+        .map(|b| format!("{} {:?} {:?} {:?} {} {}", b.name, b.space, b.role, b.shape, b.cell_bytes, b.shared))
+        .collect();
+    let s: Vec<String> =
+        p.sem_decls.iter().map(|(d, i)| format!("{} {:?} {:?} {}", d.name, d.kind, i, d.scoped)).collect();
+    format!("{b:?} {s:?} {}", p.mesh)
+}
+
+fn outcome(p: &Program) -> (String, Option<semcheck::Rule>, u64) {
+    let o = explore(p, &Config::default());
+    let rule = match &o.verdict {
+        Verdict::Violation(c) => Some(c.violation.rule),
+        _ => None,
+    };
+    (o.verdict.name().to_string(), rule, o.stats.states)
+}
+
+fn sizes(kind: MeshKind, protocol: &str) -> Vec<usize> {
+    match (kind, protocol) {
+        (MeshKind::TensorCores, _) => vec![2],
+        (_, "psum_scatter") => vec![2, 3],
+        _ => vec![2, 3, 4],
+    }
+}
+
+#[test]
+fn every_seed_file_compiles_to_the_dsl_programs_and_gets_the_same_verdict() {
+    for p in catalogue() {
+        let file = format!("{}.py", p.name);
+        if !repo().join("protocols/pallas").join(&file).is_file() {
+            assert_eq!(p.name, "guarded_shift", "every seed protocol has its Python file");
+            continue;
+        }
+        for n in sizes(p.mesh_kind, p.name) {
+            let dsl = semcheck::catalogue_program(p.name, None, n, 1).unwrap();
+            let py = semcheck::program(&python_case(&file, n, 1)).unwrap_or_else(|e| panic!("{file} N={n}: {e}"));
+            assert_eq!(decls(&py), decls(&dsl), "{file} N={n}: declarations");
+            for d in 0..dsl.num_devices() {
+                assert_eq!(ops(&py, d), ops(&dsl, d), "{file} N={n}: the program of d{d}");
+            }
+            let (a, b) = (outcome(&py), outcome(&dsl));
+            assert_eq!(a, b, "{file} N={n}: verdict, rule, states");
+            assert_eq!(a.0, "proved", "{file} N={n}");
+            // Every operation of the Python kernel names its source line.
+            for dp in &py.devices {
+                for info in dp.info.iter().filter(|i| i.stmt.is_some()) {
+                    assert!(info.label.contains(&format!("@ {}.py:", p.name)), "{file}: {}", info.label);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn every_mutant_file_is_caught_like_its_dsl_mutant() {
+    let mut seen = 0;
+    for p in catalogue() {
+        for m in p.mutants {
+            let file = format!("{}--{}.py", p.name, m.name);
+            if !repo().join("protocols/pallas").join(&file).is_file() {
+                assert_eq!(p.name, "guarded_shift", "every seed mutant has its Python file ({file})");
+                continue;
+            }
+            seen += 1;
+            let n = m.manifests_from.unwrap_or(if p.mesh_kind == MeshKind::TensorCores { 2 } else { 3 });
+            let repeat = m.repeat.max(1);
+            let dsl = semcheck::catalogue_program(p.name, Some(m.name), n, repeat).unwrap();
+            let py = semcheck::program(&python_case(&file, n, repeat)).unwrap_or_else(|e| panic!("{file}: {e}"));
+            assert_eq!(decls(&py), decls(&dsl), "{file} N={n}: declarations");
+            for d in 0..dsl.num_devices() {
+                assert_eq!(ops(&py, d), ops(&dsl, d), "{file} N={n}: the program of d{d}");
+            }
+            let (a, b) = (outcome(&py), outcome(&dsl));
+            assert_eq!(a, b, "{file} N={n}: verdict, rule, states");
+            match a.1 {
+                Some(rule) => assert!(m.expected.contains(&rule), "{file}: {rule} not among {:?}", m.expected),
+                None => assert!(m.expected.is_empty(), "{file}: not caught, expected one of {:?}", m.expected),
+            }
+        }
+    }
+    assert_eq!(seen, 9, "the nine seed mutants");
+}
+
+fn semcheck_cmd() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_semcheck"))
+}
+
+#[test]
+fn a_kernel_file_is_checked_from_the_command_line_with_its_source_lines() {
+    let file = repo().join("protocols/pallas/psum--no-capacity.py");
+    let out = semcheck_cmd().arg("check").arg(&file).args(["--devices", "2", "--json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["verdict"], "violation");
+    assert_eq!(v["violation"]["rule"], "race");
+    assert_eq!(v["kernel"], "psum_kernel");
+    assert_eq!(v["kernel_defined_at"]["line"], 54);
+    let trace = v["violation"]["trace"].as_array().unwrap();
+    assert!(trace.iter().any(|e| e.as_str().unwrap().contains("@ psum--no-capacity.py:86 first.start()")));
+
+    let out = semcheck_cmd()
+        .arg("check")
+        .arg(repo().join("protocols/pallas/psum.py"))
+        .args(["--devices", "2-3"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn unsupported_and_refused_kernels_exit_2_naming_the_construct_and_line() {
+    let dir = repo().join("python/tests/kernels/unsupported");
+    for (file, needle) in [
+        ("semaphore_read.py", "semaphore_read.py:10: semaphore_read"),
+        ("dma_add.py", "dma_add.py:8: dma_start(add=True)"),
+        ("barrier_no_cid.py", "collective_id has to be specified when using a custom barrier"),
+        ("script_error.py", "script_error.py:4: script error"),
+    ] {
+        let out = semcheck_cmd().arg("check").arg(dir.join(file)).args(["--devices", "2"]).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{file}: {err}");
+        assert!(err.contains(needle), "{file}: {err}");
+    }
+    for args in [&["check", "missing.py", "--devices", "2"][..], &["check", "x.py", "--devices", "0"]] {
+        assert_eq!(semcheck_cmd().args(args).output().unwrap().status.code(), Some(2), "{args:?}");
+    }
+    let bad = std::env::temp_dir().join(format!("semcheck-bad-{}.json", std::process::id()));
+    std::fs::write(&bad, "{\"format\": \"semcheck-kernel 1\", \"devices\": 2, \"kernels\": [{\"name\": 3}]}").unwrap();
+    let out = semcheck_cmd().arg("check").arg(&bad).output().unwrap();
+    let _ = std::fs::remove_file(&bad);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("malformed document"));
+}
+
+/// The environment's interpreter, made on first use like the checker makes it.
+fn python() -> PathBuf {
+    semcheck::frontend::env::python_env().unwrap_or_else(|e| panic!("{e}")).python
+}
+
+#[test]
+fn the_python_package_test_suite_passes() {
+    let dir = repo().join("python");
+    let out = Command::new(python())
+        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"])
+        .current_dir(&dir)
+        .env("SEMCHECK_BIN", env!("CARGO_BIN_EXE_semcheck"))
+        .output()
+        .unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "pytest failed:\n{text}");
+    let summary = text.lines().rev().find(|l| l.contains(" passed")).unwrap_or("");
+    eprintln!("pytest: {summary}");
+    assert!(!summary.contains("failed"), "{text}");
+}
+
+#[test]
+fn expect_trace_simulate_and_replay_of_a_kernel_file() {
+    let psum = repo().join("protocols/pallas/psum.py");
+    let run = |args: &[&str]| semcheck_cmd().args(args).output().unwrap();
+    let p = psum.to_str().unwrap();
+    assert_eq!(run(&["check", p, "--devices", "3", "--expect", "psum"]).status.code(), Some(0));
+    let wrong = run(&["check", p, "--devices", "2", "--expect", "ppermute"]);
+    assert_eq!(wrong.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&wrong.stdout);
+    assert!(
+        text.contains("wrong-result") && text.contains("x0+x1") && text.contains("specification says x1"),
+        "{text}"
+    );
+    assert_eq!(run(&["check", p, "--devices", "2", "--expect", "nosuch"]).status.code(), Some(2));
+
+    let sim = run(&["simulate", p, "--lockstep", "--devices", "4"]);
+    assert_eq!(sim.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&sim.stdout).contains("after (3)"));
+
+    // A trace of a copy of a mutant file: every rendering names its lines; replay notices edits.
+    let dir = std::env::temp_dir().join(format!("semcheck-frontend-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("tc.py");
+    std::fs::copy(repo().join("protocols/pallas/tc_exchange--no-barrier.py"), &file).unwrap();
+    let f = file.to_str().unwrap();
+    for format in ["text", "table", "mermaid", "dot", "json"] {
+        let out = run(&["trace", f, "--devices", "2", "--format", format]);
+        assert_eq!(out.status.code(), Some(1), "{format}");
+        assert!(String::from_utf8_lossy(&out.stdout).contains("tc.py:22"), "{format}");
+    }
+    let trace = run(&["trace", f, "--devices", "2", "--format", "trace"]);
+    let trace_file = dir.join("tc.trace");
+    std::fs::write(&trace_file, &trace.stdout).unwrap();
+    assert!(String::from_utf8_lossy(&trace.stdout).contains("kernel-sha256 "));
+    let t = trace_file.to_str().unwrap();
+    assert_eq!(run(&["replay", t]).status.code(), Some(1));
+    let source = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, format!("# edited\n{source}")).unwrap();
+    let replayed = run(&["replay", t]);
+    let err = String::from_utf8_lossy(&replayed.stderr);
+    assert!(err.contains("changed since this trace was written"), "{err}");
+    assert_eq!(replayed.status.code(), Some(2), "the lines moved: {err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
