@@ -35,8 +35,8 @@ fn config() -> SizesConfig {
     }
 }
 
-fn exact(program: &Program) -> Option<semcheck::checker::Outcome> {
-    let budget = Budget { max_states: Some(1_500_000), ..Budget::default() };
+fn exact(program: &Program, max_states: u64) -> Option<semcheck::checker::Outcome> {
+    let budget = Budget { max_states: Some(max_states), ..Budget::default() };
     let outcome = explore(program, &Config { budget, ..Config::default() });
     (!matches!(outcome.verdict, Verdict::Incomplete { .. })).then_some(outcome)
 }
@@ -55,11 +55,17 @@ struct Tally {
 
 impl Tally {
     fn compare(&mut self, label: &str, program: &Program) {
-        let Some(exact) = exact(program) else {
+        self.compare_with(label, program, 2, 1_500_000)
+    }
+
+    /// Compares with windows of radius up to `max_radius`, skipping the case when exact
+    /// exploration needs more than `max_states`.
+    fn compare_with(&mut self, label: &str, program: &Program, max_radius: usize, max_states: u64) {
+        let Some(exact) = exact(program, max_states) else {
             self.skipped += 1;
             return;
         };
-        let method = check_program(program, &config(), &mut false);
+        let method = check_program(program, &SizesConfig { max_radius, ..config() }, &mut false);
         match (&exact.verdict, &method.verdict) {
             (Verdict::Proved, SizeVerdict::Proved) => self.agree_proved += 1,
             (Verdict::Violation(_), SizeVerdict::Violation { counterexample }) => {
@@ -507,5 +513,35 @@ fn sizes_bad_input_exits_2() {
         let (code, out, err) = semcheck(args);
         assert_eq!(code, 2, "{args:?}: {out}{err}");
         assert!(!err.is_empty(), "{args:?}: no message");
+    }
+}
+
+// --- the slow sweep (run by hand: `cargo test --test window -- --ignored --nocapture`) ---
+
+/// Every ring catalogue case at every size exact exploration finishes (N <= 8;
+/// psum_scatter 7), with windows of radius up to 2 and, separately, of radius 1 only:
+/// the false alarms of radius 1 are printed (README: "Every ring size").
+#[test]
+#[ignore = "slow: minutes; the CI-sized version is catalogue_cases_agree_with_exact_exploration"]
+fn slow_sweep_catalogue_to_the_exact_limit() {
+    for max_radius in [2, 1] {
+        let mut tally = Tally::default();
+        for p in ring_protocols() {
+            let variants: Vec<Option<&Mutant>> = std::iter::once(None).chain(p.mutants.iter().map(Some)).collect();
+            let top = if p.name == "psum_scatter" { 7 } else { 8 };
+            for m in variants {
+                let repeat = semcheck::protocols::Protocol::default_repeat(m);
+                for n in 2..=top {
+                    let program = p.program(n, m, repeat).unwrap();
+                    let label = format!("{}/{} N={n} repeat {repeat}", p.name, m.map_or("-", |m| m.name));
+                    tally.compare_with(&label, &program, max_radius, 8_000_000);
+                }
+            }
+        }
+        println!("max radius {max_radius}: {tally:#?}");
+        assert_eq!(tally.unconfirmed, Vec::<String>::new());
+        if max_radius == 2 {
+            assert_eq!(tally.false_alarms, Vec::<String>::new());
+        }
     }
 }
