@@ -1,32 +1,48 @@
 //! The one corpus of cases every engine runs: (protocol, mutant, N, expected), with an
-//! explicit, visible skip list per engine (the `regex-test` shape).
+//! explicit, visible skip list per engine (the `regex-test` shape), one runner ([`run`])
+//! that runs a case on any engine within that engine's [`Budget`], and one judge
+//! ([`judge`]) of whether an engine's outcome matches the case's expectation, used by every
+//! engine's test and by `semcheck engines`.
 //!
 //! The expectation of a case is the explorer's verdict where the explorer can decide it
 //! (the `semcheck check all` table), written down here so that every engine is held to
 //! the same answer: `Clean` (no rule broken) or `Broken` (one of the listed rules).
 
+use semcheck_checker::runtime::shuttle_engine::{self, Campaign, SchedulerKind};
+use semcheck_checker::runtime::{stress, LoomBound};
+use semcheck_checker::{explore, Budget as ExploreBudget, Config, Outcome, StopReason, Verdict};
 use semcheck_model::Rule;
 use semcheck_model::{Case, Source};
 use semcheck_protocols::{catalogue, MeshKind, Protocol};
 
-/// An engine over the kernel IR.
+/// An engine over the kernel IR, as the corpus runs it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Engine {
     /// The exhaustive explicit-state explorer.
     Explore,
-    /// The threaded runtime under shuttle's random and PCT schedulers.
-    Shuttle,
+    /// The threaded runtime under shuttle's random scheduler.
+    ShuttleRandom,
+    /// The threaded runtime under shuttle's PCT scheduler (bug depth 3).
+    ShuttlePct,
     /// The threaded runtime under loom (`--cfg loom`, N = 2).
     Loom,
+    /// The threaded runtime on OS threads with real data.
+    Stress,
 }
 
 impl Engine {
-    /// `explore`, `shuttle`, `loom`.
+    /// Every engine.
+    pub const ALL: [Engine; 5] =
+        [Engine::Explore, Engine::ShuttleRandom, Engine::ShuttlePct, Engine::Loom, Engine::Stress];
+
+    /// `explore`, `shuttle random`, `shuttle pct(3)`, `loom`, `stress`.
     pub fn name(self) -> &'static str {
         match self {
             Engine::Explore => "explore",
-            Engine::Shuttle => "shuttle",
+            Engine::ShuttleRandom => "shuttle random",
+            Engine::ShuttlePct => "shuttle pct(3)",
             Engine::Loom => "loom",
+            Engine::Stress => "stress",
         }
     }
 }
@@ -113,7 +129,7 @@ pub fn cases() -> Vec<Entry> {
                     skip.push((Engine::Loom, LOOM_N2_ONLY));
                 }
                 if p.name == "guarded_shift" && mutant.is_some() && n == 8 {
-                    skip.push((Engine::Shuttle, SHUTTLE_RANDOM_MISSES));
+                    skip.push((Engine::ShuttleRandom, SHUTTLE_RANDOM_MISSES));
                 }
                 let case = Case::new(Source::catalogue(p.name, mutant), n).repeat(Protocol::default_repeat(m));
                 out.push(Entry { case, expect, skip });
@@ -121,4 +137,136 @@ pub fn cases() -> Vec<Entry> {
         }
     }
     out
+}
+
+/// How much each engine may spend on one case.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Budget {
+    /// The explorer's time budget, in seconds.
+    pub explore_seconds: f64,
+    /// Shuttle iterations per case; `None`: the default of [`Budget::shuttle_iterations`].
+    pub shuttle_iterations: Option<usize>,
+    /// Stress runs per case.
+    pub stress_runs: u64,
+    /// The wall-clock cap of a loom case that has no partial bound of its own, in seconds.
+    pub loom_cap_seconds: u64,
+}
+
+impl Default for Budget {
+    /// The budgets of the tests: the explorer 60 s, shuttle the per-N default, stress 20
+    /// runs, loom 120 s.
+    fn default() -> Budget {
+        Budget { explore_seconds: 60.0, shuttle_iterations: None, stress_runs: 20, loom_cap_seconds: 120 }
+    }
+}
+
+impl Budget {
+    /// The iterations within which shuttle must catch every mutant: the random scheduler
+    /// needs thousands for `all_gather/shared-recv-sem` (one DMA must stay in flight across
+    /// a whole step; measured first failures are in the README); PCT finds every mutant in
+    /// its first iterations.
+    pub fn shuttle_iterations(&self, engine: Engine, n: usize) -> usize {
+        self.shuttle_iterations.unwrap_or(match (engine, n) {
+            (Engine::ShuttlePct, 2 | 4) => 1_000,
+            (Engine::ShuttlePct, _) => 300,
+            _ => 10_000,
+        })
+    }
+}
+
+/// The loom bound of a corpus case, measured on 2 shared cores (README, "Loom"): no case
+/// finishes without a preemption bound (ppermute alone runs past 2 million executions in
+/// 120 s), so each runs with a bound measured to finish (larger ones were not all
+/// measured; tc_exchange at bound 2 did not finish in 60 s), and psum and psum_scatter,
+/// which do not finish even at bound 1 (psum: 6 million executions in 500 s), run
+/// partially at bound 1 for 20 s. Mutants stop at their first violation (all found within
+/// 1 s) and run at bound 1.
+pub fn loom_bound(entry: &Entry) -> LoomBound {
+    match (entry.protocol(), entry.mutant()) {
+        ("ppermute", None) | ("producer_consumer", None) => LoomBound::Preemptions(2),
+        ("all_gather", _) | ("tc_exchange", None) => LoomBound::Preemptions(1),
+        ("psum", None | Some("single-barrier")) | ("psum_scatter", None | Some("no-capacity")) => {
+            LoomBound::Partial { preemptions: 1, seconds: 20 }
+        }
+        _ => LoomBound::Preemptions(1),
+    }
+}
+
+/// Runs `entry` on `engine` within `budget`. `Err` is an engine that cannot run here
+/// (loom without `--cfg loom`) or a panic that is not a rule of the model.
+pub fn run(engine: Engine, entry: &Entry, budget: &Budget) -> Result<Outcome, String> {
+    let program = crate::program(&entry.case).map_err(|e| e.to_string())?;
+    let n = entry.case.devices;
+    match engine {
+        Engine::Explore => {
+            let budget = ExploreBudget { max_seconds: Some(budget.explore_seconds), ..ExploreBudget::default() };
+            Ok(explore(&program, &Config { budget, ..Config::default() }))
+        }
+        Engine::ShuttleRandom | Engine::ShuttlePct => {
+            let scheduler = match engine {
+                Engine::ShuttlePct => SchedulerKind::Pct { depth: 3 },
+                _ => SchedulerKind::Random,
+            };
+            shuttle_engine::check(&program, Campaign::new(scheduler, budget.shuttle_iterations(engine, n), 0))
+        }
+        Engine::Stress => Ok(stress::stress(&program, budget.stress_runs, 1)),
+        Engine::Loom => loom(&program, entry, budget),
+    }
+}
+
+#[cfg(loom)]
+fn loom(program: &crate::Program, entry: &Entry, budget: &Budget) -> Result<Outcome, String> {
+    use semcheck_checker::runtime::{loom_driver, RunConfig};
+    use std::time::Duration;
+    let bound = loom_driver::bound_from_env().unwrap_or_else(|| loom_bound(entry));
+    loom_driver::check(program, bound, RunConfig::loom(), Duration::from_secs(budget.loom_cap_seconds))
+}
+
+#[cfg(not(loom))]
+fn loom(_: &crate::Program, _: &Entry, _: &Budget) -> Result<Outcome, String> {
+    Err("loom runs only in a build with `RUSTFLAGS=\"--cfg loom\"` (see tests/loom.rs)".to_string())
+}
+
+/// How an engine's outcome compares with a case's expectation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Judgement {
+    /// The expected answer: a violation of an expected rule; or, on a clean case, proved,
+    /// or nothing found by a sampled or bounded engine.
+    Agree,
+    /// No contradiction, but not the answer either: a broken case where the engine found
+    /// nothing within its budget, or an engine stopped undecided by a time, state or memory
+    /// budget.
+    Missed,
+    /// A contradiction: a rule broken in a clean case, another rule than expected, or a
+    /// broken case proved.
+    Disagree,
+}
+
+/// Judges `outcome` against `entry`'s expectation (the one judge of every engine).
+pub fn judge(entry: &Entry, outcome: &Outcome) -> Judgement {
+    match (&outcome.verdict, entry.expect) {
+        (Verdict::Violation(c), Expect::Broken(rules)) if rules.contains(&c.violation.rule) => Judgement::Agree,
+        (Verdict::Violation(_), _) => Judgement::Disagree,
+        (Verdict::Proved, Expect::Clean) => Judgement::Agree,
+        (Verdict::Proved, Expect::Broken(_)) => Judgement::Disagree,
+        (Verdict::Incomplete { reason: StopReason::Sampled | StopReason::Bounded, .. }, Expect::Clean) => {
+            Judgement::Agree
+        }
+        (Verdict::Incomplete { .. }, _) => Judgement::Missed,
+    }
+}
+
+/// An outcome in a few words, for tables: `proved (38 st)`, `race @3`, `clean x10000`,
+/// `incomplete (time)`.
+pub fn cell(outcome: &Outcome) -> String {
+    let s = &outcome.stats;
+    match &outcome.verdict {
+        Verdict::Proved => format!("proved ({} st)", s.states),
+        Verdict::Violation(c) if s.executions > 0 => format!("{} @{}", c.violation.rule, s.executions),
+        Verdict::Violation(c) => c.violation.rule.to_string(),
+        Verdict::Incomplete { reason: StopReason::Sampled | StopReason::Bounded, .. } => {
+            format!("clean x{}", s.executions)
+        }
+        Verdict::Incomplete { reason, .. } => format!("incomplete ({reason:?})").to_lowercase(),
+    }
 }

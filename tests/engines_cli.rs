@@ -1,7 +1,17 @@
-//! The command line of the threaded engines: verdicts, exit codes, bad input.
+//! The command line of the threaded engines: verdicts, exit codes, one JSON schema, one
+//! trace file format, bad input.
 
 mod common;
 use common::semcheck;
+
+use std::path::PathBuf;
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("semcheck-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
 
 #[test]
 fn shuttle_never_says_proved() {
@@ -12,21 +22,95 @@ fn shuttle_never_says_proved() {
     assert!(!out.to_lowercase().contains("proved"), "{out}");
 }
 
+/// A violation is saved only when asked, as a trace file that `replay` replays on the model
+/// and `--replay` re-runs under shuttle; shuttle itself prints nothing.
 #[test]
-fn shuttle_violation_saves_a_schedule_that_replays() {
-    let dir = std::env::temp_dir().join(format!("semcheck-shuttle-cli-{}", std::process::id()));
-    let d = dir.to_str().unwrap();
+fn a_shuttle_violation_is_a_trace_file_that_replays_both_ways_and_nothing_else_is_written() {
+    let dir = temp_dir("shuttle-cli");
     let args = ["check", "psum", "--mutant", "no-capacity", "--devices", "4", "--engine", "shuttle"];
-    let (code, out, _) =
-        semcheck(&[&args[..], &["--scheduler", "pct", "--iterations", "100", "--schedule-dir", d]].concat());
-    assert_eq!(code, 1, "{out}");
-    assert!(out.contains("VIOLATION (race)") && out.contains("saved to"), "{out}");
-    let file = dir.join("psum-no-capacity-n4.schedule");
+    let search = [&args[..], &["--scheduler", "pct", "--iterations", "100"]].concat();
+    let run_in = |extra: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_semcheck"))
+            .args([&search[..], extra].concat())
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, out, err) = run_in(&[]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(out.contains("VIOLATION (race)") && out.contains("schedule ("), "{out}");
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "nothing is written without --schedule-dir");
+    assert_eq!(err.lines().count(), 1, "shuttle's own output must not reach stderr: {err}");
+
+    let (code, out, err) = run_in(&["--schedule-dir", "saved"]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    let file = dir.join("saved/psum--no-capacity--n4.trace");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        text.contains("engine shuttle scheduler=pct(depth=3) seed=0")
+            && text.contains("engine-schedule execution-seed="),
+        "{text}"
+    );
     let f = file.to_str().unwrap();
-    let (code, out, _) = semcheck(&[&args[..], &["--replay", f]].concat());
-    assert_eq!(code, 1, "{out}");
+    let (code, _, err) = semcheck(&["replay", f]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("rule `race` reproduced"), "{err}");
+    let (code, out, err) = semcheck(&[&args[..], &["--replay", f]].concat());
+    assert_eq!(code, 1, "{out}{err}");
     assert!(out.contains("VIOLATION (race)"), "{out}");
+
+    // A damaged schedule is one line of error naming the line, never a panic.
+    let damaged = text.replace("steps=", "steps=99 ");
+    let bad = dir.join("bad.trace");
+    std::fs::write(&bad, damaged).unwrap();
+    let (code, _, err) = semcheck(&[&args[..], &["--replay", bad.to_str().unwrap()]].concat());
+    let line = text.lines().position(|l| l.starts_with("engine-schedule")).unwrap() + 1;
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains(&format!("line {line}: the shuttle schedule diverges at step 1")), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `check --json` has the same keys, with a top-level `verdict`, whichever engine ran; so
+/// does `stress --json`.
+#[test]
+fn every_engine_has_the_explorers_json_keys() {
+    let keys = |args: &[&str]| {
+        let (_, out, err) = semcheck(args);
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{args:?}: {e}: {out}{err}"));
+        assert!(v["verdict"].is_string(), "{args:?}: {out}");
+        let mut keys: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+        keys.sort();
+        keys
+    };
+    let explorer = keys(&["check", "psum", "--devices", "2", "--json"]);
+    let shuttle = keys(&["check", "psum", "--devices", "2", "--engine", "shuttle", "--iterations", "5", "--json"]);
+    let stress = keys(&["stress", "psum", "--devices", "2", "--runs", "2", "--json"]);
+    assert_eq!(shuttle, explorer);
+    assert_eq!(stress, explorer);
+}
+
+#[test]
+fn shuttle_honours_max_seconds_and_says_incomplete_with_the_bound() {
+    let (code, out, err) = semcheck(&[
+        "check",
+        "psum",
+        "--devices",
+        "4",
+        "--engine",
+        "shuttle",
+        "--iterations",
+        "10000000",
+        "--max-seconds",
+        "0.3",
+    ]);
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(out.contains("INCOMPLETE") && out.contains("time budget of 0.3 s"), "{out}");
 }
 
 #[test]
@@ -41,7 +125,9 @@ fn bad_engine_input_exits_2_with_a_message() {
     for args in [
         &["check", "psum", "--iterations", "5"][..],
         &["check", "all", "--engine", "shuttle"],
-        &["check", "psum", "--engine", "shuttle", "--replay", "/nonexistent/x.schedule"],
+        &["check", "psum", "--engine", "shuttle", "--replay", "/nonexistent/x.trace"],
+        &["check", "psum", "--engine", "shuttle", "--replay", "x.trace", "--seed", "3"],
+        &["check", "psum", "--engine", "shuttle", "--max-states", "5"],
         &["check", "psum", "--engine", "warp"],
         &["stress", "nosuch"],
         &["stress", "psum", "--devices", "0"],
@@ -55,19 +141,8 @@ fn bad_engine_input_exits_2_with_a_message() {
 }
 
 #[test]
-fn every_correct_protocol_runs_clean_on_os_threads() {
-    use semcheck::checker::runtime::stress::stress;
-    for p in semcheck::protocols::catalogue() {
-        let n = if p.mesh_kind == semcheck::protocols::MeshKind::Ring { 4 } else { 2 };
-        let program = semcheck::catalogue_program(p.name, None, n, 2).unwrap();
-        let r = stress(&program, 20, 1);
-        assert!(r.first.is_none(), "{}: {:?}", p.name, r.first);
-    }
-}
-
-#[test]
 fn producer_consumer_without_signal_mismatches_on_os_threads() {
     let program = semcheck::catalogue_program("producer_consumer", Some("no-signal"), 2, 1).unwrap();
-    let r = semcheck::checker::runtime::stress::stress(&program, 50, 1);
-    assert!(r.first.is_some(), "{r:?}");
+    let outcome = semcheck::checker::runtime::stress::stress(&program, 50, 1);
+    assert!(outcome.verdict.violation().is_some(), "{outcome:?}");
 }

@@ -1,140 +1,144 @@
-//! The shuttle engine on the corpus: random and PCT campaigns at N = 4 and N = 8 for every
-//! protocol and mutant, and the replay of every committed schedule.
+//! The shuttle engine on the corpus: random and PCT campaigns at N = 2, 4 and 8 for every
+//! protocol and mutant, judged by the one corpus judge; every counterexample found replays
+//! on the model (reaching the same rule) and under shuttle; and the committed shuttle
+//! traces in `counterexamples/shuttle/` replay both ways.
 
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
-use semcheck::checker::runtime::shuttle_engine::{
-    check, replay, Campaign, RecordedSchedule, ScheduleFile, SchedulerKind, ShuttleVerdict,
-};
-use semcheck::corpus::{cases, Engine, Entry, Expect};
-use semcheck::Verdict;
+use semcheck::checker::counterexample::{replay as replay_on_model, TraceFile};
+use semcheck::checker::runtime::schedule::on_model;
+use semcheck::checker::runtime::shuttle_engine::{check, replay, Campaign, RecordedSchedule, SchedulerKind};
+use semcheck::corpus::{cases, cell, judge, run, Budget, Engine, Judgement};
+use semcheck::{Outcome, Verdict};
 
-/// Iterations per campaign: the budget within which every mutant must be caught. The
-/// random scheduler needs thousands for `all_gather/shared-recv-sem` (one DMA must stay in
-/// flight across a whole step; measured first failures are in the README); PCT finds every
-/// mutant in its first iterations.
-fn budget(n: usize, scheduler: SchedulerKind) -> usize {
-    match (scheduler, n) {
-        (SchedulerKind::Random, _) => 10_000,
-        (SchedulerKind::Pct { .. }, 2 | 4) => 1_000,
-        (SchedulerKind::Pct { .. }, _) => 300,
+/// A shuttle counterexample replays on the model, breaking the runtime's rule at its last
+/// event, and its engine schedule replays under shuttle to the same events and rule.
+fn replays_both_ways(program: &semcheck::Program, outcome: &Outcome) -> Result<(), String> {
+    let Verdict::Violation(cex) = &outcome.verdict else { return Ok(()) };
+    on_model(program, cex).map_err(|e| format!("on the model: {e}"))?;
+    let schedule = RecordedSchedule::parse(cex.engine_schedule.as_deref().ok_or("no engine schedule")?)?;
+    let again = replay(program, &schedule).map_err(|e| format!("under shuttle: {e}"))?;
+    match &again.verdict {
+        Verdict::Violation(c) if c.violation.rule == cex.violation.rule && c.schedule == cex.schedule => Ok(()),
+        other => Err(format!("under shuttle the schedule gives {other:?}")),
     }
 }
 
-fn run_case(entry: &Entry, scheduler: SchedulerKind) -> (ShuttleVerdict, f64) {
-    let program = semcheck::program(&entry.case).unwrap();
-    let start = Instant::now();
-    let iterations = budget(entry.case.devices, scheduler);
-    let report = check(&program, Campaign { scheduler, iterations, seed: 0 }).unwrap();
-    (report.verdict, start.elapsed().as_secs_f64())
-}
-
-fn campaign(n: usize, scheduler: SchedulerKind) {
+fn campaign(n: usize, engine: Engine) {
     let mut failures = Vec::new();
-    for case in cases().iter().filter(|c| c.case.devices == n && c.skipped_by(Engine::Shuttle).is_none()) {
-        let (verdict, secs) = run_case(case, scheduler);
-        let line = match (&verdict, case.expect) {
-            (ShuttleVerdict::Incomplete { iterations }, Expect::Clean) => {
-                format!("ok   {} clean after {iterations} iterations", case.name())
-            }
-            (ShuttleVerdict::Violation { violation, iteration, .. }, Expect::Broken(rules))
-                if rules.contains(&violation.rule) =>
-            {
-                format!("ok   {} {} at iteration {iteration}", case.name(), violation.rule)
-            }
-            _ => {
-                failures.push(case.name());
-                format!("FAIL {} {verdict:?}", case.name())
-            }
-        };
-        println!("{} [{:.2} s, {}]", line, secs, scheduler.name());
+    let budget = Budget::default();
+    for entry in cases().iter().filter(|c| c.case.devices == n && c.skipped_by(engine).is_none()) {
+        let outcome = run(engine, entry, &budget).unwrap();
+        let program = semcheck::program(&entry.case).unwrap();
+        let mut judgement = judge(entry, &outcome);
+        let mut note = String::new();
+        if let Err(e) = replays_both_ways(&program, &outcome) {
+            judgement = Judgement::Disagree;
+            note = format!(": {e}");
+        }
+        println!(
+            "{} {} {} [{:.2} s, {}]{note}",
+            if judgement == Judgement::Agree { "ok  " } else { "FAIL" },
+            entry.name(),
+            cell(&outcome),
+            outcome.stats.seconds,
+            engine.name()
+        );
+        if judgement != Judgement::Agree {
+            failures.push(entry.name());
+        }
     }
     assert!(failures.is_empty(), "shuttle disagrees with the corpus on {failures:?}");
 }
 
 #[test]
 fn random_scheduler_at_2_devices() {
-    campaign(2, SchedulerKind::Random);
+    campaign(2, Engine::ShuttleRandom);
 }
 
 #[test]
 fn pct_scheduler_at_2_devices() {
-    campaign(2, SchedulerKind::Pct { depth: 3 });
+    campaign(2, Engine::ShuttlePct);
 }
 
 #[test]
 fn random_scheduler_at_4_devices() {
-    campaign(4, SchedulerKind::Random);
+    campaign(4, Engine::ShuttleRandom);
 }
 
 #[test]
 fn pct_scheduler_at_4_devices() {
-    campaign(4, SchedulerKind::Pct { depth: 3 });
+    campaign(4, Engine::ShuttlePct);
 }
 
 #[test]
 fn random_scheduler_at_8_devices() {
-    campaign(8, SchedulerKind::Random);
+    campaign(8, Engine::ShuttleRandom);
 }
 
 #[test]
 fn pct_scheduler_at_8_devices() {
-    campaign(8, SchedulerKind::Pct { depth: 3 });
+    campaign(8, Engine::ShuttlePct);
 }
 
 fn committed() -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("counterexamples/shuttle");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .map(|d| {
-            d.filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|x| x == "schedule"))
-                .collect()
-        })
-        .unwrap_or_default();
+        .expect("counterexamples/shuttle/ exists")
+        .map(|e| e.expect("a directory entry").path())
+        .filter(|p| p.is_file() && p.file_name().is_some_and(|n| n != "README.md"))
+        .collect();
     files.sort();
     files
 }
 
 #[test]
-fn committed_schedules_replay() {
+fn committed_shuttle_traces_replay_on_the_model_and_under_shuttle() {
     let files = committed();
+    for path in &files {
+        assert!(path.extension().is_some_and(|x| x == "trace"), "{}: only trace files belong here", path.display());
+    }
     let mutants: usize = semcheck::protocols::catalogue()
         .iter()
         .map(|p| p.mutants.iter().filter(|m| !m.expected.is_empty()).count())
         .sum();
-    assert_eq!(files.len(), mutants, "one committed schedule per mutant with an expected rule: {files:?}");
+    assert_eq!(files.len(), mutants, "one committed shuttle trace per mutant with an expected rule: {files:?}");
     for path in files {
-        let f = ScheduleFile::read(&path).unwrap();
-        let program = semcheck::catalogue_program(&f.protocol, f.mutant.as_deref(), f.devices, f.repeat).unwrap();
-        let v = replay(&program, &f.schedule).unwrap();
-        let v = v.unwrap_or_else(|| panic!("{}: the schedule no longer breaks a rule", path.display()));
-        assert_eq!(v.rule, f.rule, "{}: {v}", path.display());
+        let at = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
+        let trace = TraceFile::parse(&std::fs::read_to_string(&path).unwrap()).unwrap_or_else(|e| panic!("{}", at(&e)));
+        let program = semcheck::trace_program(&trace).unwrap_or_else(|e| panic!("{}", at(&e)));
+        let (rule, _) = trace.rule;
+        let on_the_model = replay_on_model(&program, &trace).unwrap_or_else(|e| panic!("{}", at(&e)));
+        assert_eq!(on_the_model.run.ending.violation().map(|v| v.rule), Some(rule), "{}", path.display());
+        let schedule = RecordedSchedule::parse(trace.header.engine_schedule.as_deref().expect("an engine schedule"))
+            .unwrap_or_else(|e| panic!("{}", at(&e)));
+        let under_shuttle = replay(&program, &schedule).unwrap_or_else(|e| panic!("{}", at(&e)));
+        let Verdict::Violation(cex) = &under_shuttle.verdict else { panic!("{}: no violation", path.display()) };
+        assert_eq!(cex.violation.rule, rule, "{}", path.display());
+        assert_eq!(
+            cex.schedule,
+            on_the_model.run.events,
+            "{}: shuttle's events differ from the file's",
+            path.display()
+        );
     }
 }
 
 #[test]
-fn a_schedule_file_round_trips() {
-    let f = ScheduleFile {
-        protocol: "psum".into(),
-        mutant: Some("no-capacity".into()),
-        devices: 4,
-        repeat: 1,
-        rule: semcheck::Rule::Race,
-        found_by: "random scheduler, seed 0, iteration 3".into(),
-        message: "race on d1 hbm_buf[0]".into(),
-        schedule: RecordedSchedule { seed: 42, steps: vec![Some(0), Some(1), None, Some(2)] },
-    };
-    let text = f.to_text("x.schedule");
-    assert_eq!(ScheduleFile::parse(&text).unwrap(), f);
-    assert!(ScheduleFile::parse("protocol psum\n").unwrap_err().contains("needs"));
-    assert!(ScheduleFile::parse("bogus 1\n").unwrap_err().contains("unknown key"));
+fn a_recorded_schedule_round_trips_as_text() {
+    let s = RecordedSchedule { seed: 42, steps: vec![Some(0), Some(1), None, Some(2)] };
+    assert_eq!(s.to_text(), "execution-seed=42 steps=0 1 r 2");
+    assert_eq!(RecordedSchedule::parse(&s.to_text()).unwrap(), s);
+    for bad in ["42 0 1", "execution-seed=x steps=1", "execution-seed=1 0 1", "execution-seed=1 steps=0 q"] {
+        assert!(RecordedSchedule::parse(bad).is_err(), "{bad}");
+    }
 }
 
-/// Shuttle's own deadlock detection is reported as the model's `deadlock`: a kernel whose
-/// devices wait on a semaphore nobody signals.
+/// A kernel whose devices wait on a semaphore nobody signals: the runtime's own deadlock
+/// detection reports `deadlock` (before shuttle's), and the model is stuck after the
+/// recorded events.
 #[test]
-fn shuttle_deadlock_detection_is_rule_deadlock() {
+fn a_deadlock_is_rule_deadlock_and_the_model_is_stuck_after_the_schedule() {
     use semcheck::model::{compile, dsl::trace, Mesh, Notation, Spec};
     let kernel = trace("stuck", |k| {
         let sem = k.regular_semaphore("never_signalled");
@@ -145,8 +149,22 @@ fn shuttle_deadlock_detection_is_rule_deadlock() {
     let program = compile(&kernel, &Mesh::ring(2).unwrap(), &spec, 1).unwrap();
     let Verdict::Violation(c) = semcheck::explore(&program, &Default::default()).verdict else { panic!("explorer") };
     assert_eq!(c.violation.rule, semcheck::Rule::Deadlock);
-    let report = check(&program, Campaign { scheduler: SchedulerKind::Random, iterations: 10, seed: 0 }).unwrap();
-    let ShuttleVerdict::Violation { violation, .. } = report.verdict else { panic!("shuttle: {report:?}") };
-    assert_eq!(violation.rule, semcheck::Rule::Deadlock, "{violation}");
-    assert!(violation.message.contains("shuttle detected it"), "{violation}");
+    let outcome = check(&program, Campaign::new(SchedulerKind::Random, 10, 0)).unwrap();
+    let Verdict::Violation(cex) = &outcome.verdict else { panic!("shuttle: {outcome:?}") };
+    assert_eq!(cex.violation.rule, semcheck::Rule::Deadlock, "{}", cex.violation);
+    assert!(cex.violation.message.contains("never_signalled >= 1 (it is 0)"), "{}", cex.violation);
+    assert_eq!(cex.violation.devices.len(), 2, "{}", cex.violation);
+    on_model(&program, cex).unwrap();
+}
+
+/// A time budget stops a campaign early and says so: `incomplete` for the time, with the
+/// iterations it ran.
+#[test]
+fn a_time_budget_is_incomplete_with_the_bound() {
+    let program = semcheck::catalogue_program("psum", None, 4, 1).unwrap();
+    let campaign = Campaign { max_seconds: Some(0.2), ..Campaign::new(SchedulerKind::Random, 10_000_000, 0) };
+    let outcome = check(&program, campaign).unwrap();
+    let Verdict::Incomplete { reason, detail } = &outcome.verdict else { panic!("{outcome:?}") };
+    assert_eq!(*reason, semcheck::checker::StopReason::Time);
+    assert!(detail.contains("0.2 s") && outcome.stats.executions < 10_000_000, "{detail}");
 }

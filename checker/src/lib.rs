@@ -108,5 +108,5 @@ pub mod window;
 
 pub use config::{Budget, Config, Reduction, Strategy};
 pub use explore::explore;
-pub use outcome::{Counterexample, EngineRun, Outcome, Stats, StopReason, Verdict};
+pub use outcome::{Counterexample, EngineRun, Outcome, Stats, StopReason, StressTally, Verdict};
 pub mod runtime;

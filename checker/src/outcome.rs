@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use semcheck_model::{Event, Violation};
+use semcheck_model::{Event, Rule, Violation};
 
 use crate::config::Config;
 
@@ -130,7 +130,22 @@ pub enum EngineRun {
         runs: u64,
         /// Seed of the first run's inputs.
         seed: u64,
+        /// What the runs broke, counted.
+        tally: StressTally,
     },
+}
+
+/// What the runs of a stress campaign broke, counted (a stress run goes on after a race,
+/// so that it can also say whether the numbers came out wrong).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct StressTally {
+    /// Runs whose outputs differed from the reference (`wrong-result`).
+    pub mismatched: u64,
+    /// Runs in which the race rule saw a conflicting access (noted; the run went on).
+    pub raced: u64,
+    /// Runs that broke each rule, in [`Rule::ALL`] order (`wrong-result` included; a race
+    /// that was only noted is counted in `raced`, not here).
+    pub by_rule: Vec<(Rule, u64)>,
 }
 
 impl EngineRun {

@@ -1,11 +1,10 @@
-//! `semcheck engines`: every corpus case on every engine the binary has, and where they
-//! agree (loom needs `--cfg loom` at build time: its column comes from `tests/loom.rs`).
+//! `semcheck engines`: every corpus case on every engine the binary has, run and judged by
+//! the one corpus runner ([`semcheck::corpus`]), and where they agree (loom needs
+//! `--cfg loom` at build time: its column comes from `tests/loom.rs`).
 
 use clap::Args;
-use semcheck::checker::runtime::shuttle_engine::{check, Campaign, SchedulerKind, ShuttleVerdict};
-use semcheck::checker::{explore, Budget, Config, Verdict};
-use semcheck::corpus::{cases, Engine, Entry, Expect};
-use semcheck::{ErrorKind, ModelError, Program};
+use semcheck::corpus::{cases, cell, judge, run as run_case, Budget, Engine, Expect, Judgement};
+use semcheck::{ErrorKind, ModelError};
 
 use super::{emitln, EXIT_INCOMPLETE, EXIT_PROVED, EXIT_VIOLATION};
 
@@ -23,106 +22,61 @@ pub(crate) struct EnginesArgs {
     pub(crate) max_seconds: f64,
 }
 
-/// What one engine said about a case.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Said {
-    /// A rule broken.
-    Broken,
-    /// Proved (explorer) or nothing found (sampled).
-    Clean,
-    /// The engine did not decide (budget).
-    Undecided,
-}
-
-fn explorer_cell(program: &Program, secs: f64) -> (String, Said) {
-    let config = Config { budget: Budget { max_seconds: Some(secs), ..Budget::default() }, ..Config::default() };
-    let r = explore(program, &config);
-    match r.verdict {
-        Verdict::Proved => (format!("proved ({} st)", r.stats.states), Said::Clean),
-        Verdict::Violation(c) => (format!("{}", c.violation.rule), Said::Broken),
-        Verdict::Incomplete { .. } => ("incomplete".into(), Said::Undecided),
-    }
-}
-
-fn shuttle_cell(program: &Program, s: SchedulerKind, it: usize) -> (String, Said) {
-    match check(program, Campaign { scheduler: s, iterations: it, seed: 0 }) {
-        Ok(r) => match r.verdict {
-            ShuttleVerdict::Violation { violation, iteration, .. } => {
-                (format!("{} @{iteration}", violation.rule), Said::Broken)
-            }
-            ShuttleVerdict::Incomplete { iterations } => (format!("clean x{iterations}"), Said::Clean),
-        },
-        Err(e) => (format!("error: {e}"), Said::Broken),
-    }
-}
-
-/// How the engines' answers on one case compare.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Agreement {
-    /// Every engine gave the expected answer.
-    Agree,
-    /// A sampled engine did not find a bug within its budget (not a contradiction).
-    Missed,
-    /// An engine reported a bug in a clean case, or the explorer contradicts the corpus.
-    Disagree,
-}
-
-fn compare(entry: &Entry, explorer: Said, sampled: [Said; 2]) -> Agreement {
-    let broken = matches!(entry.expect, Expect::Broken(_));
-    if !broken && (explorer == Said::Broken || sampled.contains(&Said::Broken)) {
-        return Agreement::Disagree;
-    }
-    if explorer != Said::Undecided && (explorer == Said::Broken) != broken {
-        return Agreement::Disagree;
-    }
-    if broken && sampled.contains(&Said::Clean) {
-        return Agreement::Missed;
-    }
-    Agreement::Agree
-}
+/// The engines of the table, in its column order.
+const COLUMNS: [Engine; 3] = [Engine::Explore, Engine::ShuttleRandom, Engine::ShuttlePct];
 
 pub(crate) fn run(args: &EnginesArgs) -> Result<i32, ModelError> {
     if let Some(n) = args.devices.iter().find(|n| ![2, 4, 8].contains(n)) {
         return Err(ModelError::new(ErrorKind::UnknownName, format!("the corpus has N = 2, 4 and 8, not {n}")));
     }
-    super::shuttle::quiet_panics();
     let it = args.iterations as usize;
-    emitln!("{:<34} {:<8} {:<22} {:<22} {:<22} agree", "case", "expect", "explore", "shuttle random", "shuttle pct(3)");
-    let mut worst = Agreement::Agree;
+    let budget = Budget { explore_seconds: args.max_seconds, shuttle_iterations: Some(it), ..Budget::default() };
+    let names = COLUMNS.map(Engine::name);
+    emitln!("{:<34} {:<8} {:<22} {:<22} {:<22} agree", "case", "expect", names[0], names[1], names[2]);
+    let mut worst = Judgement::Agree;
     let mut notes = Vec::new();
     for entry in cases().into_iter().filter(|c| args.devices.contains(&c.case.devices)) {
-        let program = semcheck::program(&entry.case)?;
-        let (ex, ex_said) = match entry.skipped_by(Engine::Explore) {
-            Some(_) => ("skipped".to_string(), Said::Undecided),
-            None => explorer_cell(&program, args.max_seconds),
+        let mut cells = Vec::new();
+        let mut judgement = Judgement::Agree;
+        for engine in COLUMNS {
+            if entry.skipped_by(engine).is_some() {
+                cells.push("skipped".to_string());
+                continue;
+            }
+            let outcome = run_case(engine, &entry, &budget).map_err(|e| {
+                ModelError::new(ErrorKind::BadDeclaration, format!("{} on {}: {e}", engine.name(), entry.name()))
+            })?;
+            judgement = judgement.max(judge(&entry, &outcome));
+            cells.push(cell(&outcome));
+        }
+        let word = match judgement {
+            Judgement::Agree => "yes",
+            Judgement::Missed => "missed",
+            Judgement::Disagree => "NO",
         };
-        let (sr, sr_said) = shuttle_cell(&program, SchedulerKind::Random, it);
-        let (sp, sp_said) = shuttle_cell(&program, SchedulerKind::Pct { depth: 3 }, it);
-        let agreement = compare(&entry, ex_said, [sr_said, sp_said]);
-        let word = match agreement {
-            Agreement::Agree => "yes",
-            Agreement::Missed => "missed",
-            Agreement::Disagree => "NO",
-        };
-        if agreement != Agreement::Agree {
+        if judgement != Judgement::Agree {
             notes.push(format!("{}: {word}", entry.name()));
         }
-        worst = worst.max(agreement);
+        worst = worst.max(judgement);
         let expect = if matches!(entry.expect, Expect::Broken(_)) { "broken" } else { "clean" };
-        emitln!("{:<34} {:<8} {:<22} {:<22} {:<22} {word}", entry.name(), expect, ex, sr, sp);
+        emitln!("{:<34} {:<8} {:<22} {:<22} {:<22} {word}", entry.name(), expect, cells[0], cells[1], cells[2]);
     }
     emitln!("(loom: N = 2 only, run by `RUSTFLAGS=\"--cfg loom\" cargo test --release --test loom`; see the README)");
-    emitln!("(missed: a sampled engine did not find the bug within {it} iterations; that is not a contradiction)");
+    emitln!(
+        "(missed: an engine did not find the bug within {it} iterations, or the explorer ran out of its {} s; \
+         that is not a contradiction)",
+        args.max_seconds
+    );
     Ok(match worst {
-        Agreement::Agree => {
+        Judgement::Agree => {
             emitln!("every engine agrees on every case run");
             EXIT_PROVED
         }
-        Agreement::Missed => {
-            emitln!("no contradiction; sampled engines missed: {}", notes.join(", "));
+        Judgement::Missed => {
+            emitln!("no contradiction; missed: {}", notes.join(", "));
             EXIT_INCOMPLETE
         }
-        Agreement::Disagree => {
+        Judgement::Disagree => {
             emitln!("engines disagree: {}", notes.join(", "));
             EXIT_VIOLATION
         }

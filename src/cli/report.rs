@@ -197,7 +197,7 @@ pub(crate) fn describe_engine(run: &EngineRun) -> String {
         }
         EngineRun::Loom { preemption_bound: Some(b) } => format!("loom (preemption bound {b})"),
         EngineRun::Loom { preemption_bound: None } => "loom (no preemption bound)".to_string(),
-        EngineRun::Stress { runs, seed } => format!("stress on OS threads ({runs} runs from seed {seed})"),
+        EngineRun::Stress { runs, seed, .. } => format!("stress on OS threads ({runs} runs from seed {seed})"),
     }
 }
 

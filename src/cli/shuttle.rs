@@ -1,13 +1,13 @@
-//! `semcheck check … --engine shuttle`: randomized schedules of the threaded runtime.
+//! `semcheck check … --engine shuttle`: randomized schedules of the threaded runtime, and
+//! the replay of a shuttle trace file under shuttle (`--replay FILE`).
 
 use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
-use semcheck::checker::runtime::shuttle_engine::{
-    check, replay, Campaign, ScheduleFile, SchedulerKind, ShuttleReport, ShuttleVerdict,
-};
-use semcheck::checker::{Counterexample, EngineRun, Outcome, Stats, StopReason, Verdict};
-use semcheck::{Case, ErrorKind, ModelError, Program};
+use semcheck::checker::counterexample::TraceFile;
+use semcheck::checker::runtime::shuttle_engine::{self, Campaign, RecordedSchedule, SchedulerKind};
+use semcheck::checker::{Outcome, Verdict};
+use semcheck::{Case, ErrorKind, ModelError, Program, Source};
 
 use super::args::CheckArgs;
 
@@ -47,10 +47,11 @@ pub(crate) struct EngineArgs {
     /// Shuttle: PCT's bug depth [default: 3].
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=64))]
     pub(crate) pct_depth: Option<u64>,
-    /// Shuttle: directory where a failing schedule is saved (nothing is written without it).
+    /// Shuttle: directory where a violation is saved as a trace file (nothing is written
+    /// without it).
     #[arg(long)]
     pub(crate) schedule_dir: Option<PathBuf>,
-    /// Shuttle: replay this schedule file instead of searching.
+    /// Shuttle: re-run the shuttle schedule of this trace file instead of searching.
     #[arg(long)]
     pub(crate) replay: Option<PathBuf>,
 }
@@ -91,10 +92,7 @@ pub(crate) fn validate(args: &CheckArgs) -> Result<(), ModelError> {
             }
         }
         EngineArg::Shuttle => {
-            let mut given = args.explore.explorer_only();
-            if args.explore.max_seconds.is_some() {
-                given.push("--max-seconds");
-            }
+            let given = args.explore.explorer_only();
             if !given.is_empty() {
                 return Err(usage(format!(
                     "{} {} to the explorer, not to --engine shuttle",
@@ -110,6 +108,19 @@ pub(crate) fn validate(args: &CheckArgs) -> Result<(), ModelError> {
                     "the shuttle engine does not model --dma-order / --dma-landing other than the defaults yet; use the explorer",
                 ));
             }
+            if e.replay.is_some() {
+                let searching = [
+                    (e.iterations.is_some(), "--iterations"),
+                    (e.seed.is_some(), "--seed"),
+                    (e.scheduler.is_some(), "--scheduler"),
+                    (e.pct_depth.is_some(), "--pct-depth"),
+                    (args.explore.max_seconds.is_some(), "--max-seconds"),
+                ];
+                let given: Vec<&str> = searching.iter().filter(|(set, _)| *set).map(|(_, flag)| *flag).collect();
+                if !given.is_empty() {
+                    return Err(usage(format!("{} configure a search; --replay runs one schedule", given.join(", "))));
+                }
+            }
         }
     }
     Ok(())
@@ -118,121 +129,87 @@ pub(crate) fn validate(args: &CheckArgs) -> Result<(), ModelError> {
 /// Runs a shuttle campaign (or replays `--replay`) on one case.
 pub(crate) fn run(args: &CheckArgs, case: &Case, program: &Program) -> Result<Outcome, ModelError> {
     let e = &args.engine;
-    quiet_panics();
     if let Some(path) = &e.replay {
-        let f = ScheduleFile::read(path).map_err(usage)?;
-        let same = case.source.protocol() == Some(f.protocol.as_str())
-            && case.source.mutant() == f.mutant.as_deref()
-            && f.devices == case.devices
-            && f.repeat == case.repeat;
-        if !same {
-            return Err(usage(format!(
-                "{} was recorded for {} {} N={} repeat {}, not for {case}",
-                path.display(),
-                f.protocol,
-                f.mutant.as_deref().unwrap_or("-"),
-                f.devices,
-                f.repeat
-            )));
-        }
-        let start = std::time::Instant::now();
-        let v = replay(program, &f.schedule).map_err(usage)?;
-        let stats = Stats { executions: 1, seconds: start.elapsed().as_secs_f64(), ..Stats::default() };
-        let verdict = match v {
-            Some(violation) => Verdict::Violation(Counterexample {
-                violation,
-                schedule: Vec::new(),
-                engine_schedule: Some(format!("{}", path.display())),
-            }),
-            None => Verdict::Incomplete {
-                reason: StopReason::Sampled,
-                detail: format!("the schedule {} no longer breaks a rule", path.display()),
-            },
-        };
-        let run = EngineRun::Shuttle { scheduler: "replay".into(), iterations: 1, seed: f.schedule.seed };
-        return Ok(Outcome { verdict, stats, run });
+        return replay(path, case, program);
     }
     let scheduler = match e.scheduler.unwrap_or(SchedulerArg::Random) {
         SchedulerArg::Random => SchedulerKind::Random,
         SchedulerArg::Pct => SchedulerKind::Pct { depth: e.pct_depth.unwrap_or(3) as usize },
     };
-    let campaign = Campaign { scheduler, iterations: e.iterations.unwrap_or(1000) as usize, seed: e.seed.unwrap_or(0) };
-    let start = std::time::Instant::now();
-    let report = check(program, campaign).map_err(usage)?;
-    let run =
-        EngineRun::Shuttle { scheduler: scheduler.name(), iterations: campaign.iterations as u64, seed: campaign.seed };
-    let mut stats = Stats { seconds: start.elapsed().as_secs_f64(), ..Stats::default() };
-    let verdict = match &report.verdict {
-        ShuttleVerdict::Violation { violation, iteration, schedule } => {
-            stats.executions = *iteration as u64;
-            let saved = match &e.schedule_dir {
-                Some(dir) => Some(save(dir, case, &report)?),
-                None => None,
-            };
-            let replay = match &saved {
-                Some(path) => format!("saved to {}; replay with --replay {}", path.display(), path.display()),
-                None => format!(
-                    "iteration {iteration}, seed {}, {} scheduling steps (--schedule-dir DIR saves it for --replay)",
-                    schedule.seed,
-                    schedule.steps.len()
-                ),
-            };
-            Verdict::Violation(Counterexample {
-                violation: violation.clone(),
-                schedule: Vec::new(),
-                engine_schedule: Some(replay),
-            })
-        }
-        ShuttleVerdict::Incomplete { iterations } => {
-            stats.executions = *iterations as u64;
-            Verdict::Incomplete {
-                reason: StopReason::Sampled,
-                detail: format!(
-                    "no rule broken in {iterations} iterations of shuttle's {} scheduler (seed {}); sampled schedules prove nothing",
-                    scheduler.name(),
-                    campaign.seed
-                ),
-            }
-        }
+    let campaign = Campaign {
+        scheduler,
+        iterations: e.iterations.unwrap_or(1000) as usize,
+        seed: e.seed.unwrap_or(0),
+        max_seconds: args.explore.max_seconds,
     };
-    Ok(Outcome { verdict, stats, run })
+    let outcome = shuttle_engine::check(program, campaign).map_err(usage)?;
+    if let Verdict::Violation(_) = &outcome.verdict {
+        match &e.schedule_dir {
+            Some(dir) => {
+                let path = save(dir, case, program, &outcome)?;
+                let p = path.display();
+                eprintln!(
+                    "semcheck: saved to {p}: `semcheck replay {p}` replays it on the model, \
+                     `semcheck check ... --engine shuttle --replay {p}` under shuttle"
+                );
+            }
+            None => eprintln!("semcheck: --schedule-dir DIR saves the counterexample as a trace file"),
+        }
+    }
+    Ok(outcome)
 }
 
-fn save(dir: &Path, case: &Case, report: &ShuttleReport) -> Result<PathBuf, ModelError> {
-    let ShuttleVerdict::Violation { violation, iteration, schedule } = &report.verdict else {
-        unreachable!("saving a violation")
+/// The file name of a case's shuttle trace: `psum--no-capacity--n4.trace`.
+pub(crate) fn file_name(case: &Case) -> String {
+    let kernel = match &case.source {
+        Source::Catalogue { protocol, mutant } => match mutant {
+            Some(m) => format!("{protocol}--{m}"),
+            None => protocol.clone(),
+        },
+        Source::Python { path, kernel, .. } => {
+            let stem = path.file_stem().map_or("kernel".into(), |s| s.to_string_lossy().into_owned());
+            kernel.as_ref().map_or(stem.clone(), |k| format!("{stem}--{k}"))
+        }
+        Source::Dsl { name } => name.clone(),
     };
-    let protocol = case.source.protocol().ok_or_else(|| usage("shuttle schedules are saved for catalogue cases"))?;
+    format!("{kernel}--n{}.trace", case.devices)
+}
+
+fn save(dir: &Path, case: &Case, program: &Program, outcome: &Outcome) -> Result<PathBuf, ModelError> {
+    let file = shuttle_engine::trace_file(program, case, outcome).map_err(|e| {
+        ModelError::new(
+            ErrorKind::BadDeclaration,
+            format!("internal error: the shuttle schedule does not replay on the model, so it is not saved: {e}"),
+        )
+    })?;
     std::fs::create_dir_all(dir).map_err(|e| usage(format!("cannot create {}: {e}", dir.display())))?;
-    let name = format!("{protocol}-{}-n{}.schedule", case.source.mutant().unwrap_or("correct"), case.devices);
-    let path = dir.join(name);
-    let f = ScheduleFile {
-        protocol: protocol.to_string(),
-        mutant: case.source.mutant().map(str::to_string),
-        devices: case.devices,
-        repeat: case.repeat,
-        rule: violation.rule,
-        found_by: format!(
-            "{} scheduler, seed {}, iteration {iteration}",
-            report.campaign.scheduler.name(),
-            report.campaign.seed
-        ),
-        message: violation.message.clone(),
-        schedule: schedule.clone(),
-    };
-    std::fs::write(&path, f.to_text(&path.display().to_string()))
-        .map_err(|e| usage(format!("cannot write {}: {e}", path.display())))?;
+    let path = dir.join(file_name(case));
+    std::fs::write(&path, file.to_text()).map_err(|e| usage(format!("cannot write {}: {e}", path.display())))?;
     Ok(path)
 }
 
-/// Silences the panic messages with which violations stop shuttle's executions (the
-/// verdict reports them).
-pub(crate) fn quiet_panics() {
-    let previous = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        let msg = semcheck::checker::runtime::checks::panic_message(info.payload());
-        if !msg.starts_with(semcheck::checker::runtime::checks::VIOLATION_PANIC) && !msg.starts_with("deadlock") {
-            previous(info);
+/// Re-runs the shuttle schedule of a trace file; every problem with the file is one line
+/// naming the line at fault.
+fn replay(path: &Path, case: &Case, program: &Program) -> Result<Outcome, ModelError> {
+    let name = path.display();
+    let bytes = std::fs::read(path).map_err(|e| usage(format!("cannot read {name}: {e}")))?;
+    let file = TraceFile::parse_bytes(&bytes).map_err(|e| usage(format!("{name}: {e}")))?;
+    if file.header.case != *case {
+        return Err(usage(format!("{name} was recorded for {}, not for {case}", file.header.case)));
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    let line = text.lines().position(|l| l.starts_with("engine-schedule")).map_or(0, |i| i + 1);
+    let at = |msg: String| usage(format!("{name}: line {line}: {msg}"));
+    let schedule = file.header.engine_schedule.as_deref().ok_or_else(|| {
+        usage(format!("{name} has no `engine-schedule` line to run under shuttle; `semcheck replay {name}` replays it on the model"))
+    })?;
+    let schedule = RecordedSchedule::parse(schedule).map_err(at)?;
+    let outcome = shuttle_engine::replay(program, &schedule).map_err(|e| at(e.to_string()))?;
+    let (want, rule_line) = file.rule;
+    match outcome.verdict.violation() {
+        Some(v) if v.rule != want => {
+            Err(usage(format!("{name}: line {rule_line}: the shuttle schedule breaks `{}`, not `{want}`: {v}", v.rule)))
         }
-    }));
+        _ => Ok(outcome),
+    }
 }

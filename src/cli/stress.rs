@@ -2,9 +2,8 @@
 
 use clap::Args;
 use semcheck::checker::runtime::stress::stress;
-use semcheck::checker::{Counterexample, EngineRun, Outcome, Stats, StopReason, Verdict};
+use semcheck::checker::EngineRun;
 use semcheck::{ErrorKind, ModelError};
-use serde_json::json;
 
 use super::args::CaseArgs;
 use super::report::Checked;
@@ -52,34 +51,23 @@ pub(crate) fn run(args: &StressArgs) -> Result<i32, ModelError> {
         ));
     }
     let program = semcheck::program(case)?;
-    let r = stress(&program, args.runs, args.seed);
-    let verdict = match &r.first {
-        Some((seed, v)) => Verdict::Violation(Counterexample {
-            violation: v.clone(),
-            schedule: Vec::new(),
-            engine_schedule: Some(format!("inputs seed {seed} (OS thread schedules are not replayable)")),
-        }),
-        None => Verdict::Incomplete {
-            reason: StopReason::Sampled,
-            detail: format!(
-                "no rule broken in {} runs on OS threads; real-thread runs sample schedules and prove nothing",
-                r.runs
-            ),
-        },
-    };
-    let stats = Stats { executions: r.runs, seconds: r.seconds, ..Stats::default() };
-    let outcome = Outcome { verdict, stats, run: EngineRun::Stress { runs: args.runs, seed: args.seed } };
+    let outcome = stress(&program, args.runs, args.seed);
     let code = outcome.verdict.exit_code();
+    let tally = match &outcome.run {
+        EngineRun::Stress { tally, .. } => tally.clone(),
+        _ => unreachable!("stress reports a stress run"),
+    };
     let checked = Checked { case: case.clone(), program, outcome };
     if args.json {
         let mut v = checked.json();
-        v["stress"] = json!(r);
+        v["peak_rss_bytes"] = serde_json::json!(super::bench::peak_rss_bytes());
         emitln!("{}", serde_json::to_string_pretty(&v).expect("JSON of plain data"));
     } else {
         emit(&checked.text());
-        emitln!("  {} of {} runs mismatched the reference (wrong-result)", r.mismatched, r.runs);
-        emitln!("  {} of {} runs had a racing access (race rule; the run went on)", r.raced, r.runs);
-        for (rule, k) in &r.by_rule {
+        let runs = args.runs;
+        emitln!("  {} of {runs} runs mismatched the reference (wrong-result)", tally.mismatched);
+        emitln!("  {} of {runs} runs had a racing access (race rule; the run went on)", tally.raced);
+        for (rule, k) in &tally.by_rule {
             if *k > 0 && *rule != semcheck::Rule::WrongResult {
                 emitln!("  {k} runs broke {rule}");
             }

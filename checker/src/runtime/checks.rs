@@ -8,18 +8,42 @@
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use semcheck_model::{DeviceId, DmaKey, Program, Rule, Violation};
+use semcheck_model::{DeviceId, DmaKey, Event, Program, Rule, Violation};
 
-/// Where the first violation of a run is recorded (instrumentation: plain `std`).
+/// What a run reports (instrumentation: plain `std`): its first violation and, for a sink
+/// that records them, the model events in the order they took effect.
 #[derive(Debug, Default)]
 pub struct Sink {
     first: Mutex<Option<Violation>>,
     abort: AtomicBool,
     /// Races observed but not stopped at (`RunConfig::stop_on_race == false`).
     races: Mutex<Option<Violation>>,
+    /// Whether `events` is kept.
+    recording: bool,
+    /// The model events of the run, in the order they took effect.
+    events: Mutex<Vec<Event>>,
 }
 
 impl Sink {
+    /// A sink that also records the model events of the run (see [`Sink::events`]).
+    pub fn recording() -> Sink {
+        Sink { recording: true, ..Sink::default() }
+    }
+
+    /// Logs a model event that has just taken effect (a no-op unless recording). The
+    /// runtime logs each event within the step that applies it, so that under a backend
+    /// that runs one thread at a time (loom, shuttle) the log is a schedule of the model.
+    pub fn log(&self, event: Event) {
+        if self.recording {
+            self.events.lock().unwrap_or_else(|e| e.into_inner()).push(event);
+        }
+    }
+
+    /// The model events logged so far.
+    pub fn events(&self) -> Vec<Event> {
+        self.events.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
     /// Records `v` if it is the first violation of the run, and asks every thread to stop.
     pub fn record(&self, v: Violation) {
         let mut first = self.first.lock().unwrap_or_else(|e| e.into_inner());
@@ -44,10 +68,11 @@ impl Sink {
         self.races.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
 
-    /// Forgets the violation of a previous run (one sink serves many shuttle iterations).
+    /// Forgets the violation and events of a previous run (one sink serves many shuttle iterations).
     pub fn reset(&self) {
         *self.first.lock().unwrap_or_else(|e| e.into_inner()) = None;
         *self.races.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        self.events.lock().unwrap_or_else(|e| e.into_inner()).clear();
         self.abort.store(false, Ordering::SeqCst);
     }
 

@@ -2,13 +2,19 @@
 //!
 //! Semaphores are counters behind a mutex with blocking waits, buffers are shared cells
 //! the devices and DMA engines read and write, and DMAs complete asynchronously on DMA
-//! threads. The engine code is written once and compiled against two backends (see
-//! [`sync`]):
+//! threads. The engine code (`runtime/engine/`: memory, semaphores, DMAs, devices) is
+//! written once against a module named `sync` and mounted as real modules twice, once per
+//! backend (see [`sync`]):
 //!
 //! * [`os`]: `std` threads normally (used by [`stress`]); **loom** under `--cfg loom`
-//!   (used by `tests/loom.rs`);
+//!   (used by `loom_driver` and `tests/loom.rs`);
 //! * [`sim`] (feature `shuttle`): shuttle's controlled threads (used by
 //!   [`shuttle_engine`]).
+//!
+//! Each operation and each DMA event takes effect in one step for loom and shuttle (under
+//! the lock of the semaphore it signals or waits on, or with no scheduling point inside),
+//! and a recording [`checks::Sink`] logs its model [`semcheck_model::Event`] right there:
+//! the shuttle engine's counterexamples are model schedules that replay on the model.
 //!
 //! The runtime checks the rules of the model with the model's names (see [`checks`]):
 //! `race` from in-flight access counters on every cell (and, under loom, loom's own
@@ -18,9 +24,15 @@
 //! `outside-kernel` from the devices' lifecycle words and the real semaphore values.
 
 pub mod checks;
+#[cfg(loom)]
+pub mod loom_driver;
 pub mod numeric;
+pub mod os;
+pub mod schedule;
 #[cfg(feature = "shuttle")]
 pub mod shuttle_engine;
+#[cfg(feature = "shuttle")]
+pub mod sim;
 pub mod stress;
 pub mod sync;
 
@@ -46,11 +58,53 @@ pub enum DmaMode {
     PerEvent,
 }
 
+/// How loom explores a case (see `loom_driver`, under `--cfg loom`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoomBound {
+    /// Every interleaving (no preemption bound).
+    Unbounded,
+    /// At most this many preemptions per execution, explored to the end.
+    Preemptions(usize),
+    /// At most this many preemptions per execution, and stopped after this many seconds:
+    /// a partial run that can find bugs but covers only part of even the bounded space.
+    Partial {
+        /// The preemption bound.
+        preemptions: usize,
+        /// The time after which loom stops.
+        seconds: u64,
+    },
+}
+
+impl LoomBound {
+    /// Loom's preemption bound, if any.
+    pub fn preemptions(self) -> Option<usize> {
+        match self {
+            LoomBound::Unbounded => None,
+            LoomBound::Preemptions(k) | LoomBound::Partial { preemptions: k, .. } => Some(k),
+        }
+    }
+
+    /// `exhaustive`, `bounded (preemption bound 1)`, `PARTIAL (preemption bound 1, stopped
+    /// after 20 s)`.
+    pub fn label(self) -> String {
+        match self {
+            LoomBound::Unbounded => "exhaustive".to_string(),
+            LoomBound::Preemptions(k) => format!("bounded (preemption bound {k})"),
+            LoomBound::Partial { preemptions, seconds } => {
+                format!("PARTIAL (preemption bound {preemptions}, stopped after {seconds} s)")
+            }
+        }
+    }
+}
+
 /// What a thread does when it finds a violation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OnViolation {
-    /// Record it and panic, so that loom or shuttle stops and keeps the schedule.
+    /// Record it and panic, so that loom stops and keeps the schedule.
     Panic,
+    /// Record it and reach a scheduling point, where a scheduler that watches the run's
+    /// [`checks::Sink`] ends the execution (shuttle; no panic, so nothing is printed).
+    Stop,
     /// Record it and let every thread stop at its next operation or wake-up (`std`).
     Abort,
 }
@@ -87,9 +141,10 @@ impl RunConfig {
         }
     }
 
-    /// The configuration for shuttle: one number per cell, a thread per DMA event, panics.
+    /// The configuration for shuttle: one number per cell, a thread per DMA event, stops
+    /// at a violation.
     pub fn shuttle() -> RunConfig {
-        RunConfig { dma: DmaMode::PerEvent, ..RunConfig::loom() }
+        RunConfig { dma: DmaMode::PerEvent, on_violation: OnViolation::Stop, ..RunConfig::loom() }
     }
 
     /// The configuration of a plain `std` stress run.
@@ -103,37 +158,4 @@ impl RunConfig {
             deadlock_after: Some(Duration::from_secs(10)),
         }
     }
-}
-
-macro_rules! engine_items {
-    () => {
-        use std::sync::atomic::AtomicU32;
-        use std::sync::atomic::Ordering::SeqCst;
-
-        use semcheck_model::ir::SemKind;
-        use semcheck_model::program::{CellId, ComputeKind, Op, SemSlot};
-        use semcheck_model::{DeviceId, DmaKey, Program, Rule, ValueId, Violation};
-
-        use crate::runtime::checks::{deadlock, race, Lifecycle, Sink, Tracking, VIOLATION_PANIC};
-        use crate::runtime::numeric::Reference;
-        use crate::runtime::{DmaMode, OnViolation, RunConfig};
-
-        include!("memory.rs");
-        include!("semaphore.rs");
-        include!("dma.rs");
-        include!("device.rs");
-    };
-}
-
-/// The runtime on `std` threads, or on loom's under `--cfg loom`.
-pub mod os {
-    use super::sync::os as sync;
-    engine_items!();
-}
-
-/// The runtime on shuttle's controlled threads.
-#[cfg(feature = "shuttle")]
-pub mod sim {
-    use super::sync::shuttle as sync;
-    engine_items!();
 }

@@ -3,35 +3,22 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use semcheck_model::{Program, Rule, Violation};
-use serde::Serialize;
+use semcheck_model::{Program, Rule};
 
 use super::checks::Sink;
 use super::{os, RunConfig};
-
-/// What a stress campaign found.
-#[derive(Clone, Debug, Serialize)]
-pub struct StressReport {
-    /// Runs made.
-    pub runs: u64,
-    /// Runs whose outputs differed from the reference (`wrong-result`).
-    pub mismatched: u64,
-    /// Runs in which the race rule saw a conflicting access (noted; the run went on).
-    pub raced: u64,
-    /// Runs that broke each rule, in [`Rule::ALL`] order (`wrong-result` included; a
-    /// race that was only noted is counted in `raced`, not here).
-    pub by_rule: Vec<(Rule, u64)>,
-    /// The first violation seen, with the seed of its run.
-    pub first: Option<(u64, Violation)>,
-    /// Wall-clock seconds.
-    pub seconds: f64,
-}
+use crate::outcome::{Counterexample, EngineRun, Outcome, Stats, StopReason, StressTally, Verdict};
 
 /// Runs `program` `runs` times on OS threads, run `i` with inputs from seed `seed + i`.
-pub fn stress(program: &Program, runs: u64, seed: u64) -> StressReport {
+///
+/// The verdict is the first violation seen (its counterexample has no model schedule: the
+/// OS schedules; `engine_schedule` names the inputs' seed), or `incomplete`: real-thread
+/// runs sample schedules and prove nothing. The counts are in the outcome's
+/// [`EngineRun::Stress`].
+pub fn stress(program: &Program, runs: u64, seed: u64) -> Outcome {
     let program = Arc::new(program.clone());
     let start = Instant::now();
-    let mut counts = [0u64; 5];
+    let mut counts = [0u64; Rule::ALL.len()];
     let mut first = None;
     let mut raced = 0;
     for i in 0..runs {
@@ -48,12 +35,22 @@ pub fn stress(program: &Program, runs: u64, seed: u64) -> StressReport {
             first.get_or_insert((s, v));
         }
     }
-    StressReport {
-        runs,
-        mismatched: counts[1],
-        raced,
-        by_rule: Rule::ALL.iter().copied().zip(counts).collect(),
-        first,
-        seconds: start.elapsed().as_secs_f64(),
-    }
+    let wrong = Rule::ALL.iter().position(|r| *r == Rule::WrongResult).expect("a rule of ALL");
+    let tally =
+        StressTally { mismatched: counts[wrong], raced, by_rule: Rule::ALL.iter().copied().zip(counts).collect() };
+    let verdict = match first {
+        Some((s, violation)) => Verdict::Violation(Counterexample {
+            violation,
+            schedule: Vec::new(),
+            engine_schedule: Some(format!("inputs seed {s} (OS thread schedules are not replayable)")),
+        }),
+        None => Verdict::Incomplete {
+            reason: StopReason::Sampled,
+            detail: format!(
+                "no rule broken in {runs} runs on OS threads; real-thread runs sample schedules and prove nothing"
+            ),
+        },
+    };
+    let stats = Stats { executions: runs, seconds: start.elapsed().as_secs_f64(), ..Stats::default() };
+    Outcome { verdict, stats, run: EngineRun::Stress { runs, seed, tally } }
 }

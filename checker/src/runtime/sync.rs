@@ -1,8 +1,9 @@
 //! The synchronisation primitives of the threaded runtime: the single place where the
 //! backend is chosen.
 //!
-//! The runtime's engine code (`memory.rs`, `semaphore.rs`, `dma.rs`, `device.rs`) is
-//! written once against a module named `sync` and compiled twice:
+//! The runtime's engine code (`engine/memory.rs`, `semaphore.rs`, `dma.rs`, `device.rs`)
+//! is written once against a module named `sync` and mounted twice as real modules (with
+//! `#[path]`, so rustfmt and rust-analyzer see them):
 //!
 //! * [`os`] backs [`crate::runtime::os`]: `std` threads and locks normally, **loom**'s
 //!   under `--cfg loom` (so `cargo test` under loom model-checks the very same code);

@@ -1,6 +1,14 @@
-// Included by `runtime::os` and `runtime::sim` (see `runtime/mod.rs`): the cells of the
-// system as backend cells (loom's `UnsafeCell` under `--cfg loom`), with the in-flight
-// access counters of the race rule.
+//! The cells of the system as backend cells (loom's `UnsafeCell` under `--cfg loom`),
+//! with the in-flight access counters of the race rule.
+
+use std::sync::atomic::Ordering::SeqCst;
+
+use semcheck_model::program::CellId;
+use semcheck_model::{DeviceId, Program, Violation};
+
+use super::sync;
+use crate::runtime::checks::{race, Tracking};
+use crate::runtime::numeric::Reference;
 
 /// Every cell of the system: real numbers in backend cells, plus race instrumentation.
 #[derive(Debug)]

@@ -1,10 +1,21 @@
-// Included by `runtime::os` and `runtime::sim`: DMAs in flight and the engines that
-// complete them (see `DmaMode` for which orders each mode can produce).
+//! DMAs in flight and the engines that complete them (see `DmaMode` for which orders each
+//! mode can produce).
+
+use std::collections::VecDeque;
+use std::sync::atomic::Ordering::SeqCst;
+use std::sync::Arc;
+
+use semcheck_model::program::Op;
+use semcheck_model::{DmaKey, Event, Violation};
+
+use super::device::World;
+use super::sync;
+use crate::runtime::checks::Sink;
 
 /// A started DMA: which one, and its payload once the source has been read.
 #[derive(Debug)]
-pub(crate) struct Job {
-    pub(crate) key: DmaKey,
+pub(super) struct Job {
+    key: DmaKey,
     /// Instrumentation-free bookkeeping: whichever completion event comes first reads the
     /// source; taking this plain `std` lock is no scheduling point (the backends run one
     /// thread at a time, and no scheduling point is reached while it is held).
@@ -12,21 +23,23 @@ pub(crate) struct Job {
 }
 
 impl Job {
-    pub(crate) fn new(key: DmaKey) -> Job {
+    pub(super) fn new(key: DmaKey) -> Job {
         Job { key, payload: std::sync::Mutex::new(None) }
     }
 }
 
+/// The queue, whether it is closed, and whether the engine is blocked on it.
+type Jobs = (VecDeque<Arc<Job>>, bool, bool);
+
 /// A DMA engine's queue of started DMAs, completed in order.
 #[derive(Debug, Default)]
 pub struct DmaQueue {
-    /// The queue, whether it is closed, and whether the engine is blocked on it.
-    jobs: sync::Mutex<(std::collections::VecDeque<std::sync::Arc<Job>>, bool, bool)>,
+    jobs: sync::Mutex<Jobs>,
     cv: sync::Condvar,
 }
 
 impl DmaQueue {
-    pub(crate) fn push(&self, job: std::sync::Arc<Job>) {
+    pub(super) fn push(&self, job: Arc<Job>) {
         let mut q = self.jobs.lock().expect("lock poisoned");
         q.0.push_back(job);
         let waiting = q.2;
@@ -37,7 +50,7 @@ impl DmaQueue {
     }
 
     /// No more DMAs will be started: the engine stops once the queue is empty.
-    pub(crate) fn close(&self) {
+    pub(super) fn close(&self) {
         let mut q = self.jobs.lock().expect("lock poisoned");
         q.1 = true;
         let waiting = q.2;
@@ -47,7 +60,7 @@ impl DmaQueue {
         }
     }
 
-    fn pop(&self, sink: &Sink) -> Option<std::sync::Arc<Job>> {
+    fn pop(&self, sink: &Sink) -> Option<Arc<Job>> {
         let mut q = self.jobs.lock().expect("lock poisoned");
         loop {
             if let Some(j) = q.0.pop_front() {
@@ -78,19 +91,24 @@ impl World {
         p.clone().expect("payload just read")
     }
 
-    /// A remote copy's source has been read: the issuer's `send_sem += bytes`.
-    pub(crate) fn sent(&self, job: &Job) {
+    /// `sent`: a remote copy's source has been read; the issuer's `send_sem += bytes`.
+    fn sent(&self, job: &Job) -> Result<(), Violation> {
         let Op::RemoteDma { send_sem, bytes, .. } = self.program.dma_op(job.key) else {
             unreachable!("sent of a remote copy")
         };
-        self.payload(job);
-        self.unsent[job.key.issuer.index()].fetch_sub(1, SeqCst);
-        self.sems[send_sem.0 as usize].signal(bytes);
+        self.sems[send_sem.0 as usize].signal_after(bytes, || {
+            self.effect(Event::Sent(job.key), || {
+                self.payload(job);
+                self.unsent[job.key.issuer.index()].fetch_sub(1, SeqCst);
+                self.pending.fetch_sub(1, SeqCst);
+                Ok(())
+            })
+        })
     }
 
-    /// A DMA's destination has been written: `recv_sem` (or the local copy's `sem`)
-    /// `+= bytes` on the target.
-    pub(crate) fn landed(&self, job: &Job) -> Result<(), Violation> {
+    /// `received` (`done` for a local copy): the destination has been written; the
+    /// target's `recv_sem` (or the local copy's `sem`) `+= bytes`.
+    fn landed(&self, job: &Job) -> Result<(), Violation> {
         let p = &self.program;
         let key = job.key;
         let (dst, sem, bytes, target, local) = match p.dma_op(key) {
@@ -98,53 +116,79 @@ impl World {
             Op::RemoteDma { dst, recv_sem, bytes, target, .. } => (dst, recv_sem, bytes, target, false),
             _ => unreachable!("landing of a DMA"),
         };
-        let inv = p.invocation_of(key.issuer, key.pc);
-        self.lifecycle[target.index()].inside(inv).map_err(|why| p.landing_outside_kernel(key, target, &why))?;
-        let payload = self.payload(job);
-        let cells = p.span(dst);
-        for (c, v) in cells.iter().zip(&payload) {
-            self.memory.write(*c, v);
+        let event = if local { Event::Done(key) } else { Event::Received(key) };
+        self.sems[sem.0 as usize].signal_after(bytes, || {
+            self.effect(event, || {
+                let inv = p.invocation_of(key.issuer, key.pc);
+                self.lifecycle[target.index()]
+                    .inside(inv)
+                    .map_err(|why| p.landing_outside_kernel(key, target, &why))?;
+                let payload = self.payload(job);
+                let cells = p.span(dst);
+                for (c, v) in cells.iter().zip(&payload) {
+                    self.memory.write(*c, v);
+                }
+                self.memory.end_write(cells);
+                if local {
+                    self.unsent[key.issuer.index()].fetch_sub(1, SeqCst);
+                }
+                self.pending.fetch_sub(1, SeqCst);
+                Ok(())
+            })
+        })
+    }
+
+    /// After a DMA event: stops the run on its violation, or if it left the system stuck.
+    fn after_event(&self, result: Result<(), Violation>) -> Result<(), ()> {
+        match result.map(|()| self.deadlocked()) {
+            Err(v) | Ok(Some(v)) => {
+                self.fail(v);
+                Err(())
+            }
+            Ok(None) => Ok(()),
         }
-        self.memory.end_write(cells);
-        if local {
-            self.unsent[key.issuer.index()].fetch_sub(1, SeqCst);
-        }
-        self.sems[sem.0 as usize].signal(bytes);
-        Ok(())
     }
 
     /// Completes `job` in one engine thread: `sent` then `received` (or `done`).
-    fn complete_in_order(&self, job: &Job) -> Result<(), Violation> {
+    fn complete_in_order(&self, job: &Job) -> Result<(), ()> {
         if matches!(self.program.dma_op(job.key), Op::RemoteDma { .. }) {
-            self.sent(job);
+            self.after_event(self.sent(job))?;
         }
-        self.landed(job)
+        self.after_event(self.landed(job))
+    }
+
+    /// The number of completion events of the DMA started by `op` (2 for a remote copy).
+    pub(super) fn completion_events(op: &Op) -> u32 {
+        if matches!(op, Op::RemoteDma { .. }) {
+            2
+        } else {
+            1
+        }
     }
 }
 
 /// The engine thread of queue `q` (`DmaMode::PerIssuer`, `DmaMode::ByKind`).
-pub(crate) fn engine_loop(world: &World, q: usize) {
+pub(super) fn engine_loop(world: &World, q: usize) {
     while let Some(job) = world.queues[q].pop(&world.sink) {
-        if let Err(v) = world.complete_in_order(&job) {
-            world.fail(v);
+        if world.complete_in_order(&job).is_err() {
             return;
         }
     }
 }
 
 /// Spawns the completion threads of a DMA just started (`DmaMode::PerEvent`).
-pub(crate) fn spawn_completions(world: &std::sync::Arc<World>, job: std::sync::Arc<Job>) {
+pub(super) fn spawn_completions(world: &Arc<World>, job: Arc<Job>) {
     // Spawning is a scheduling point: never hold the (std) list's lock across it.
     let mut spawned = Vec::new();
     if matches!(world.program.dma_op(job.key), Op::RemoteDma { .. }) {
         let (w, j) = (world.clone(), job.clone());
-        spawned.push(sync::thread::spawn(move || w.sent(&j)));
+        spawned.push(sync::thread::spawn(move || {
+            let _ = w.after_event(w.sent(&j));
+        }));
     }
     let w = world.clone();
     spawned.push(sync::thread::spawn(move || {
-        if let Err(v) = w.landed(&job) {
-            w.fail(v);
-        }
+        let _ = w.after_event(w.landed(&job));
     }));
     world.dma_threads.lock().expect("lock poisoned").extend(spawned);
 }
