@@ -24,11 +24,11 @@
 use std::time::Instant;
 
 use semcheck_checker::counterexample::{run_events, Namer};
-use semcheck_checker::focused::focused_search;
+use semcheck_checker::focused::{focused_search, Environment};
 use semcheck_checker::single_run::run_to_end;
 use semcheck_checker::window::{explore_window, WindowVerdict};
 use semcheck_checker::{explore, Budget, Config, Counterexample, Reduction, Stats, Verdict};
-use semcheck_model::window::{check_conditions, ring_distance, Inapplicable, Window};
+use semcheck_model::window::{check_conditions, communication_radius, ring_distance, window_classes, Inapplicable};
 use semcheck_model::{Case, DeviceId, ModelError, Program};
 use serde::Serialize;
 
@@ -36,7 +36,8 @@ use serde::Serialize;
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct SizesConfig {
     /// The budget of exact exploration at one size. The first size it does not decide,
-    /// and every larger one, goes to the window method.
+    /// and every larger one, goes to the window method (or, for a kernel outside the
+    /// window method's conditions, is not proved).
     pub exact: Budget,
     /// The budget of one window exploration.
     pub window: Budget,
@@ -47,8 +48,6 @@ pub struct SizesConfig {
     pub confirm: Budget,
     /// How many devices beyond the window the focused search may add on each side.
     pub confirm_extra: usize,
-    /// The budget of exact exploration at a size the window method does not apply to.
-    pub fallback: Budget,
 }
 
 impl Default for SizesConfig {
@@ -59,7 +58,6 @@ impl Default for SizesConfig {
             max_radius: 2,
             confirm: Budget { max_states: Some(2_000_000), max_seconds: Some(60.0), max_memory_bytes: Some(4 << 30) },
             confirm_extra: 3,
-            fallback: Budget { max_states: None, max_seconds: None, max_memory_bytes: Some(8 << 30) },
         }
     }
 }
@@ -99,34 +97,50 @@ impl SizeVerdict {
 pub enum Method {
     /// Exhaustive exploration of the whole ring.
     Exact {
-        /// Why the window method was not used (`None`: exact exploration was cheap).
+        /// Why the window method does not apply, when exact exploration was the only
+        /// method (`None`: exact exploration was cheap and decided).
         fallback: Option<String>,
         /// The explorer's counters.
         stats: Stats,
     },
     /// Windows for the local rules, one run for the global rules.
-    Window {
-        /// The radius of the windows that decided (devices within it of the center are
-        /// tracked).
-        radius: usize,
-        /// Devices per window.
-        tracked: usize,
-        /// The centers: one when the kernel is rotation-symmetric, every device otherwise.
-        centers: usize,
-        /// Window states and seconds, summed over centers and radii tried.
-        window_stats: Stats,
-        /// Radii whose windows reported a violation before this one (possibly spurious).
-        escalated_from: Vec<usize>,
-        /// The run of the whole ring: events, seconds (absent when the local rules did
-        /// not hold).
-        run_events: Option<u64>,
-        /// Seconds of the run.
-        run_seconds: Option<f64>,
-        /// The focused search that confirmed a window violation: active devices and states.
-        confirmed_by: Option<(usize, u64)>,
-        /// The window violation that was not confirmed, in the kernel's words.
-        window_violation: Option<Vec<String>>,
-    },
+    Window(WindowMethod),
+}
+
+/// How the window method decided one size.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct WindowMethod {
+    /// The radius of the last windows explored (devices within it of the center are
+    /// tracked).
+    pub radius: usize,
+    /// Devices per window.
+    pub tracked: usize,
+    /// The classes of identical windows (one explored per class): 1 when every device's
+    /// window is the same up to renaming (rotation symmetry).
+    pub classes: usize,
+    /// Window states and seconds, summed over the classes and radii tried.
+    pub window_stats: Stats,
+    /// Radii whose windows reported a violation before this one (possibly spurious).
+    pub escalated_from: Vec<usize>,
+    /// The run of the whole ring: events (absent when the local rules did not hold).
+    pub run_events: Option<u64>,
+    /// Seconds of the run.
+    pub run_seconds: Option<f64>,
+    /// The focused search that confirmed a window violation.
+    pub confirmed_by: Option<Confirmation>,
+    /// The window violation, in the kernel's words, when it was not confirmed.
+    pub window_violation: Option<Vec<String>>,
+}
+
+/// The focused search that found a window violation on the real ring.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Confirmation {
+    /// Devices that interleave freely.
+    pub active: usize,
+    /// How the other devices were scheduled.
+    pub environment: Environment,
+    /// States of the search.
+    pub states: u64,
 }
 
 /// One size's result.
@@ -146,34 +160,6 @@ pub struct SizeResult {
     pub seconds: f64,
 }
 
-/// Whether rotation symmetry makes one window center enough, and why (not).
-fn centers(program: &Program) -> (Vec<DeviceId>, String) {
-    // TEMPORARY: rotation symmetry comes from model/src/ring.rs (branch `scale`), which has
-    // not landed on main yet. Until then every device is a center, which needs no symmetry.
-    let _ = program;
-    (
-        program.mesh.devices().collect(),
-        "rotation symmetry not checked (ring detection not available yet): one window per device".into(),
-    )
-}
-
-/// The largest ring distance between a device and one it signals or writes.
-// TEMPORARY, like `centers`: `ring::Ring::radius` replaces it once ring.rs lands.
-fn radius(program: &Program) -> usize {
-    let n = program.num_devices();
-    let mut r = 0;
-    for (d, dp) in program.devices.iter().enumerate() {
-        for op in &dp.ops {
-            if let semcheck_model::program::Op::Signal { target, .. }
-            | semcheck_model::program::Op::RemoteDma { target, .. } = *op
-            {
-                r = r.max(ring_distance(DeviceId(d as u16), target, n));
-            }
-        }
-    }
-    r
-}
-
 /// Decides one size of `case`; `exact_cheap` says whether exact exploration is still to
 /// be tried, and is cleared when it stops deciding.
 pub fn check_size(case: &Case, config: &SizesConfig, exact_cheap: &mut bool) -> Result<SizeResult, ModelError> {
@@ -185,24 +171,26 @@ pub fn check_size(case: &Case, config: &SizesConfig, exact_cheap: &mut bool) -> 
 }
 
 /// Decides one compiled ring program: exact exploration if `exact_cheap` (cleared when
-/// it does not decide within [`SizesConfig::exact`]), else the window method, else
-/// (when the window method does not apply) exact exploration without a budget.
+/// it does not decide within [`SizesConfig::exact`]), else the window method. A program
+/// outside the window method's conditions that exact exploration does not decide within
+/// its budget is *not proved* at that size, with both reasons.
 pub fn check_program(program: &Program, config: &SizesConfig, exact_cheap: &mut bool) -> SizeResult {
     let start = Instant::now();
     let n = program.num_devices();
-    let exact = |budget: Budget| {
-        let outcome = explore(program, &Config { budget, ..Config::default() });
+    let mut undecided = None;
+    if *exact_cheap {
+        let outcome = explore(program, &Config { budget: config.exact, ..Config::default() });
         let verdict = match outcome.verdict {
             Verdict::Proved => SizeVerdict::Proved,
             Verdict::Violation(c) => SizeVerdict::Violation { counterexample: c },
-            Verdict::Incomplete { detail, .. } => SizeVerdict::NotProved { reason: detail },
+            Verdict::Incomplete { detail, .. } => {
+                *exact_cheap = false;
+                undecided = Some((format!("exact exploration {detail}"), outcome.stats));
+                SizeVerdict::NotProved { reason: String::new() }
+            }
         };
-        (verdict, outcome.stats)
-    };
-    if *exact_cheap {
-        let (verdict, stats) = exact(config.exact);
-        if !matches!(verdict, SizeVerdict::NotProved { .. }) {
-            let method = Method::Exact { fallback: None, stats };
+        if undecided.is_none() {
+            let method = Method::Exact { fallback: None, stats: outcome.stats };
             return SizeResult {
                 devices: n,
                 verdict,
@@ -211,13 +199,16 @@ pub fn check_program(program: &Program, config: &SizesConfig, exact_cheap: &mut 
                 seconds: start.elapsed().as_secs_f64(),
             };
         }
-        *exact_cheap = false;
     }
     let (verdict, method, checked) = match window_method(program, config) {
         Ok(decided) => decided,
         Err(why) => {
-            let (verdict, stats) = exact(config.fallback);
-            (verdict, Method::Exact { fallback: Some(why.to_string()), stats }, Vec::new())
+            let (detail, stats) = undecided.unwrap_or_else(|| {
+                let detail = "exact exploration was not tried (it did not decide a smaller size within its budget)";
+                (detail.to_string(), Stats::default())
+            });
+            let reason = format!("the window method does not apply ({why}); {detail}");
+            (SizeVerdict::NotProved { reason }, Method::Exact { fallback: Some(why.to_string()), stats }, Vec::new())
         }
     };
     SizeResult { devices: n, verdict, method, checked, seconds: start.elapsed().as_secs_f64() }
@@ -235,12 +226,10 @@ fn add(total: &mut Stats, s: &Stats) {
 fn window_method(program: &Program, config: &SizesConfig) -> Result<(SizeVerdict, Method, Vec<String>), Inapplicable> {
     check_conditions(program)?;
     let n = program.num_devices();
-    let r = radius(program);
-    let (centers, symmetry) = centers(program);
-    let checked = vec![
+    let r = communication_radius(program);
+    let mut checked = vec![
         "ring mesh (one axis), no memory shared between devices, default hardware assumptions".to_string(),
-        symmetry,
-        format!("communication radius {r}"),
+        format!("communication radius {r}: no device signals or copies to one farther than {r} around the ring"),
     ];
     let first = r.max(1);
     if first > config.max_radius {
@@ -249,126 +238,86 @@ fn window_method(program: &Program, config: &SizesConfig) -> Result<(SizeVerdict
             config.max_radius
         )));
     }
-    let mut stats = Stats::default();
-    let mut escalated_from = Vec::new();
+    let mut how = WindowMethod::default();
     let mut last_violation: Option<(DeviceId, Vec<String>)> = None;
     for radius in first..=config.max_radius {
+        let classes = window_classes(program, radius)?;
+        how.radius = radius;
+        how.tracked = classes[0].window.tracked().len();
+        how.classes = classes.len();
+        let symmetry = match classes.len() {
+            1 => format!(
+                "the windows of radius {radius} around every device are identical up to renaming (rotation symmetry of the windows): one explored per size"
+            ),
+            k => format!(
+                "the windows of radius {radius} fall into {k} classes of identical windows at N = {n}: one explored per class"
+            ),
+        };
+        if !checked.contains(&symmetry) {
+            checked.push(symmetry);
+        }
         let mut violation = None;
-        let mut tracked = 0;
-        for &center in &centers {
-            let window = Window::new(program, center, radius)?;
-            tracked = window.tracked().len();
-            let outcome = explore_window(&window, Reduction::PartialOrder, &config.window);
-            add(&mut stats, &outcome.stats);
+        for class in &classes {
+            let outcome = explore_window(&class.window, Reduction::PartialOrder, &config.window);
+            add(&mut how.window_stats, &outcome.stats);
             match outcome.verdict {
                 WindowVerdict::Proved => {}
                 WindowVerdict::Violation { names, violation: v, .. } => {
                     let mut lines = vec![v.to_string()];
                     lines.extend(names);
-                    violation = Some((center, lines));
+                    violation = Some((class.window.center(), lines));
                     break;
                 }
                 WindowVerdict::Incomplete { detail, .. } => {
-                    let method = window_result(radius, tracked, centers.len(), stats, escalated_from, None, None, None);
-                    return Ok((SizeVerdict::NotProved { reason: detail }, method, checked));
+                    return Ok((SizeVerdict::NotProved { reason: detail }, Method::Window(how), checked));
                 }
             }
         }
-        match violation {
-            None => {
-                let run = run_to_end(program);
-                let verdict = match run.verdict {
-                    Verdict::Proved => SizeVerdict::Proved,
-                    Verdict::Violation(c) => SizeVerdict::Violation { counterexample: c },
-                    Verdict::Incomplete { detail, .. } => SizeVerdict::NotProved { reason: detail },
-                };
-                let method = window_result(
-                    radius,
-                    tracked,
-                    centers.len(),
-                    stats,
-                    escalated_from,
-                    Some((run.events, run.seconds)),
-                    None,
-                    None,
-                );
-                return Ok((verdict, method, checked));
-            }
-            Some(v) => {
-                escalated_from.push(radius);
-                last_violation = Some(v);
-            }
-        }
+        let Some(v) = violation else {
+            // The local rules hold everywhere: one run decides the global ones.
+            let run = run_to_end(program);
+            how.run_events = Some(run.events);
+            how.run_seconds = Some(run.seconds);
+            let verdict = match run.verdict {
+                Verdict::Proved => SizeVerdict::Proved,
+                Verdict::Violation(c) => SizeVerdict::Violation { counterexample: c },
+                Verdict::Incomplete { detail, .. } => SizeVerdict::NotProved { reason: detail },
+            };
+            return Ok((verdict, Method::Window(how), checked));
+        };
+        how.escalated_from.push(radius);
+        last_violation = Some(v);
     }
     // Every radius tried reports a violation: look for it on the real ring.
     let (center, lines) = last_violation.expect("a violation at the last radius");
-    let top = *escalated_from.last().expect("a radius was tried");
-    let mut confirmed = None;
-    for extra in 1..=config.confirm_extra {
-        let q = top + extra;
+    let top = how.radius;
+    let mut widest = 0;
+    for q in 1..=top + config.confirm_extra {
         let active: Vec<DeviceId> = program.mesh.devices().filter(|&d| ring_distance(d, center, n) <= q).collect();
-        let found = focused_search(program, &active, &config.confirm);
-        add(&mut stats, &found.stats);
-        if let Some(cex) = found.counterexample {
-            if replays(program, &cex) {
-                confirmed = Some((cex, active.len(), found.stats.states));
-                break;
+        widest = active.len();
+        // A small active set with the rest running ahead finds violations that need a
+        // slow device among fast ones; the rest held back (only beyond the window, so
+        // that the window's devices can move) finds those that need a slow environment.
+        let environments: &[Environment] =
+            if q > top { &[Environment::Eager, Environment::Held] } else { &[Environment::Eager] };
+        for &environment in environments {
+            let found = focused_search(program, &active, environment, &config.confirm);
+            add(&mut how.window_stats, &found.stats);
+            if let Some(cex) = found.counterexample.filter(|cex| replays(program, cex)) {
+                how.confirmed_by = Some(Confirmation { active: active.len(), environment, states: found.stats.states });
+                return Ok((SizeVerdict::Violation { counterexample: cex }, Method::Window(how), checked));
             }
         }
         if active.len() == n {
             break;
         }
     }
-    let tracked = 2 * top + 1;
-    Ok(match confirmed {
-        Some((cex, active, states)) => {
-            let method = window_result(
-                top,
-                tracked.min(n),
-                centers.len(),
-                stats,
-                escalated_from,
-                None,
-                Some((active, states)),
-                None,
-            );
-            (SizeVerdict::Violation { counterexample: cex }, method, checked)
-        }
-        None => {
-            let reason = format!(
-                "window violation at every radius up to {top}, possibly spurious (not found on the real ring with up to {} devices moving): {}",
-                (2 * (top + config.confirm_extra) + 1).min(n),
-                lines[0]
-            );
-            let method =
-                window_result(top, tracked.min(n), centers.len(), stats, escalated_from, None, None, Some(lines));
-            (SizeVerdict::NotProved { reason }, method, checked)
-        }
-    })
-}
-
-#[allow(clippy::too_many_arguments)]
-fn window_result(
-    radius: usize,
-    tracked: usize,
-    centers: usize,
-    window_stats: Stats,
-    escalated_from: Vec<usize>,
-    run: Option<(u64, f64)>,
-    confirmed_by: Option<(usize, u64)>,
-    window_violation: Option<Vec<String>>,
-) -> Method {
-    Method::Window {
-        radius,
-        tracked,
-        centers,
-        window_stats,
-        escalated_from,
-        run_events: run.map(|r| r.0),
-        run_seconds: run.map(|r| r.1),
-        confirmed_by,
-        window_violation,
-    }
+    let reason = format!(
+        "window violation at every radius up to {top}, possibly spurious (not found on the real ring by searches in which up to {widest} devices interleave, the others held back or running ahead): {}",
+        lines[0]
+    );
+    how.window_violation = Some(lines);
+    Ok((SizeVerdict::NotProved { reason }, Method::Window(how), checked))
 }
 
 /// Whether a focused search's schedule breaks the same rule on the unmodified program.

@@ -1,27 +1,48 @@
 //! A focused search for a real counterexample on a big ring: the whole ring's program,
-//! with every device outside a chosen set held before its first operation.
+//! with every interleaving of a chosen set of *active* devices and one fixed schedule for
+//! the others (the *environment*).
 //!
-//! Holding a device back is a scheduling choice (the scheduler may simply never run it),
-//! so every execution of the focused system is a prefix of an execution of the real ring,
-//! and every rule it breaks is broken on the real ring, by the same schedule (deadlocks
-//! aside: a focused system blocks whenever a device waits for a held one, so terminal
-//! states are not reported). This is how a window violation at a size too large for
-//! exact exploration is confirmed with a concrete counterexample, or left unconfirmed.
+//! The environment is scheduled one of two ways ([`Environment`]):
 //!
-//! The search is breadth-first with the model's partial-order reduction, run on a copy
-//! of the program in which each held device's first operation is a wait that can never
-//! pass (the held devices' lifecycle, semaphores and cells are exactly those of a device
-//! that has not started).
+//! * **held**: no environment device ever starts (the scheduler may simply never run
+//!   it): the active devices run as if their neighbours were slow;
+//! * **eager**: whenever an environment event is enabled (a step of an environment
+//!   device, an event of a DMA it issued), the first one is taken, alone: the
+//!   environment runs as far ahead of the active devices as it can.
+//!
+//! Either way every execution of the focused search is an execution of the real ring,
+//! so every rule it breaks is broken on the real ring, by the same schedule (deadlocks
+//! aside: a held environment blocks whoever waits for it, so terminal states are not
+//! reported). This is how a window violation at a size too large for exact exploration
+//! is confirmed with a concrete counterexample, or left unconfirmed: the search is not
+//! complete, and finding nothing proves nothing.
+//!
+//! The search is breadth-first with the model's partial-order reduction on the active
+//! events; a held device runs on a copy of the program whose first operation is a wait
+//! that can never pass (its lifecycle, semaphores and cells are exactly those of a
+//! device that has not started).
 
 use std::time::Instant;
 
 use semcheck_model::program::{Op, SemSlot};
 use semcheck_model::reduction::{Dependencies, PorScratch};
 use semcheck_model::{DeviceId, Event, Program, Rule, StepOutcome};
+use serde::Serialize;
 
 use crate::config::Budget;
 use crate::outcome::{Counterexample, Stats};
 use crate::store::{Store, NO_PARENT};
+
+/// How the devices outside the active set are scheduled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Environment {
+    /// They never start.
+    Held,
+    /// They run as far ahead as they can: an enabled environment event is always taken
+    /// first, alone.
+    Eager,
+}
 
 /// What a focused search found.
 #[derive(Clone, Debug, PartialEq)]
@@ -49,15 +70,31 @@ pub fn hold_back(program: &Program, active: &[DeviceId]) -> Program {
     held
 }
 
-/// Searches the executions in which only the devices of `active` move for a violation
-/// of any rule but deadlock, within `budget`.
-pub fn focused_search(program: &Program, active: &[DeviceId], budget: &Budget) -> Focused {
+/// Searches the executions in which the devices of `active` interleave freely and the
+/// others follow `environment`, for a violation of any rule but deadlock, within
+/// `budget`.
+pub fn focused_search(program: &Program, active: &[DeviceId], environment: Environment, budget: &Budget) -> Focused {
     let start = Instant::now();
-    let held = hold_back(program, active);
-    let initial = held.initial_state();
+    let held;
+    let program = match environment {
+        Environment::Held => {
+            held = hold_back(program, active);
+            &held
+        }
+        Environment::Eager => program,
+    };
+    let mut is_active = vec![false; program.num_devices()];
+    for d in active {
+        is_active[d.index()] = true;
+    }
+    let in_environment = |e: &Event| match *e {
+        Event::Step(d) => !is_active[d.index()],
+        Event::Sent(k) | Event::Received(k) | Event::Done(k) => !is_active[k.issuer.index()],
+    };
+    let initial = program.initial_state();
     let mut store = Store::new(&initial);
     store.insert(&initial, NO_PARENT, 0);
-    let mut values = held.values.clone();
+    let mut values = program.values.clone();
     let mut stats = Stats::default();
     let (mut state, mut next, mut enabled, mut chosen) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut por = PorScratch::default();
@@ -74,14 +111,17 @@ pub fn focused_search(program: &Program, active: &[DeviceId], budget: &Budget) -
         }
         store.get(cursor, &mut state);
         enabled.clear();
-        held.enabled(&state, &mut enabled);
-        if !enabled.is_empty() {
-            held.persistent_set(&state, &enabled, &mut por, &mut chosen);
+        program.enabled(&state, &mut enabled);
+        if let Some(&e) = enabled.iter().find(|e| in_environment(e)) {
+            enabled.clear();
+            enabled.push(e);
+        } else if !enabled.is_empty() {
+            program.persistent_set(&state, &enabled, &mut por, &mut chosen);
             std::mem::swap(&mut enabled, &mut chosen);
         }
         for &event in &enabled {
             stats.transitions += 1;
-            match held.step(&state, event, &mut values, &mut next) {
+            match program.step(&state, event, &mut values, &mut next) {
                 StepOutcome::Next => {
                     store.insert(&next, cursor, event.encode());
                 }

@@ -4,13 +4,15 @@
 //! When no reachable state breaks a local rule, the kernel's transition system is
 //! confluent with identical rule checks on every execution (the model crate's
 //! [`semcheck_model::window`] docs prove it), so any one maximal run decides the global
-//! rules. This one runs each device as far as it can, in id order, then every pending
-//! DMA event, and repeats until nothing is enabled. Every event is the model's own step
+//! rules. This one runs each device as far as it can, in id order, completing every DMA
+//! as soon as it starts, then every pending DMA event, and repeats until nothing is
+//! enabled. Every event is the model's own step
 //! function on the real program, so a violation it meets is real and comes with its
 //! schedule.
 
 use std::time::Instant;
 
+use semcheck_model::event::DmaKey;
 use semcheck_model::{Event, Program, StepOutcome};
 use serde::Serialize;
 
@@ -45,8 +47,19 @@ pub fn run_to_end(program: &Program) -> RunToEnd {
         let before = schedule.len();
         for d in program.mesh.devices() {
             while program.is_enabled(&state, Event::Step(d)) {
+                let pc = program.pc(&state, d);
                 if let Some(v) = apply(program, &mut state, &mut next, Event::Step(d), &mut values, &mut schedule) {
                     return finish(v, &schedule);
+                }
+                // A DMA it started completes at once: few DMAs are ever in flight, so
+                // the race checks stay cheap on big rings.
+                let key = DmaKey { issuer: d, pc };
+                for e in [Event::Sent(key), Event::Received(key), Event::Done(key)] {
+                    if program.is_enabled(&state, e) {
+                        if let Some(v) = apply(program, &mut state, &mut next, e, &mut values, &mut schedule) {
+                            return finish(v, &schedule);
+                        }
+                    }
                 }
             }
         }

@@ -2,6 +2,7 @@
 //! cheap and by the window method above (see [`semcheck::sizes`]).
 
 use semcheck::checker::counterexample::{run_events, Namer};
+use semcheck::checker::focused::Environment;
 use semcheck::sizes::{check_sizes, Method, SizeResult, SizeVerdict, SizesConfig, SizesReport};
 use semcheck::{Case, ErrorKind, ModelError};
 use serde_json::json;
@@ -59,7 +60,24 @@ pub(crate) fn run(args: &CheckArgs, sizes: &SizeRange) -> Result<i32, ModelError
             if given.is_empty() { "--max-seconds".to_string() } else { given.join(", ") }
         )));
     }
-    let case = args.case.cases(2)?.into_iter().next().expect("one case at the default size");
+    // The case at the smallest size (a kernel file is exported there once, and the
+    // export is reused when that size is checked).
+    let cases = args.case.cases(sizes.0[0])?;
+    if cases.len() > 1 {
+        let names: Vec<String> = cases
+            .iter()
+            .filter_map(|c| match &c.source {
+                semcheck::Source::Python { kernel: Some(k), .. } => Some(k.clone()),
+                _ => None,
+            })
+            .collect();
+        return Err(usage(format!(
+            "{} has several communicating kernels; --sizes checks one: pick it with --kernel ({})",
+            args.case.target,
+            names.join(", ")
+        )));
+    }
+    let case = cases.into_iter().next().expect("one case at the smallest size");
     if let Some(p) = case.source.protocol() {
         let p = semcheck::protocols::find(p)?;
         if p.mesh_kind != semcheck::protocols::MeshKind::Ring {
@@ -106,9 +124,14 @@ fn key(r: &SizeResult) -> (String, String) {
     let how = match &r.method {
         Method::Exact { fallback: None, .. } => "exact".to_string(),
         Method::Exact { fallback: Some(f), .. } => format!("exact-fallback {f}"),
-        Method::Window { radius, tracked, centers, confirmed_by, escalated_from, .. } => {
-            format!("window {radius} {tracked} {} {} {escalated_from:?}", *centers == 1, confirmed_by.is_some())
-        }
+        Method::Window(w) => format!(
+            "window {} {} {} {:?} {:?}",
+            w.radius,
+            w.tracked,
+            w.classes == 1,
+            w.confirmed_by.map(|c| c.environment),
+            w.escalated_from
+        ),
     };
     let verdict = match &r.verdict {
         SizeVerdict::Violation { counterexample } => format!("violation {}", counterexample.violation.rule),
@@ -129,6 +152,15 @@ fn groups(report: &SizesReport) -> Vec<Group<'_>> {
         }
     }
     out
+}
+
+/// `N = 2..256` for consecutive sizes, `N = 8, 16, 64` otherwise.
+fn sizes_text(all: &[usize]) -> String {
+    match all {
+        [one] => format!("N = {one}"),
+        [first, .., last] if last - first + 1 == all.len() => format!("N = {first}..{last}"),
+        _ => format!("N = {}", all.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(", ")),
+    }
 }
 
 fn range(first: usize, last: usize) -> String {
@@ -153,10 +185,9 @@ fn spread(values: impl Iterator<Item = u64>) -> String {
 fn text(case: &Case, report: &SizesReport) -> String {
     let mut out = String::new();
     let all: Vec<usize> = report.sizes.iter().map(|r| r.devices).collect();
-    let (lo, hi) = (all[0], *all.last().expect("at least one size"));
     let repeat = format!("repeat {}", case.repeat);
     let head = match report.exit_code() {
-        0 => format!("{} ({repeat}): PROVED for every ring size N = {lo}..{hi} asked for", case.source),
+        0 => format!("{} ({repeat}): PROVED for every ring size {}", case.source, sizes_text(&all)),
         1 => {
             let first = report.sizes.iter().find(|r| matches!(r.verdict, SizeVerdict::Violation { .. }));
             let r = first.expect("a violation");
@@ -185,28 +216,38 @@ fn text(case: &Case, report: &SizesReport) -> String {
                 match fallback {
                     None => format!("exact exploration of the whole ring ({states} states per N)"),
                     Some(why) => format!(
-                        "exact exploration of the whole ring, because the window method does not apply: {why} ({states} states per N)"
+                        "the window method does not apply ({why}): exact exploration of the whole ring only ({states} states per N)"
                     ),
                 }
             }
-            Method::Window { radius, tracked, centers, escalated_from, confirmed_by, .. } => {
+            Method::Window(w) => {
                 let states = spread(g.results.iter().map(|r| match &r.method {
-                    Method::Window { window_stats, .. } => window_stats.states,
+                    Method::Window(w) => w.window_stats.states,
                     _ => 0,
                 }));
-                let around = if *centers == 1 { "around d0".to_string() } else { "around every device".to_string() };
+                let (radius, tracked, classes) = (w.radius, w.tracked, w.classes);
+                let around = if classes == 1 {
+                    "around d0 (every device's window is the same)".to_string()
+                } else {
+                    format!("around every device ({classes} classes of identical windows)")
+                };
                 let mut s = format!(
                     "windows of radius {radius} ({tracked} devices) {around}: race, outside-kernel, semaphore-leak ({states} window states per N)"
                 );
-                if !escalated_from.is_empty() {
-                    let r: Vec<String> = escalated_from.iter().map(|r| r.to_string()).collect();
+                if !w.escalated_from.is_empty() {
+                    let r: Vec<String> = w.escalated_from.iter().map(|r| r.to_string()).collect();
                     let proved = matches!(first.verdict, SizeVerdict::Proved);
                     let when = if proved { " first" } else { "" };
                     s.push_str(&format!("; radius {} reported a violation at the center{when}", r.join(", ")));
                 }
-                match (&first.verdict, confirmed_by) {
-                    (SizeVerdict::Violation { .. }, Some((active, _))) => s.push_str(&format!(
-                        "\n                 confirmed on the real ring: found by a search in which only {active} devices move"
+                match (&first.verdict, w.confirmed_by) {
+                    (SizeVerdict::Violation { .. }, Some(c)) => s.push_str(&format!(
+                        "\n                 confirmed on the real ring: found by a search in which {} devices interleave and {}",
+                        c.active,
+                        match c.environment {
+                            Environment::Held => "the others never start",
+                            Environment::Eager => "the others run as far ahead as they can",
+                        }
                     )),
                     (SizeVerdict::NotProved { .. }, _) => {}
                     _ => s.push_str(

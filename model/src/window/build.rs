@@ -65,6 +65,45 @@ pub fn check_conditions(program: &Program) -> Result<(), Inapplicable> {
     Ok(())
 }
 
+/// The largest ring distance between a device and one it signals or copies to: the
+/// kernel's communication radius (0 when it never talks to another device).
+pub fn communication_radius(program: &Program) -> usize {
+    let n = program.num_devices();
+    let mut r = 0;
+    for (d, dp) in program.devices.iter().enumerate() {
+        for op in &dp.ops {
+            if let Op::Signal { target, .. } | Op::RemoteDma { target, .. } = *op {
+                r = r.max(ring_distance(DeviceId(d as u16), target, n));
+            }
+        }
+    }
+    r
+}
+
+/// Per device: the operations of other devices that increment one of its semaphores
+/// (signals, and remote copies into it), as `(issuer, pc)`. Built once per program and
+/// shared by the windows around every device.
+#[derive(Clone, Debug)]
+pub struct Incoming(Vec<Vec<(DeviceId, u32)>>);
+
+impl Incoming {
+    /// The index of `program`.
+    pub fn of(program: &Program) -> Incoming {
+        let mut into = vec![Vec::new(); program.num_devices()];
+        for (d, dp) in program.devices.iter().enumerate() {
+            let d = DeviceId(d as u16);
+            for (pc, op) in dp.ops.iter().enumerate() {
+                if let Op::Signal { target, .. } | Op::RemoteDma { target, .. } = *op {
+                    if target != d {
+                        into[target.index()].push((d, pc as u32));
+                    }
+                }
+            }
+        }
+        Incoming(into)
+    }
+}
+
 impl<'p> Window<'p> {
     /// The window of `program` around `center`: every device within ring distance
     /// `radius` of it is tracked; the others are dropped, and what they would add to the
@@ -75,10 +114,24 @@ impl<'p> Window<'p> {
     /// center to one outside it (the radius is smaller than the kernel's communication
     /// radius).
     pub fn new(program: &'p Program, center: DeviceId, radius: usize) -> Result<Window<'p>, Inapplicable> {
+        Window::with_incoming(program, &Incoming::of(program), center, radius)
+    }
+
+    /// [`Window::new`] with the program's [`Incoming`] index already built (windows
+    /// around many devices of one program share it).
+    pub fn with_incoming(
+        program: &'p Program,
+        incoming: &Incoming,
+        center: DeviceId,
+        radius: usize,
+    ) -> Result<Window<'p>, Inapplicable> {
         check_conditions(program)?;
         let n = program.num_devices();
         if center.index() >= n {
             return Err(Inapplicable::new(format!("{center} is not a device of the {n}-ring")));
+        }
+        if incoming.0.len() != n {
+            return Err(Inapplicable::new("the incoming index is not this program's"));
         }
         let tracked: Vec<DeviceId> =
             program.mesh.devices().filter(|&d| ring_distance(d, center, n) <= radius).collect();
@@ -87,24 +140,21 @@ impl<'p> Window<'p> {
             position[d.index()] = i as u32;
         }
         let is_tracked = |d: DeviceId| position[d.index()] != u32::MAX;
-        for (d, dp) in program.devices.iter().enumerate() {
-            let d = DeviceId(d as u16);
-            for (pc, op) in dp.ops.iter().enumerate() {
-                let target = match *op {
-                    Op::Signal { target, .. } | Op::RemoteDma { target, .. } => target,
-                    _ => continue,
-                };
-                let outside = (d == center && !is_tracked(target)) || (target == center && !is_tracked(d));
-                if outside {
-                    return Err(Inapplicable::new(format!(
-                        "`{}` talks across ring distance {}, more than the window radius {radius}",
-                        program.describe_op(d, pc as u32),
-                        ring_distance(d, target, n)
-                    )));
-                }
+        let outgoing = program.devices[center.index()].ops.iter().enumerate().filter_map(|(pc, op)| match *op {
+            Op::Signal { target, .. } | Op::RemoteDma { target, .. } => Some((center, pc as u32, target)),
+            _ => None,
+        });
+        let inbound = incoming.0[center.index()].iter().map(|&(u, pc)| (u, pc, center));
+        for (d, pc, target) in outgoing.chain(inbound) {
+            if !is_tracked(d) || !is_tracked(target) {
+                return Err(Inapplicable::new(format!(
+                    "`{}` talks across ring distance {}, more than the window radius {radius}",
+                    program.describe_op(d, pc),
+                    ring_distance(d, target, n)
+                )));
             }
         }
-        let tokens = tokens(program, &is_tracked);
+        let tokens = tokens(program, incoming, &tracked, &is_tracked);
         let spd = program.sems_per_device;
         let mut tokens_of = vec![Vec::new(); tracked.len() * spd];
         for (i, t) in tokens.iter().enumerate() {
@@ -121,7 +171,12 @@ impl<'p> Window<'p> {
 /// (target semaphore, amount, invocation) with their number as the budget. Increments of
 /// a barrier semaphore are not tied to an invocation (the barrier semaphore may be
 /// signalled whatever its owner's lifecycle).
-fn tokens(program: &Program, is_tracked: &dyn Fn(DeviceId) -> bool) -> Vec<Token> {
+fn tokens(
+    program: &Program,
+    incoming: &Incoming,
+    tracked: &[DeviceId],
+    is_tracked: &dyn Fn(DeviceId) -> bool,
+) -> Vec<Token> {
     let mut found: Vec<Token> = Vec::new();
     let mut add = |target: DeviceId, sem: SemSlot, inc: u32, invocation: Option<u32>, source: DeviceId| match found
         .iter_mut()
@@ -135,24 +190,26 @@ fn tokens(program: &Program, is_tracked: &dyn Fn(DeviceId) -> bool) -> Vec<Token
         }
         None => found.push(Token { target, sem, inc, invocation, budget: 1, sources: vec![source] }),
     };
-    for (u, dp) in program.devices.iter().enumerate() {
-        let u = DeviceId(u as u16);
-        if is_tracked(u) {
-            continue;
-        }
-        for (op, info) in dp.ops.iter().zip(&dp.info) {
-            match *op {
-                Op::Signal { target, sem, inc } if is_tracked(target) => {
-                    let tag = (program.sem_kind(sem) != SemKind::Barrier).then_some(info.invocation);
+    for &t in tracked {
+        for &(u, pc) in &incoming.0[t.index()] {
+            if is_tracked(u) {
+                continue;
+            }
+            let dp = &program.devices[u.index()];
+            let invocation = dp.info[pc as usize].invocation;
+            match dp.ops[pc as usize] {
+                Op::Signal { target, sem, inc } => {
+                    let tag = (program.sem_kind(sem) != SemKind::Barrier).then_some(invocation);
                     add(target, sem, inc, tag, u);
                 }
-                Op::RemoteDma { target, recv_sem, bytes, .. } if is_tracked(target) => {
-                    add(target, recv_sem, bytes, Some(info.invocation), u);
-                }
-                _ => {}
+                Op::RemoteDma { target, recv_sem, bytes, .. } => add(target, recv_sem, bytes, Some(invocation), u),
+                _ => unreachable!("the incoming index holds signals and remote copies"),
             }
         }
     }
     found.sort_by_key(|t| (t.target, t.sem, t.invocation, t.inc));
+    for t in &mut found {
+        t.sources.sort();
+    }
     found
 }

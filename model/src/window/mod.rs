@@ -19,18 +19,30 @@
 //! * **A1. Ring.** The mesh has one axis; devices are `0..N`, ring distance
 //!   `dist(a, b) = min(|a-b|, N-|a-b|)`.
 //! * **A2. No shared memory.** Every cell belongs to one device ([`check_conditions`]).
+//!   Compilation then guarantees that an operation of device `d` reads and writes only
+//!   `d`'s cells, except that a remote copy writes its target's cells; and a wait is on
+//!   the waiter's own semaphore.
 //! * **A3. Default hardware assumptions** ([`crate::Semantics`]): DMAs complete in any
 //!   order, whole. The argument below uses exactly the step function of
-//!   [`crate::step`] under them; other options are not covered (the caller falls back to
-//!   exact exploration).
+//!   [`crate::step`] under them. Other options (`pair-fifo` delivery, cell-by-cell
+//!   landing) change which events are enabled and what a landing does; neither theorem
+//!   is argued for them, so [`check_conditions`] refuses them and a multi-size check
+//!   decides such a size by exact exploration only (within its budget; beyond it the
+//!   size is *not proved*, and says why).
 //! * **A4. Radius.** Every operation that targets the center (a signal, a remote copy) is
 //!   issued by a device of the window, and every target of the center's operations is in
 //!   the window: `K` is at least the kernel's communication radius ([`Window::new`]
 //!   checks exactly this).
-//! * **A5. Rotation symmetry**, only to use *one* center: rotating every device, cell,
-//!   semaphore and atom by one position maps the program onto itself (the ring detection
-//!   of the `ring` module decides it). Without it, a window around *every* device is
-//!   checked; the theorems need no symmetry.
+//! * **A5. Identical windows** ([`window_classes`]), only to explore fewer windows: the
+//!   theorems need a window around *every* device; two windows whose *shapes* are equal
+//!   (the window written down relative to its center: devices as offsets, semaphores
+//!   and cells renamed, token classes sorted) are isomorphic, so one is explored for
+//!   both. A rotation-symmetric kernel has one class; a kernel that special-cases `d0`
+//!   has a few more (the windows that contain `d0`). Nothing about symmetry is assumed.
+//! * **A0. The model.** Everything is about the step function of [`crate::step`] (SPEC
+//!   semantics) on the compiled program: programs are straight-line (control flow was
+//!   resolved at compile time), and cell values are symbolic and interned, so two
+//!   states are equal exactly when their contents are.
 //!
 //! ## Definitions
 //!
@@ -38,8 +50,11 @@
 //! exit* is *local*, and has a *location*: for a race, the owner of the cell accessed in
 //! conflict (the race check runs when an operation starts, against every DMA in flight;
 //! two DMAs writing one cell are caught when the second starts); for outside-kernel, the
-//! device signalled or landed in; for a leak at exit, the device exiting. Wrong-result,
-//! deadlock and the final barrier-semaphore check are *global* ([`LOCAL_RULES`]).
+//! device signalled or landed in; for a leak at exit, the device exiting. An event
+//! *breaks a rule at* `v` when one of its checks fails on `v`'s cell, semaphore or
+//! lifecycle (an event can break rules at several devices at once; the model reports one
+//! of them, the argument counts each). Wrong-result, deadlock and the final
+//! barrier-semaphore check are *global* ([`LOCAL_RULES`]).
 //!
 //! **States reachable ignoring global checks.** `Reach(P)` is the set of states reached
 //! by executions in which no event breaks a local rule (an event that only breaks a
@@ -69,10 +84,10 @@
 //!
 //! ## Theorem W (window soundness)
 //!
-//! *Under A1-A4: if no reachable window state enables an event that breaks a rule at the
+//! *Under A0-A4: if no reachable window state enables an event that breaks a rule at the
 //! center `c`, then no execution of the `N`-ring whose first local violation is located
-//! at `c` exists. With A5 (or with a window around every device), the kernel satisfies
-//! the local rules.*
+//! at `c` exists. If that holds for the window around every device (with A5: around one
+//! device of every class), the kernel satisfies the local rules.*
 //!
 //! *Proof.* Take an execution `e1 ... em` of the ring in which `e1 ... e(m-1)` break no
 //! local rule anywhere (global checks ignored) and `em` breaks one located at `c`. Build a
@@ -126,11 +141,10 @@
 //! its center, against the hypothesis.
 //!
 //! For the second sentence: a kernel that breaks a local rule has an execution with a
-//! first local violation, located at some `v`. With A5, the rotation by `c - v` maps that
-//! execution to one whose first local violation is located at `c` (the rotation is an
-//! automorphism of the state graph that renames devices, cells and semaphores, and the
-//! rule checks compare them only for equality); without it, the window around `v` is
-//! among those checked. ∎
+//! first local violation, located at some `v`. By the first sentence the window around
+//! `v` reaches a violation at its center; with A5 so does the window explored for `v`'s
+//! class, which is isomorphic to it (the isomorphism maps `v` to that window's center,
+//! and every check at the center to the same check). ∎
 //!
 //! The converse does not hold: tokens are timing-free, so a window violation may be
 //! *spurious*. A window violation is therefore never reported as a bug; it is retried
@@ -139,7 +153,7 @@
 //!
 //! ## Theorem C (confluence)
 //!
-//! *Under A2-A3: if the kernel satisfies the local rules, then all maximal executions
+//! *Under A0, A2, A3: if the kernel satisfies the local rules, then all maximal executions
 //! consist of the same events (as a set of event identities: a device's operation at a
 //! pc, or one DMA's sent/received/done) in different orders, end in the same state, and
 //! every event's global checks (wrong-result at an exit, the final barrier semaphore)
@@ -188,7 +202,7 @@
 //! by the diamonds above keeps every state after it, and every check outcome; apply the
 //! induction hypothesis from `e(s)`. ∎
 //!
-//! Together: with A1-A5, a window proof for the local rules and one maximal run that ends
+//! Together: with A0-A5, a window proof for the local rules and one maximal run that ends
 //! with every device finished and breaks no rule prove the kernel at that `N` for every
 //! rule; a run that breaks a global rule is itself a concrete counterexample.
 //!
@@ -215,6 +229,11 @@
 //!   take the *first* violation anywhere, not only at the center: that is what makes
 //!   invocation-tagged tokens sound (R3's invocation argument) and removes the false
 //!   alarms they would cause.
+//! * **Global rotation symmetry is more than needed**, and the `my_id == 0` kernels need
+//!   no special treatment: Theorem W wants a window around every device, and windows of
+//!   equal shape are explored once (A5), so a symmetric kernel costs one window per
+//!   radius, an asymmetric one a window per class. The proposal's side condition
+//!   `N >= 2K+3` is not needed either: a window that covers the ring is exact.
 //! * **Radius 1 (three devices) is not precise enough** for barrier kernels invoked
 //!   repeatedly: barrier tokens carry no invocation (the barrier semaphore may be
 //!   signalled at any time), so a neighbour of the center can pass its barrier on two
@@ -230,10 +249,12 @@
 //! per repeat count.
 
 mod build;
+mod classes;
 mod reduction;
 mod step;
 
-pub use build::{check_conditions, ring_distance, Inapplicable};
+pub use build::{check_conditions, communication_radius, ring_distance, Inapplicable, Incoming};
+pub use classes::{window_classes, WindowClass};
 pub use reduction::WindowScratch;
 pub use step::WindowEvent;
 
