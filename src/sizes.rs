@@ -23,13 +23,12 @@
 
 use std::time::Instant;
 
-use semcheck_checker::counterexample::{run_events, Namer};
 use semcheck_checker::focused::{focused_search, Environment};
 use semcheck_checker::single_run::run_to_end;
 use semcheck_checker::window::{explore_window, WindowVerdict};
 use semcheck_checker::{explore, Budget, Config, Counterexample, Reduction, Stats, Verdict};
 use semcheck_model::window::{check_conditions, communication_radius, ring_distance, window_classes, Inapplicable};
-use semcheck_model::{Case, DeviceId, ModelError, Program};
+use semcheck_model::{Case, DeviceId, ModelError, Program, StepOutcome};
 use serde::Serialize;
 
 /// Budgets and limits of a multi-size check.
@@ -295,11 +294,15 @@ fn window_method(program: &Program, config: &SizesConfig) -> Result<(SizeVerdict
     for q in 1..=top + config.confirm_extra {
         let active: Vec<DeviceId> = program.mesh.devices().filter(|&d| ring_distance(d, center, n) <= q).collect();
         widest = active.len();
-        // A small active set with the rest running ahead finds violations that need a
-        // slow device among fast ones; the rest held back (only beyond the window, so
-        // that the window's devices can move) finds those that need a slow environment.
-        let environments: &[Environment] =
-            if q > top { &[Environment::Eager, Environment::Held] } else { &[Environment::Eager] };
+        // A small active set with the rest following lazily, or running ahead, finds
+        // violations that need a slow device among fast ones; the rest held back (only
+        // beyond the window, so that the window's devices can move) finds those that
+        // need a slow environment.
+        let environments: &[Environment] = if q > top {
+            &[Environment::Lazy, Environment::Eager, Environment::Held]
+        } else {
+            &[Environment::Lazy, Environment::Eager]
+        };
         for &environment in environments {
             let found = focused_search(program, &active, environment, &config.confirm);
             add(&mut how.window_stats, &found.stats);
@@ -320,11 +323,25 @@ fn window_method(program: &Program, config: &SizesConfig) -> Result<(SizeVerdict
     Ok((SizeVerdict::NotProved { reason }, Method::Window(how), checked))
 }
 
-/// Whether a focused search's schedule breaks the same rule on the unmodified program.
+/// Whether a focused search's schedule breaks the same rule on the unmodified program:
+/// every event enabled in turn, the last one (and only it) breaking the rule. (A plain
+/// replay: naming a schedule of a big ring keeps far more than its states.)
 fn replays(program: &Program, cex: &Counterexample) -> bool {
-    let namer = Namer::new(program);
-    run_events(&namer, &cex.schedule)
-        .is_ok_and(|run| run.ending.violation().is_some_and(|v| v.rule == cex.violation.rule))
+    let mut values = program.values.clone();
+    let mut state = program.initial_state();
+    let mut next = Vec::new();
+    let last = cex.schedule.len().saturating_sub(1);
+    for (i, &event) in cex.schedule.iter().enumerate() {
+        if !program.is_enabled(&state, event) {
+            return false;
+        }
+        match program.step(&state, event, &mut values, &mut next) {
+            StepOutcome::Next if i < last => std::mem::swap(&mut state, &mut next),
+            StepOutcome::Next => return false,
+            StepOutcome::Violation(v) => return i == last && v.rule == cex.violation.rule,
+        }
+    }
+    false
 }
 
 /// The results of every size of a range, in order.

@@ -6,9 +6,11 @@
 //!
 //! * **held**: no environment device ever starts (the scheduler may simply never run
 //!   it): the active devices run as if their neighbours were slow;
-//! * **eager**: whenever an environment event is enabled (a step of an environment
-//!   device, an event of a DMA it issued), the first one is taken, alone: the
-//!   environment runs as far ahead of the active devices as it can.
+//! * **lazy**: an environment event (a step of an environment device, an event of a DMA
+//!   it issued) is taken only when no active event is enabled, and then only the first
+//!   one: the environment keeps up just enough for the active devices to go on;
+//! * **eager**: whenever an environment event is enabled, the first one is taken, alone:
+//!   the environment runs as far ahead of the active devices as it can.
 //!
 //! Either way every execution of the focused search is an execution of the real ring,
 //! so every rule it breaks is broken on the real ring, by the same schedule (deadlocks
@@ -39,6 +41,9 @@ use crate::store::{Store, NO_PARENT};
 pub enum Environment {
     /// They never start.
     Held,
+    /// They move only when no active device can: then the first enabled environment
+    /// event is taken, alone.
+    Lazy,
     /// They run as far ahead as they can: an enabled environment event is always taken
     /// first, alone.
     Eager,
@@ -81,7 +86,7 @@ pub fn focused_search(program: &Program, active: &[DeviceId], environment: Envir
             held = hold_back(program, active);
             &held
         }
-        Environment::Eager => program,
+        Environment::Lazy | Environment::Eager => program,
     };
     let mut is_active = vec![false; program.num_devices()];
     for d in active {
@@ -112,9 +117,19 @@ pub fn focused_search(program: &Program, active: &[DeviceId], environment: Envir
         store.get(cursor, &mut state);
         enabled.clear();
         program.enabled(&state, &mut enabled);
-        if let Some(&e) = enabled.iter().find(|e| in_environment(e)) {
+        let first_env = enabled.iter().copied().find(|e| in_environment(e));
+        let env_only = enabled.iter().all(|e| in_environment(e));
+        if let Some(e) = first_env.filter(|_| environment == Environment::Eager || env_only) {
             enabled.clear();
             enabled.push(e);
+        } else if environment == Environment::Lazy && first_env.is_some() {
+            // The reduction's sets are computed over every unit; restricted to the active
+            // events one may come out empty, and then all of them are kept.
+            enabled.retain(|e| !in_environment(e));
+            program.persistent_set(&state, &enabled, &mut por, &mut chosen);
+            if !chosen.is_empty() {
+                std::mem::swap(&mut enabled, &mut chosen);
+            }
         } else if !enabled.is_empty() {
             program.persistent_set(&state, &enabled, &mut por, &mut chosen);
             std::mem::swap(&mut enabled, &mut chosen);

@@ -82,6 +82,11 @@ pub(crate) struct BenchArgs {
     /// TensorCores), on every core.
     #[arg(long)]
     pub(crate) mutate: bool,
+    /// Time `check --sizes` instead, at these ring sizes (`8,16,64,256`): the window
+    /// method against exact exploration (within --max-seconds) on every ring catalogue
+    /// case.
+    #[arg(long, value_parser = super::sizes::parse_sizes, conflicts_with_all = ["mutate", "no_reduction", "max_devices"])]
+    pub(crate) sizes: Option<super::sizes::SizeRange>,
 }
 
 /// Exploration order on the command line.

@@ -104,6 +104,7 @@ pub(crate) fn run(args: &CheckArgs, sizes: &SizeRange) -> Result<i32, ModelError
             "semantics": case.semantics,
             "verdict": match report.exit_code() { 0 => "proved", 1 => "violation", _ => "not-proved" },
             "report": report,
+            "peak_rss_bytes": super::bench::peak_rss_bytes(),
         });
         emit(&format!("{}\n", serde_json::to_string_pretty(&value).expect("JSON of plain data")));
     } else {
@@ -246,6 +247,7 @@ fn text(case: &Case, report: &SizesReport) -> String {
                         c.active,
                         match c.environment {
                             Environment::Held => "the others never start",
+                            Environment::Lazy => "the others move only when they must",
                             Environment::Eager => "the others run as far ahead as they can",
                         }
                     )),
