@@ -118,7 +118,7 @@ pub fn focused_search(program: &Program, active: &[DeviceId], environment: Envir
         enabled.clear();
         program.enabled(&state, &mut enabled);
         let first_env = enabled.iter().copied().find(|e| in_environment(e));
-        let env_only = enabled.iter().all(|e| in_environment(e));
+        let env_only = enabled.iter().all(&in_environment);
         if let Some(e) = first_env.filter(|_| environment == Environment::Eager || env_only) {
             enabled.clear();
             enabled.push(e);
