@@ -5,12 +5,13 @@
 //! * **exact exploration** of the whole `N`-ring, while it is cheap (within
 //!   [`SizesConfig::exact`]; once one size exceeds it, larger sizes are not tried);
 //! * above that, the **window method** of [`semcheck_model::window`]: the local rules
-//!   (race, outside-kernel, semaphore-leak) on a window of `2K+1` devices around one
-//!   device, the rest of the ring replaced by environment tokens; then, when they hold,
-//!   the global rules (deadlock, wrong-result, the final barrier semaphore) from one run
-//!   of the whole ring ([`semcheck_checker::single_run`]), which the confluence theorem of
-//!   the same docs makes decisive. A window violation is retried with a wider window (up
-//!   to [`SizesConfig::max_radius`]), then searched for on the real ring
+//!   (race, outside-kernel, semaphore-leak) on windows of `2K+1` devices, one per class
+//!   of identical windows (one in all for a rotation-symmetric kernel), the rest of the
+//!   ring replaced by environment tokens; then, when they hold, the global rules
+//!   (deadlock, wrong-result, the final barrier semaphore) from one run of the whole
+//!   ring ([`semcheck_checker::single_run`]), which the confluence theorem of the same
+//!   docs makes decisive. A window violation is retried with a wider window (up to
+//!   [`SizesConfig::max_radius`]), then searched for on the real ring
 //!   ([`semcheck_checker::focused`]): found, it is a bug with a concrete counterexample;
 //!   not found, the size is *not proved*, and the violation is reported as possibly
 //!   spurious, never as a bug.
@@ -18,12 +19,13 @@
 //! The window method's conditions are checked on each size's compiled program, never
 //! assumed: a one-axis (ring) mesh, no memory shared between devices, the default
 //! hardware assumptions, and that nothing outside a window talks to its center (the
-//! window radius covers the communication radius). A size that fails them is explored
-//! exactly, whatever it costs, and the report says why.
+//! window radius covers the communication radius). A size that fails them is decided by
+//! exact exploration only, within [`SizesConfig::exact`]; beyond it the size is *not
+//! proved*, and the report says why.
 
 use std::time::Instant;
 
-use semcheck_checker::focused::{focused_search, Environment};
+use semcheck_checker::focused::{focused_search, follow_window, Environment};
 use semcheck_checker::single_run::run_to_end;
 use semcheck_checker::window::{explore_window, WindowVerdict};
 use semcheck_checker::{explore, Budget, Config, Counterexample, Reduction, Stats, Verdict};
@@ -131,15 +133,31 @@ pub struct WindowMethod {
     pub window_violation: Option<Vec<String>>,
 }
 
-/// The focused search that found a window violation on the real ring.
+/// The search that found a window violation on the real ring.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Confirmation {
-    /// Devices that interleave freely.
+    /// How it was found.
+    #[serde(flatten)]
+    pub search: Search,
+    /// Devices that interleave freely (the window's devices, when following the window).
     pub active: usize,
-    /// How the other devices were scheduled.
-    pub environment: Environment,
-    /// States of the search.
+    /// States of the search (events, when following the window).
     pub states: u64,
+}
+
+/// A search for a window violation on the real ring.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "search", rename_all = "kebab-case")]
+pub enum Search {
+    /// The window's own violating execution, replayed with the real environment
+    /// ([`semcheck_checker::focused::follow_window`]).
+    FollowWindow,
+    /// A focused search: every interleaving of the active devices, the others scheduled
+    /// by `environment`.
+    Focused {
+        /// How the other devices were scheduled.
+        environment: Environment,
+    },
 }
 
 /// One size's result.
@@ -261,7 +279,19 @@ fn window_method(program: &Program, config: &SizesConfig) -> Result<(SizeVerdict
             add(&mut how.window_stats, &outcome.stats);
             match outcome.verdict {
                 WindowVerdict::Proved => {}
-                WindowVerdict::Violation { names, violation: v, .. } => {
+                WindowVerdict::Violation { names, violation: v, schedule } => {
+                    // The window's own execution, on the real ring: found, it is a bug.
+                    let followed = follow_window(&class.window, &schedule);
+                    add(&mut how.window_stats, &followed.stats);
+                    if let Some(cex) = followed.counterexample.filter(|cex| replays(program, cex)) {
+                        how.escalated_from.push(radius);
+                        how.confirmed_by = Some(Confirmation {
+                            search: Search::FollowWindow,
+                            active: how.tracked,
+                            states: followed.stats.states,
+                        });
+                        return Ok((SizeVerdict::Violation { counterexample: cex }, Method::Window(how), checked));
+                    }
                     let mut lines = vec![v.to_string()];
                     lines.extend(names);
                     violation = Some((class.window.center(), lines));
@@ -307,7 +337,11 @@ fn window_method(program: &Program, config: &SizesConfig) -> Result<(SizeVerdict
             let found = focused_search(program, &active, environment, &config.confirm);
             add(&mut how.window_stats, &found.stats);
             if let Some(cex) = found.counterexample.filter(|cex| replays(program, cex)) {
-                how.confirmed_by = Some(Confirmation { active: active.len(), environment, states: found.stats.states });
+                how.confirmed_by = Some(Confirmation {
+                    search: Search::Focused { environment },
+                    active: active.len(),
+                    states: found.stats.states,
+                });
                 return Ok((SizeVerdict::Violation { counterexample: cex }, Method::Window(how), checked));
             }
         }

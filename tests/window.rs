@@ -404,6 +404,44 @@ fn window_reduction_agrees_with_the_full_window() {
     assert!(compared >= 25, "{compared}");
 }
 
+// --- confirming a window violation on the real ring ------------------------------------
+
+/// Each way of looking for a window violation on the real ring finds a real one (the
+/// counterexample replays on the unmodified program): following the window's own
+/// execution, and focused searches with the environment lazy, eager or held back.
+#[test]
+fn window_violations_are_found_on_the_real_ring() {
+    use semcheck::checker::focused::{focused_search, follow_window, Environment};
+    let replays = |program: &Program, cex: &semcheck::checker::Counterexample| {
+        let namer = semcheck::checker::counterexample::Namer::new(program);
+        let run = semcheck::checker::counterexample::run_events(&namer, &cex.schedule).unwrap();
+        run.ending.violation().is_some_and(|v| v.rule == cex.violation.rule)
+    };
+    let budget = Budget { max_states: Some(200_000), ..Budget::default() };
+    let n = 9;
+    let cases = [
+        ("all_gather", "shared-recv-sem", 1, Environment::Lazy, 1),
+        ("psum_scatter", "no-final-drain", 1, Environment::Eager, 1),
+        ("guarded_shift", "single-barrier", 2, Environment::Held, 3),
+    ];
+    for (name, mutant, repeat, environment, q) in cases {
+        let p = find(name).unwrap();
+        let program = p.program(n, p.variant(Some(mutant)).unwrap(), repeat).unwrap();
+        let window = Window::new(&program, DeviceId(0), 1).unwrap();
+        let WindowVerdict::Violation { schedule, .. } =
+            explore_window(&window, Reduction::PartialOrder, &budget).verdict
+        else {
+            panic!("{name}/{mutant}: the window should report a violation")
+        };
+        let followed = follow_window(&window, &schedule).counterexample.expect("following the window finds it");
+        assert!(replays(&program, &followed), "{name}/{mutant}: {}", followed.violation);
+        let active: Vec<DeviceId> = program.mesh.devices().filter(|&d| ring_distance(d, DeviceId(0), n) <= q).collect();
+        let found = focused_search(&program, &active, environment, &budget);
+        let cex = found.counterexample.unwrap_or_else(|| panic!("{name}/{mutant}: {environment:?} finds nothing"));
+        assert!(replays(&program, &cex), "{name}/{mutant} {environment:?}: {}", cex.violation);
+    }
+}
+
 // --- classes of identical windows -----------------------------------------------------
 
 /// A right shift in which d0 alone also clears a scratch buffer, and (when `d0_waits` is

@@ -19,6 +19,9 @@
 //! is confirmed with a concrete counterexample, or left unconfirmed: the search is not
 //! complete, and finding nothing proves nothing.
 //!
+//! [`follow_window`] is cheaper still: it replays the window's own violating execution
+//! on the real ring, moving the environment only when the next window event needs it.
+//!
 //! The search is breadth-first with the model's partial-order reduction on the active
 //! events; a held device runs on a copy of the program whose first operation is a wait
 //! that can never pass (its lifecycle, semaphores and cells are exactly those of a
@@ -28,6 +31,7 @@ use std::time::Instant;
 
 use semcheck_model::program::{Op, SemSlot};
 use semcheck_model::reduction::{Dependencies, PorScratch};
+use semcheck_model::window::{Window, WindowEvent};
 use semcheck_model::{DeviceId, Event, Program, Rule, StepOutcome};
 use serde::Serialize;
 
@@ -164,4 +168,65 @@ pub fn focused_search(program: &Program, active: &[DeviceId], environment: Envir
     stats.seconds = start.elapsed().as_secs_f64();
     stats.memory_bytes = store.memory_bytes();
     Focused { counterexample: found, complete, stats }
+}
+
+/// Follows a window execution on the real ring: the tracked devices' events in the
+/// window's order, and, whenever the next one is not enabled yet, the environment (the
+/// devices outside the window, and the landings of copies into them) one event at a
+/// time, in id order, until it is. Tokens are skipped: the environment's own increments
+/// stand for them. A window violation whose timing the real environment can produce is
+/// found this way in one run, whatever the ring's size; when the environment cannot
+/// supply an increment in time the run stops, and nothing is concluded.
+pub fn follow_window(window: &Window<'_>, schedule: &[WindowEvent]) -> Focused {
+    let start = Instant::now();
+    let program = window.program();
+    let in_environment = |e: &Event| match *e {
+        Event::Step(d) => !window.is_tracked(d),
+        Event::Sent(k) | Event::Done(k) => !window.is_tracked(k.issuer),
+        Event::Received(k) => match program.dma_op(k) {
+            Op::RemoteDma { target, .. } => !window.is_tracked(k.issuer) || !window.is_tracked(target),
+            _ => !window.is_tracked(k.issuer),
+        },
+    };
+    let mut values = program.values.clone();
+    let mut state = program.initial_state();
+    let (mut next, mut enabled, mut events) = (Vec::new(), Vec::new(), Vec::new());
+    let mut stats = Stats::default();
+    let mut found = None;
+    'follow: for &w in schedule {
+        let e = match w {
+            WindowEvent::Token(_) => continue,
+            WindowEvent::Step(d) => Event::Step(d),
+            WindowEvent::Sent(k) => Event::Sent(k),
+            WindowEvent::Received(k) => Event::Received(k),
+            WindowEvent::Done(k) => Event::Done(k),
+        };
+        loop {
+            let chosen = if program.is_enabled(&state, e) {
+                e
+            } else {
+                enabled.clear();
+                program.enabled(&state, &mut enabled);
+                match enabled.iter().copied().find(|x| in_environment(x)) {
+                    Some(x) => x,
+                    None => break 'follow,
+                }
+            };
+            events.push(chosen);
+            stats.transitions += 1;
+            match program.step(&state, chosen, &mut values, &mut next) {
+                StepOutcome::Next => std::mem::swap(&mut state, &mut next),
+                StepOutcome::Violation(v) => {
+                    found = Some(Counterexample { violation: v, schedule: events, engine_schedule: None });
+                    break 'follow;
+                }
+            }
+            if chosen == e {
+                break;
+            }
+        }
+    }
+    stats.states = stats.transitions + 1;
+    stats.seconds = start.elapsed().as_secs_f64();
+    Focused { counterexample: found, complete: false, stats }
 }

@@ -3,7 +3,7 @@
 
 use semcheck::checker::counterexample::{run_events, Namer};
 use semcheck::checker::focused::Environment;
-use semcheck::sizes::{check_sizes, Method, SizeResult, SizeVerdict, SizesConfig, SizesReport};
+use semcheck::sizes::{check_sizes, Method, Search, SizeResult, SizeVerdict, SizesConfig, SizesReport};
 use semcheck::{Case, ErrorKind, ModelError};
 use serde_json::json;
 
@@ -130,7 +130,7 @@ fn key(r: &SizeResult) -> (String, String) {
             w.radius,
             w.tracked,
             w.classes == 1,
-            w.confirmed_by.map(|c| c.environment),
+            w.confirmed_by.map(|c| c.search),
             w.escalated_from
         ),
     };
@@ -243,12 +243,21 @@ fn text(case: &Case, report: &SizesReport) -> String {
                 }
                 match (&first.verdict, w.confirmed_by) {
                     (SizeVerdict::Violation { .. }, Some(c)) => s.push_str(&format!(
-                        "\n                 confirmed on the real ring: found by a search in which {} devices interleave and {}",
-                        c.active,
-                        match c.environment {
-                            Environment::Held => "the others never start",
-                            Environment::Lazy => "the others move only when they must",
-                            Environment::Eager => "the others run as far ahead as they can",
+                        "\n                 confirmed on the real ring: {}",
+                        match c.search {
+                            Search::FollowWindow => format!(
+                                "the window's own execution replays with the rest of the ring moving only when it must ({} events)",
+                                c.states
+                            ),
+                            Search::Focused { environment } => format!(
+                                "found by a search in which {} devices interleave and {}",
+                                c.active,
+                                match environment {
+                                    Environment::Held => "the others never start",
+                                    Environment::Lazy => "the others move only when they must",
+                                    Environment::Eager => "the others run as far ahead as they can",
+                                }
+                            ),
                         }
                     )),
                     (SizeVerdict::NotProved { .. }, _) => {}
