@@ -33,6 +33,7 @@
 //! # let _ = Source::catalogue("psum", None);
 //! ```
 
+pub mod assumptions;
 pub mod corpus;
 pub mod coverage;
 pub mod frontend;
@@ -75,7 +76,7 @@ pub fn program(case: &Case) -> Result<Program, ModelError> {
             ))
         }
     };
-    Ok(program.with_semantics(case.semantics))
+    program.with_semantics(case.semantics)
 }
 
 /// The compiled program of a catalogue protocol (or mutant) on `devices` devices, with

@@ -145,10 +145,11 @@ pub fn default_threads() -> usize {
 /// Compiles and explores one mutant of `base`'s kernel.
 pub fn check_mutant(base: &Program, mutation: &Mutation, config: &Config) -> MutantResult {
     let original = base.ir.statement(mutation.stmt);
-    let (fate, stats) = match compile(&mutation.kernel, &base.mesh, &base.spec, base.repeat) {
+    let compiled = compile(&mutation.kernel, &base.mesh, &base.spec, base.repeat)
+        .and_then(|program| program.with_semantics(base.semantics));
+    let (fate, stats) = match compiled {
         Err(e) => (Fate::Rejected { reason: e.to_string() }, Stats::default()),
         Ok(program) => {
-            let program = program.with_semantics(base.semantics);
             let outcome = explore(&program, config);
             let fate = match outcome.verdict {
                 Verdict::Proved => Fate::Survived { equivalent: same_operations(base, &program) },

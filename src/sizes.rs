@@ -29,8 +29,10 @@ use semcheck_checker::focused::{focused_search, follow_window, Environment};
 use semcheck_checker::single_run::run_to_end;
 use semcheck_checker::window::{explore_window, WindowVerdict};
 use semcheck_checker::{explore, Budget, Config, Counterexample, Reduction, Stats, Verdict};
-use semcheck_model::window::{check_conditions, communication_radius, ring_distance, window_classes, Inapplicable};
-use semcheck_model::{Case, DeviceId, ModelError, Program, StepOutcome};
+use semcheck_model::window::{
+    check_conditions, communication_radius, defaults_cover, ring_distance, window_classes, Inapplicable,
+};
+use semcheck_model::{Case, DeviceId, ModelError, Program, Semantics, StepOutcome};
 use serde::Serialize;
 
 /// Budgets and limits of a multi-size check.
@@ -239,8 +241,38 @@ fn add(total: &mut Stats, s: &Stats) {
     total.memory_bytes = total.memory_bytes.max(s.memory_bytes);
 }
 
-/// The window method at one size, or why it does not apply.
+/// The window method at one size, or why it does not apply. Under assumptions other than
+/// the defaults that allow no execution the defaults do not (Theorem S of the window
+/// docs), the method runs under the defaults: a proof carries over, a violation only if
+/// its schedule replays under the assumptions asked for.
 fn window_method(program: &Program, config: &SizesConfig) -> Result<(SizeVerdict, Method, Vec<String>), Inapplicable> {
+    if program.semantics.is_default() {
+        return window_method_on_defaults(program, config);
+    }
+    defaults_cover(program)?;
+    let asked = program.semantics;
+    let base = program.clone().with_semantics(Semantics::default()).map_err(|e| Inapplicable::new(e.to_string()))?;
+    let (verdict, method, mut checked) = window_method_on_defaults(&base, config)?;
+    checked.push(format!(
+        "{asked} allows only executions the default assumptions allow (same checks, same final states): the window method runs under the defaults, and a proof there is one here"
+    ));
+    let verdict = match verdict {
+        SizeVerdict::Violation { counterexample } if !replays(program, &counterexample) => SizeVerdict::NotProved {
+            reason: format!(
+                "a violation under the default assumptions ({}) whose schedule is not one under {asked}: the window method does not decide this size under {asked}",
+                counterexample.violation
+            ),
+        },
+        other => other,
+    };
+    Ok((verdict, method, checked))
+}
+
+/// The window method on a program under the default assumptions.
+fn window_method_on_defaults(
+    program: &Program,
+    config: &SizesConfig,
+) -> Result<(SizeVerdict, Method, Vec<String>), Inapplicable> {
     check_conditions(program)?;
     let n = program.num_devices();
     let r = communication_radius(program);

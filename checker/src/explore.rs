@@ -193,7 +193,7 @@ impl Run<'_> {
             }
             match program.step(state, event, &mut self.values, next) {
                 StepOutcome::Next => {
-                    if let Some(child) = self.store.insert(next, id, event.encode()) {
+                    if let Some(child) = self.store.insert(next, id, program.encode_event(event)) {
                         children.push(child);
                     }
                 }
@@ -212,7 +212,7 @@ impl Run<'_> {
             if parent == NO_PARENT {
                 break;
             }
-            events.push(Event::decode(event));
+            events.push(self.program.decode_event(event));
             cur = parent;
         }
         events.reverse();

@@ -96,9 +96,9 @@ pub fn focused_search(program: &Program, active: &[DeviceId], environment: Envir
     for d in active {
         is_active[d.index()] = true;
     }
-    let in_environment = |e: &Event| match *e {
-        Event::Step(d) => !is_active[d.index()],
-        Event::Sent(k) | Event::Received(k) | Event::Done(k) => !is_active[k.issuer.index()],
+    let in_environment = |e: &Event| match e.dma() {
+        None => matches!(*e, Event::Step(d) if !is_active[d.index()]),
+        Some(k) => !is_active[k.issuer.index()],
     };
     let initial = program.initial_state();
     let mut store = Store::new(&initial);
@@ -142,7 +142,7 @@ pub fn focused_search(program: &Program, active: &[DeviceId], environment: Envir
             stats.transitions += 1;
             match program.step(&state, event, &mut values, &mut next) {
                 StepOutcome::Next => {
-                    store.insert(&next, cursor, event.encode());
+                    store.insert(&next, cursor, program.encode_event(event));
                 }
                 StepOutcome::Violation(v) if v.rule != Rule::Deadlock => {
                     let mut schedule = vec![event];
@@ -152,7 +152,7 @@ pub fn focused_search(program: &Program, active: &[DeviceId], environment: Envir
                         if parent == NO_PARENT {
                             break;
                         }
-                        schedule.push(Event::decode(e));
+                        schedule.push(program.decode_event(e));
                         cur = parent;
                     }
                     schedule.reverse();
@@ -180,13 +180,13 @@ pub fn focused_search(program: &Program, active: &[DeviceId], environment: Envir
 pub fn follow_window(window: &Window<'_>, schedule: &[WindowEvent]) -> Focused {
     let start = Instant::now();
     let program = window.program();
-    let in_environment = |e: &Event| match *e {
-        Event::Step(d) => !window.is_tracked(d),
-        Event::Sent(k) | Event::Done(k) => !window.is_tracked(k.issuer),
-        Event::Received(k) => match program.dma_op(k) {
-            Op::RemoteDma { target, .. } => !window.is_tracked(k.issuer) || !window.is_tracked(target),
-            _ => !window.is_tracked(k.issuer),
-        },
+    let in_environment = |e: &Event| match e.dma() {
+        None => matches!(*e, Event::Step(d) if !window.is_tracked(d)),
+        Some(k) => {
+            let into_untracked = e.is_landing()
+                && matches!(program.dma_op(k), Op::RemoteDma { target, .. } if !window.is_tracked(target));
+            !window.is_tracked(k.issuer) || into_untracked
+        }
     };
     let mut values = program.values.clone();
     let mut state = program.initial_state();

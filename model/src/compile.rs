@@ -69,6 +69,7 @@ pub fn compile(kernel: &Kernel, mesh: &Mesh, spec: &Spec, repeat: u32) -> Result
         spec: spec.clone(),
         accesses,
         dependencies: Default::default(),
+        cell_slots: Default::default(),
         formulas: c.formulas,
     };
     program.dependencies = crate::reduction::Dependencies::build(&program);

@@ -77,6 +77,16 @@
 //!   events, *sent* and *received*, in either order, a local copy by *done*. The source is
 //!   being read until the first of *sent*/*received*, the destination written until
 //!   *received*. `wait_recv` waits on the receive semaphore of the current device.
+//!   DMA semaphores count bytes: a DMA adds its bytes, a wait waits for its descriptor's.
+//! * **Hardware assumptions, as options** ([`Semantics`], one per [`Program`]):
+//!   `--dma-order any` (default: DMAs complete in any order, also two between one pair of
+//!   devices) or `pair-fifo` (a pair's DMAs are received in start order, a device's local
+//!   copies done in start order); `--dma-landing whole` (default: a copy lands in one
+//!   step) or `cells` (a copy of several cells lands cell by cell in any order, each cell
+//!   adding its share of the bytes, so a wait for part of a copy can pass with part of it
+//!   landed). A proof under `any` holds under `pair-fifo`, one under `cells` holds under
+//!   `whole`. [`semantics::CHOICES`] (printed by `semcheck semantics`) lists every choice of
+//!   this section with its options, default and the evidence from the seeds and JAX.
 //! * **Outstanding DMAs at exit.** A device may exit while a remote copy it issued has been
 //!   sent but not received: receipt is the target's business, and a landing after the
 //!   target left is reported by rule 5. A local copy not done, or a remote copy not yet
@@ -94,10 +104,10 @@
 //! * **Cells, not bytes.** Buffers are split at the granularity the kernel slices them;
 //!   two views that partly overlap one cell are treated as touching the whole cell, and
 //!   data inside a cell is one symbolic value (`tests/rules.rs`).
-//! * **Every completion order is possible.** DMA engines are modelled with no ordering or
-//!   bandwidth: a schedule the checker reports may be one hardware makes rare, never one
-//!   the semantics forbids. Partial arrival is modelled only through the read and write
-//!   intervals of the race rule.
+//! * **Every completion order is possible** (under `--dma-order any`). DMA engines are
+//!   modelled with no bandwidth: a schedule the checker reports may be one hardware makes
+//!   rare, never one the semantics forbids. Partial arrival is visible to semaphores only
+//!   under `--dma-landing cells`, and at the granularity of cells.
 //! * **No arithmetic.** Sums are multisets and other computations uninterpreted functions,
 //!   so a kernel is checked for *which* contributions reach an output, not for rounding.
 //! * **Scoped semaphores** live for the whole kernel, and shared HBM buffers are initialised

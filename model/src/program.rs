@@ -8,10 +8,12 @@
 
 use std::sync::Arc;
 
+use crate::error::ModelError;
+use crate::event::CellSlots;
 use crate::ir::{BufferDecl, Kernel, Loc, SemDecl, SemKind, StmtId};
 use crate::mesh::{DeviceId, Mesh};
 use crate::reduction::Dependencies;
-use crate::semantics::Semantics;
+use crate::semantics::{DmaLanding, Semantics};
 use crate::spec::Spec;
 use crate::value::{ValueId, ValueTable};
 
@@ -212,15 +214,23 @@ pub struct Program {
     pub accesses: Vec<Vec<Access>>,
     /// Static indexes for partial-order reduction.
     pub dependencies: Dependencies,
+    /// The numbering of cell landings (under `--dma-landing cells`), for encoding events.
+    pub cell_slots: CellSlots,
     /// The formulas of [`ComputeKind::Formula`] operations.
     pub formulas: Vec<crate::formula::Formula>,
 }
 
 impl Program {
-    /// The same program under other hardware assumptions.
-    pub fn with_semantics(mut self, semantics: Semantics) -> Program {
+    /// The same program under other hardware assumptions; an error only when
+    /// `--dma-landing cells` would give a device more cells to land than an encoded event
+    /// can name (see [`CellSlots`]).
+    pub fn with_semantics(mut self, semantics: Semantics) -> Result<Program, ModelError> {
+        self.cell_slots = match semantics.dma_landing {
+            DmaLanding::Whole => CellSlots::default(),
+            DmaLanding::Cells => CellSlots::build(&self)?,
+        };
         self.semantics = semantics;
-        self
+        Ok(self)
     }
 
     /// The source location of the statement the operation at `pc` of `device` comes from.

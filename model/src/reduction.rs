@@ -38,6 +38,7 @@ use crate::event::Event;
 use crate::ir::SemKind;
 use crate::mesh::DeviceId;
 use crate::program::{CellId, ComputeKind, Op, Program, SemSlot};
+use crate::semantics::DmaOrder;
 use crate::state::{DmaRecord, RECEIVED, SENT};
 
 /// Static indexes used by the reduction, built once per program.
@@ -133,7 +134,7 @@ impl Program {
         let mut best_count = usize::MAX;
         s.best.clear();
         for seed in 0..units {
-            if !self.unit_enabled(state, seed) {
+            if !self.unit_enabled(state, s, seed) {
                 continue;
             }
             let Some(count) = self.closure(state, s, seed, best_count) else { continue };
@@ -153,7 +154,7 @@ impl Program {
         for &e in enabled {
             let unit = match e {
                 Event::Step(d) => d.index(),
-                Event::Sent(k) | Event::Received(k) | Event::Done(k) => {
+                Event::Sent(k) | Event::Received(k) | Event::Done(k) | Event::CellLanded(k, _) => {
                     n + s.dmas.iter().position(|r| r.key == k).expect("enabled DMA is in flight")
                 }
             };
@@ -163,23 +164,27 @@ impl Program {
         }
     }
 
-    fn unit_enabled(&self, state: &[u32], u: Unit) -> bool {
-        // An in-flight DMA always has a pending event.
-        u >= self.num_devices() || self.device_enabled(state, DeviceId(u as u16))
+    fn unit_enabled(&self, state: &[u32], s: &PorScratch, u: Unit) -> bool {
+        self.unit_events(state, s, u) > 0
     }
 
     /// Number of enabled events a unit contributes.
     fn unit_events(&self, state: &[u32], s: &PorScratch, u: Unit) -> usize {
         let n = self.num_devices();
         if u < n {
-            usize::from(self.unit_enabled(state, u))
-        } else {
-            let r = &s.dmas[u - n];
-            match self.dma_op(r.key) {
-                Op::LocalDma { .. } => 1,
-                _ => usize::from(r.flags & SENT == 0) + usize::from(r.flags & RECEIVED == 0),
-            }
+            return usize::from(self.device_enabled(state, DeviceId(u as u16)));
         }
+        let r = &s.dmas[u - n];
+        let local = matches!(self.dma_op(r.key), Op::LocalDma { .. });
+        let sent = usize::from(!local && r.flags & SENT == 0);
+        let landings = if !self.landing_enabled(state, r) {
+            0
+        } else if self.lands_by_cell(r) {
+            (0..r.payload).filter(|&i| !r.cell_landed(state, i)).count()
+        } else {
+            1
+        };
+        sent + landings
     }
 
     /// Builds the stubborn set from `seed` into `s.in_t`; returns its number of enabled
@@ -273,6 +278,13 @@ impl Program {
                 _ => unreachable!("DMA record of a DMA op"),
             };
             let issuer = rec.key.issuer;
+            // Under pair-fifo a landing waits for the earlier DMAs of its queue: the earliest
+            // one still landing must land first (a necessary enabling set).
+            if rec.landing_pending() && self.semantics.dma_order == DmaOrder::PairFifo {
+                if let Some(first) = self.overtaken(state, rec.key) {
+                    found.push(n + s.dmas.iter().position(|r| r.key == first).expect("in flight"));
+                }
+            }
             // The issuer's exit checks that the DMA has been sent (or is done).
             if (local || rec.flags & SENT == 0) && self.exit_reachable(state, s, u, issuer) {
                 found.push(issuer.index());

@@ -86,3 +86,134 @@ impl fmt::Display for Semantics {
         write!(f, "dma-order={} dma-landing={}", self.dma_order.name(), self.dma_landing.name())
     }
 }
+
+/// One modelling choice a verdict rests on: its options, the default, and the evidence
+/// for it (what the seeds and JAX say). [`CHOICES`] lists them all; `semcheck semantics`
+/// prints them.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Choice {
+    /// A stable name.
+    pub name: &'static str,
+    /// The command-line option that switches it, `None` for a fixed choice.
+    pub flag: Option<&'static str>,
+    /// The choices the option offers (or the one fixed choice), each with its meaning.
+    pub options: &'static [(&'static str, &'static str)],
+    /// The choice semcheck makes unless told otherwise.
+    pub default: &'static str,
+    /// Why, and what the seeds and JAX say, with where they say it.
+    pub evidence: &'static [&'static str],
+}
+
+/// Every modelling choice, the two options first.
+pub const CHOICES: &[Choice] = &[
+    Choice {
+        name: "dma-order",
+        flag: Some("--dma-order"),
+        options: &[
+            (
+                "any",
+                "every DMA completes at any time after its start, in any order relative to every other DMA, also between the same two devices",
+            ),
+            (
+                "pair-fifo",
+                "DMAs from one device to one device are received in the order they were started (a device's local copies are done in start order); only receipt is ordered, not `sent` (the issuer's send semaphore): the weakest assumption under which a receiver may reuse one receive semaphore per neighbour",
+            ),
+        ],
+        default: "any",
+        evidence: &[
+            "seed 000 §2 (all_gather) allocates one receive semaphore per step, recv_sems.at[step], \"so that several in-flight DMAs do not reuse one receive counter\"; the catalogue's all_gather --mutant shared-recv-sem breaks under any (it requires dma-reorder) and is proved under pair-fifo (`semcheck check all_gather --mutant shared-recv-sem --devices 3`)",
+            "JAX's tutorial (docs/pallas/tpu/distributed.md, all-gather): \"we allocate `num_devices-1` semaphores so there is no risk of reuse. While this race condition is unlikely to happen on such a small kernel, on larger kernels there is more chance for devices to fall out of sync and potentially cause a silent failure\"",
+            "JAX's TPU interpret mode (jax/_src/pallas/mosaic/interpret/shared_memory.py, Semaphore.wait, with the default dma_execution_mode=\"on_wait\") runs a waiting device's pending DMAs last-started first: \"This approach will tend to run DMAs as late as possible, as well as out-of-order\"",
+            "against: JAX's shipped all-gather (jax/experimental/pallas/ops/tpu/all_gather.py, ag_kernel) reuses recv_sem[0] and recv_sem[1] in every step of each direction; it is correct only under pair-fifo (README, \"Kernels nobody here wrote\"; tests/model/assumptions.rs models its shape: a race under any, proved under pair-fifo)",
+            "no public statement on whether the interconnect delivers two DMAs between one pair of devices in order was found; any stays the default because a proof under any also holds under pair-fifo, and a violation says when it needs the reordering (\"requires dma-reorder\")",
+        ],
+    },
+    Choice {
+        name: "dma-landing",
+        flag: Some("--dma-landing"),
+        options: &[
+            (
+                "whole",
+                "a copy lands all at once: its cells are written and its bytes added to the receive semaphore in one step",
+            ),
+            (
+                "cells",
+                "a copy of several cells lands cell by cell, in any order; each cell adds its share of the bytes to the receive semaphore as it lands, so a wait for fewer bytes than the copy can pass with part of it landed; each cell is read and written until it lands",
+            ),
+        ],
+        default: "whole",
+        evidence: &[
+            "seed 001's listing of a remote copy: `dma.general ... length=8 ... dst_flag=[sflag:54]`, then `vwait.ge [sflag:54], 8` for wait_recv; the peer's receive semaphore gains the copy's length \"after the data arrives\": the receive semaphore counts the copy's data",
+            "JAX's tutorial (DMA semaphores): \"DMA semaphores can be thought of as integer-valued progress trackers. On DMA start, the local device will begin to increment the value of `send_sem` and the receiver's `recv_sem` asynchronously\"; partial progress is visible to a wait, but in which order the parts of a copy land is not documented",
+            "JAX's TPU interpret mode lands a DMA whole (interpret_pallas_call.py, execute_write: one store of the whole destination, then one signal of the copy's data_size)",
+            "no seed kernel waits with a smaller descriptor than its copy, and every copy of the seed kernels is one cell, so cells changes no catalogue verdict and no state count; whole stays the default; cells is the conservative choice for a kernel that waits for part of a copy (protocols/pallas/half_wait.py: proved with whole, a race with cells)",
+        ],
+    },
+    Choice {
+        name: "dma-semaphore-units",
+        flag: None,
+        options: &[(
+            "bytes",
+            "a DMA adds its byte count to its semaphores; .wait_send() and .wait_recv() wait for the byte count of their descriptor",
+        )],
+        default: "bytes",
+        evidence: &[
+            "seed 001's listing: a copy of `length=8` adds 8 to the send semaphore (`vwait.ge [sflag:53], 8` for wait_send) and 8 to the peer's receive semaphore (`vwait.ge [sflag:54], 8` for wait_recv): each wait is for the size of its own descriptor; bytes are proportional to that length, so the verdicts are the same",
+            "JAX's tutorial (DMA semaphores): \"Waiting on a semaphore will block until the value of the semaphore reaches the total bytes of data sent/received\", though \"the value may not represent exactly the number of bytes sent\"",
+        ],
+    },
+    Choice {
+        name: "implicit-entry-barrier",
+        flag: None,
+        options: &[(
+            "jax-rule",
+            "a kernel that communicates (a remote copy, or a signal with a device id, in any branch), does not take the barrier semaphore and does not set skip_device_barrier gets an entry barrier: no device starts its body before every device has entered",
+        )],
+        default: "jax-rule",
+        evidence: &[
+            "JAX's tutorial (Barrier semaphores): \"By default, if you do not specify a barrier semaphore, Pallas will automatically insert a barrier semaphore at the beginning of your program\"",
+            "JAX passes the compiler has_communication and skip_device_barrier (jax/_src/tpu_custom_call.py); semcheck applies the same rule (model::ir, implicit_entry_barrier) and refuses the kernels JAX refuses (the barrier semaphore without a collective_id, a collective_id without it)",
+            "seed 001 §1 shows the compiler-inserted rendezvous's instructions, and that an explicit signal and wait on the barrier semaphore compile to the same ones",
+            "synchronisation XLA may add around the pallas_call is not modelled",
+        ],
+    },
+    Choice {
+        name: "barrier-persistence",
+        flag: None,
+        options: &[(
+            "persistent",
+            "the barrier semaphore belongs to the collective_id: never reset at entry, may be signalled whatever the target's state, must be 0 only after every device's last invocation",
+        )],
+        default: "persistent",
+        evidence: &[
+            "JAX's tutorial: barrier semaphores are \"globally-allocated semaphores\", understood \"no matter where in the XLA program the device is currently executing\"; its local_barrier explains the double barrier: it \"prevents a race condition where one neighbor can re-enter the kernel again on a subsequent call and increment the barrier semaphore a second time\"",
+            "seed 000 §3 keeps that double barrier (neighbor_barrier, double_barrier=True) without saying why; the catalogue's single-barrier mutants check the argument in the model: psum's is proved (repeat 2), guarded_shift's breaks from N = 5 (`semcheck check all`)",
+        ],
+    },
+    Choice {
+        name: "scoped-semaphore-lifetime",
+        flag: None,
+        options: &[(
+            "whole-kernel",
+            "a semaphore of pl.run_scoped lives for the whole kernel: a peer's signal that arrives before this device enters the scope is kept, and it is checked for 0 at kernel exit like other scratch semaphores",
+        )],
+        default: "whole-kernel",
+        evidence: &[
+            "the double barrier of seed 000 §3 and of JAX's tutorial signals a neighbour's run_scoped REGULAR semaphore, which the neighbour may not have entered yet; the kernels are correct only if that signal is kept",
+            "neither the seeds nor JAX document the semaphore's life outside the scope",
+        ],
+    },
+    Choice {
+        name: "outstanding-dmas-at-exit",
+        flag: None,
+        options: &[(
+            "sent-suffices",
+            "a device may exit while a remote copy it issued is sent but not received (receipt is the target's business; a landing after the target left breaks outside-kernel); a local copy not done, or a remote copy not yet sent, at exit is a semaphore-leak",
+        )],
+        default: "sent-suffices",
+        evidence: &[
+            "JAX's tutorial (Failure modes): \"If DMAs are started but the semaphores are not waited on, the program may crash due to non-zero semaphore states\"",
+            "seed 000 waits for every DMA it starts; the ppermute seed's .wait() is wait_send then wait_recv",
+        ],
+    },
+];

@@ -5,16 +5,27 @@
 //! a header word (`issuer << 20 | pc << 2 | flags`) followed by the values its source
 //! held when it started (the payload it will write). The encoding is canonical, so two
 //! equal states are equal slices and hash alike.
+//!
+//! Under `--dma-landing cells` a copy of several cells lands cell by cell: the payload word
+//! of a cell that has landed becomes [`LANDED`], so a partly landed copy is still one record
+//! of the same length (no extra word), and it is received (or done) once every word is
+//! [`LANDED`]. Under the default options no payload word is ever [`LANDED`].
 
 use crate::event::DmaKey;
 use crate::mesh::DeviceId;
 use crate::program::{Op, Program};
+use crate::semantics::DmaLanding;
 use crate::value::ValueId;
 
 /// Flag of a remote copy whose source has been read, or of a finished local copy.
 pub const SENT: u32 = 1;
 /// Flag of a remote copy whose destination has been written.
 pub const RECEIVED: u32 = 2;
+
+/// The payload word of a cell that has landed (under `--dma-landing cells`): its value is in
+/// the destination now. No interned value has this id (a value table never holds 2^32
+/// values).
+pub const LANDED: u32 = u32::MAX;
 
 /// An in-flight DMA as stored in a state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,6 +43,17 @@ pub struct DmaRecord {
 impl DmaRecord {
     pub(crate) fn header(key: DmaKey, flags: u32) -> u32 {
         ((key.issuer.0 as u32) << 20) | (key.pc << 2) | flags
+    }
+
+    /// Whether the DMA still has cells to write: a local copy in flight always does, a
+    /// remote copy until it is received.
+    pub fn landing_pending(&self) -> bool {
+        self.flags & RECEIVED == 0
+    }
+
+    /// Whether its `i`-th cell has landed (only ever under `--dma-landing cells`).
+    pub fn cell_landed(&self, state: &[u32], i: usize) -> bool {
+        state[self.offset + 1 + i] == LANDED
     }
 }
 
@@ -103,6 +125,17 @@ impl Program {
             i += 1 + payload;
             Some(rec)
         })
+    }
+
+    /// Whether a DMA lands cell by cell: a copy of several cells under `--dma-landing cells`.
+    pub fn lands_by_cell(&self, rec: &DmaRecord) -> bool {
+        self.lands_by_cells(rec.payload)
+    }
+
+    /// Whether a copy of `cells` cells lands cell by cell: several cells under
+    /// `--dma-landing cells`.
+    pub fn lands_by_cells(&self, cells: usize) -> bool {
+        cells > 1 && self.semantics.dma_landing == DmaLanding::Cells
     }
 
     /// The op that started a DMA.

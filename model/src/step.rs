@@ -5,7 +5,8 @@ use crate::event::{DmaKey, Event};
 use crate::ir::SemKind;
 use crate::mesh::DeviceId;
 use crate::program::{CellId, CellSpan, ComputeKind, Op, Program, SemSlot};
-use crate::state::{DmaRecord, RECEIVED, SENT};
+use crate::semantics::DmaOrder;
+use crate::state::{DmaRecord, LANDED, RECEIVED, SENT};
 use crate::value::{ValueId, ValueTable};
 use crate::violation::{Rule, Violation};
 
@@ -20,7 +21,8 @@ pub enum StepOutcome {
 
 impl Program {
     /// Appends the enabled events of `state` to `out`, in a deterministic order: devices by
-    /// id, then DMAs by `(issuer, pc)`, `sent` before `received`.
+    /// id, then DMAs by `(issuer, pc)`, `sent` before the landing events, cells in index
+    /// order.
     pub fn enabled(&self, state: &[u32], out: &mut Vec<Event>) {
         for d in self.mesh.devices() {
             if self.device_enabled(state, d) {
@@ -28,16 +30,20 @@ impl Program {
             }
         }
         for rec in self.dmas(state) {
-            match self.dma_op(rec.key) {
-                Op::LocalDma { .. } => out.push(Event::Done(rec.key)),
-                _ => {
-                    if rec.flags & SENT == 0 {
-                        out.push(Event::Sent(rec.key));
-                    }
-                    if rec.flags & RECEIVED == 0 {
-                        out.push(Event::Received(rec.key));
-                    }
-                }
+            let local = matches!(self.dma_op(rec.key), Op::LocalDma { .. });
+            if !local && rec.flags & SENT == 0 {
+                out.push(Event::Sent(rec.key));
+            }
+            if !self.landing_enabled(state, &rec) {
+                continue;
+            }
+            if self.lands_by_cell(&rec) {
+                let cells = (0..rec.payload).filter(|&i| !rec.cell_landed(state, i));
+                out.extend(cells.map(|i| Event::CellLanded(rec.key, i as u32)));
+            } else if local {
+                out.push(Event::Done(rec.key));
+            } else {
+                out.push(Event::Received(rec.key));
             }
         }
     }
@@ -46,15 +52,51 @@ impl Program {
     pub fn is_enabled(&self, state: &[u32], event: Event) -> bool {
         match event {
             Event::Step(d) => d.index() < self.devices.len() && self.device_enabled(state, d),
-            Event::Sent(k) | Event::Received(k) | Event::Done(k) => {
+            Event::Sent(k) | Event::Received(k) | Event::Done(k) | Event::CellLanded(k, _) => {
                 let Some(rec) = self.dmas(state).find(|r| r.key == k) else { return false };
                 let local = matches!(self.dma_op(k), Op::LocalDma { .. });
+                let whole = !self.lands_by_cell(&rec);
                 match event {
-                    Event::Done(_) => local,
                     Event::Sent(_) => !local && rec.flags & SENT == 0,
-                    _ => !local && rec.flags & RECEIVED == 0,
+                    Event::Received(_) => !local && whole && self.landing_enabled(state, &rec),
+                    Event::Done(_) => local && whole && self.landing_enabled(state, &rec),
+                    Event::CellLanded(_, i) => {
+                        !whole
+                            && (i as usize) < rec.payload
+                            && !rec.cell_landed(state, i as usize)
+                            && self.landing_enabled(state, &rec)
+                    }
+                    Event::Step(_) => unreachable!("matched above"),
                 }
             }
+        }
+    }
+
+    /// Whether an in-flight DMA may land (a cell of) its copy now: it has cells left to write
+    /// and, under `--dma-order pair-fifo`, no earlier DMA of its queue is still landing.
+    pub(crate) fn landing_enabled(&self, state: &[u32], rec: &DmaRecord) -> bool {
+        rec.landing_pending() && (self.semantics.dma_order == DmaOrder::Any || self.overtaken(state, rec.key).is_none())
+    }
+
+    /// The earliest DMA of `key`'s queue that was started before `key` and has not finished
+    /// landing, if any: a landing of `key` now would overtake it. A queue is a pair (issuer,
+    /// target) of remote copies, or one device's local copies; under `--dma-order
+    /// pair-fifo` a queue lands in start order, so such a landing is not enabled.
+    pub fn overtaken(&self, state: &[u32], key: DmaKey) -> Option<DmaKey> {
+        let queue = self.dma_queue(key);
+        self.dmas(state)
+            .skip_while(|r| r.key.issuer < key.issuer)
+            .take_while(|r| r.key.issuer == key.issuer && r.key.pc < key.pc)
+            .find(|r| r.landing_pending() && self.dma_queue(r.key) == queue)
+            .map(|r| r.key)
+    }
+
+    /// The queue a DMA lands through under `--dma-order pair-fifo`: its target for a remote
+    /// copy, `None` for a local copy (the issuer's own queue).
+    pub fn dma_queue(&self, key: DmaKey) -> Option<DeviceId> {
+        match self.dma_op(key) {
+            Op::RemoteDma { target, .. } => Some(target),
+            _ => None,
         }
     }
 
@@ -97,6 +139,7 @@ impl Program {
             Event::Step(d) => self.run_op(state, d, values, next),
             Event::Sent(k) => self.dma_sent(k, next),
             Event::Received(k) | Event::Done(k) => self.dma_landed(state, k, next),
+            Event::CellLanded(k, i) => self.cell_landed(state, k, i as usize, next),
         };
         match result {
             Ok(()) => StepOutcome::Next,
@@ -140,8 +183,9 @@ impl Program {
             }
             Op::Wait { sem, amount } => next[self.sem_offset() + sem.0 as usize] -= amount,
             Op::LocalDma { src, dst, .. } | Op::RemoteDma { src, dst, .. } => {
-                self.race(state, self.span(src), self.span(dst), d, pc)?;
                 let key = DmaKey { issuer: d, pc };
+                let fifo = (self.semantics.dma_order == DmaOrder::PairFifo).then_some(key);
+                self.race(state, self.span(src), self.span(dst), d, pc, fifo)?;
                 let header = DmaRecord::header(key, 0);
                 let at =
                     self.dmas(state).find(|r| DmaRecord::header(r.key, 0) > header).map_or(state.len(), |r| r.offset);
@@ -152,9 +196,9 @@ impl Program {
             Op::Compute { kind, dst, src } => {
                 let (dcells, scells) = (self.span(dst), self.span(src));
                 if kind == ComputeKind::Add {
-                    self.race(state, dcells, dcells, d, pc)?;
+                    self.race(state, dcells, dcells, d, pc, None)?;
                 }
-                self.race(state, scells, dcells, d, pc)?;
+                self.race(state, scells, dcells, d, pc, None)?;
                 let off = self.cell_offset();
                 for (i, c) in dcells.iter().enumerate() {
                     let slot = off + c.0 as usize;
@@ -246,14 +290,35 @@ impl Program {
     }
 
     /// Checks the accesses of the operation at `pc` of `d` against every in-flight DMA.
-    fn race(&self, state: &[u32], reads: &[CellId], writes: &[CellId], d: DeviceId, pc: u32) -> Result<(), Violation> {
+    ///
+    /// `fifo` is the DMA being started, under `--dma-order pair-fifo`: an in-flight DMA of its
+    /// queue lands before it writes anything, and has finished reading its source by then, so
+    /// the new DMA's writes do not conflict with it (its source read still does).
+    fn race(
+        &self,
+        state: &[u32],
+        reads: &[CellId],
+        writes: &[CellId],
+        d: DeviceId,
+        pc: u32,
+        fifo: Option<DmaKey>,
+    ) -> Result<(), Violation> {
         for rec in self.dmas(state) {
+            let ordered =
+                fifo.is_some_and(|k| rec.key.issuer == k.issuer && self.dma_queue(rec.key) == self.dma_queue(k));
+            let writes = if ordered { &[][..] } else { writes };
             let (src, dst, reading, writing) = match self.dma_op(rec.key) {
                 Op::LocalDma { src, dst, .. } => (src, dst, true, true),
                 Op::RemoteDma { src, dst, .. } => (src, dst, rec.flags == 0, rec.flags & RECEIVED == 0),
                 _ => continue,
             };
-            let hit = |cells: &[CellId], span: CellSpan| cells.iter().copied().find(|c| self.span(span).contains(c));
+            // Under `--dma-landing cells` a cell is read and written until it lands.
+            let by_cell = self.lands_by_cell(&rec);
+            let hit = |cells: &[CellId], span: CellSpan| {
+                cells.iter().copied().find(|c| {
+                    self.span(span).iter().position(|x| x == c).is_some_and(|i| !by_cell || !rec.cell_landed(state, i))
+                })
+            };
             let conflict = if writing {
                 hit(writes, dst).map(|c| (c, "written")).or_else(|| hit(reads, dst).map(|c| (c, "written")))
             } else {
@@ -303,6 +368,30 @@ impl Program {
         }
         next[self.sem_offset() + sem.0 as usize] += bytes;
         self.remove_if_complete(next, rec, flags);
+        Ok(())
+    }
+
+    /// Cell `i` of a copy that lands cell by cell: writes that cell, adds its share of the
+    /// bytes, and completes the landing once no cell is left.
+    fn cell_landed(&self, state: &[u32], key: DmaKey, i: usize, next: &mut Vec<u32>) -> Result<(), Violation> {
+        let rec = self.find_dma(next, key);
+        let (dst, sem, bytes, target, local) = match self.dma_op(key) {
+            Op::LocalDma { dst, sem, bytes, .. } => (dst, sem, bytes, key.issuer, true),
+            Op::RemoteDma { dst, recv_sem, bytes, target, .. } => (dst, recv_sem, bytes, target, false),
+            _ => unreachable!("landing of a DMA"),
+        };
+        let inv = self.invocation_of(key.issuer, key.pc);
+        self.inside_kernel(state, target, inv).map_err(|why| self.landing_outside_kernel(key, target, &why))?;
+        let word = rec.offset + 1 + i;
+        let cell = self.span(dst)[i];
+        next[self.cell_offset() + cell.0 as usize] = next[word];
+        next[word] = LANDED;
+        // A view's cells are of one buffer, so every cell carries the same share.
+        next[self.sem_offset() + sem.0 as usize] += bytes / rec.payload as u32;
+        if (0..rec.payload).all(|j| rec.cell_landed(next, j)) {
+            let flags = if local { SENT | RECEIVED } else { rec.flags | RECEIVED };
+            self.remove_if_complete(next, rec, flags);
+        }
         Ok(())
     }
 

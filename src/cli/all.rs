@@ -41,7 +41,7 @@ fn run_case(
     }
     let program = semcheck::program(&case)?;
     let outcome = explore(&program, config);
-    Ok(Checked { case, program, outcome })
+    Ok(Checked::explored(case, program, outcome, config))
 }
 
 pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
@@ -165,27 +165,34 @@ fn progress(c: &Checked, json: bool) {
 
 fn print_table(rows: &[(Checked, String)]) {
     emitln!(
-        "{:<18} {:<16} {:>2} {:>3} {:<11} {:<15} {:>10} {:>11} {:>8}  note",
+        "{:<18} {:<16} {:>2} {:>3} {:<11} {:<15} {:<15} {:>10} {:>11} {:>8}  note",
         "protocol",
         "mutant",
         "N",
         "rep",
         "verdict",
         "rule",
+        "requires",
         "states",
         "transitions",
         "seconds"
     );
     for (c, note) in rows {
         let s = &c.outcome.stats;
+        let requires = match c.requires() {
+            None => "-".to_string(),
+            Some(names) if names.is_empty() => "nothing".to_string(),
+            Some(names) => names.join(","),
+        };
         emitln!(
-            "{:<18} {:<16} {:>2} {:>3} {:<11} {:<15} {:>10} {:>11} {:>8.2}  {note}",
+            "{:<18} {:<16} {:>2} {:>3} {:<11} {:<15} {:<15} {:>10} {:>11} {:>8.2}  {note}",
             c.case.source.protocol().unwrap_or("-"),
             c.case.source.mutant().unwrap_or("-"),
             c.case.devices,
             c.case.repeat,
             c.outcome.verdict.name(),
             c.outcome.verdict.violation().map_or("-", |v| v.rule.name()),
+            requires,
             s.states,
             s.transitions,
             s.seconds,

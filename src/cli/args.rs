@@ -36,6 +36,13 @@ pub(crate) enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Print every modelling choice, its options, the default, and what the seeds and JAX
+    /// say about it.
+    Semantics {
+        /// Print JSON: an array of {name, flag, options, default, evidence}.
+        #[arg(long)]
+        json: bool,
+    },
     /// Check a protocol or a Pallas kernel file (or `all`: every protocol and mutant).
     #[command(after_help = EXIT_CODES)]
     Check(CheckArgs),
@@ -82,10 +89,14 @@ pub(crate) struct BenchArgs {
     /// TensorCores), on every core.
     #[arg(long)]
     pub(crate) mutate: bool,
+    /// The states of every correct kernel under each combination of the hardware
+    /// assumptions (`--dma-order`, `--dma-landing`): what each assumption costs.
+    #[arg(long, conflicts_with = "mutate")]
+    pub(crate) semantics: bool,
     /// Time `check --sizes` instead, at these ring sizes (`8,16,64,256`): the window
     /// method against exact exploration (within --max-seconds) on every ring catalogue
     /// case.
-    #[arg(long, value_parser = super::sizes::parse_sizes, conflicts_with_all = ["mutate", "no_reduction", "max_devices"])]
+    #[arg(long, value_parser = super::sizes::parse_sizes, conflicts_with_all = ["mutate", "semantics", "no_reduction", "max_devices"])]
     pub(crate) sizes: Option<super::sizes::SizeRange>,
 }
 

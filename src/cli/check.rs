@@ -32,11 +32,17 @@ pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
     let mut checked = Vec::new();
     for case in cases {
         let program = semcheck::program(&case)?;
-        let outcome = match args.engine.engine {
-            EngineArg::Explore => explore(&program, &args.explore.config()),
-            EngineArg::Shuttle => super::shuttle::run(args, &case, &program)?,
+        let c = match args.engine.engine {
+            EngineArg::Explore => {
+                let config = args.explore.config();
+                let outcome = explore(&program, &config);
+                Checked::explored(case, program, outcome, &config)
+            }
+            EngineArg::Shuttle => {
+                let outcome = super::shuttle::run(args, &case, &program)?;
+                Checked::sampled(case, program, outcome)
+            }
         };
-        let c = Checked { case, program, outcome };
         if !args.json {
             emit(&c.text());
         }

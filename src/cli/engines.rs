@@ -32,7 +32,7 @@ pub(crate) fn run(args: &EnginesArgs) -> Result<i32, ModelError> {
     let it = args.iterations as usize;
     let budget = Budget { explore_seconds: args.max_seconds, shuttle_iterations: Some(it), ..Budget::default() };
     let names = COLUMNS.map(Engine::name);
-    emitln!("{:<34} {:<8} {:<22} {:<22} {:<22} agree", "case", "expect", names[0], names[1], names[2]);
+    emitln!("{:<41} {:<8} {:<22} {:<22} {:<22} agree", "case", "expect", names[0], names[1], names[2]);
     let mut worst = Judgement::Agree;
     let mut notes = Vec::new();
     for entry in cases().into_iter().filter(|c| args.devices.contains(&c.case.devices)) {
@@ -59,7 +59,7 @@ pub(crate) fn run(args: &EnginesArgs) -> Result<i32, ModelError> {
         }
         worst = worst.max(judgement);
         let expect = if matches!(entry.expect, Expect::Broken(_)) { "broken" } else { "clean" };
-        emitln!("{:<34} {:<8} {:<22} {:<22} {:<22} {word}", entry.name(), expect, cells[0], cells[1], cells[2]);
+        emitln!("{:<41} {:<8} {:<22} {:<22} {:<22} {word}", entry.name(), expect, cells[0], cells[1], cells[2]);
     }
     emitln!("(loom: N = 2 only, run by `RUSTFLAGS=\"--cfg loom\" cargo test --release --test loom`; see the README)");
     emitln!(

@@ -10,6 +10,7 @@ mod list;
 mod mutate;
 mod replay;
 mod report;
+mod semantics;
 mod shuttle;
 mod simulate;
 mod sizes;
@@ -66,6 +67,7 @@ pub(crate) fn run() -> i32 {
     init_logging();
     let result = match cli.command {
         Command::List { json } => list::run(json),
+        Command::Semantics { json } => semantics::run(json),
         Command::Bench(args) => bench::run(&args),
         Command::Trace(args) => trace::run(&args),
         Command::Simulate(args) => simulate::run(&args),

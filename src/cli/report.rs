@@ -1,16 +1,21 @@
 //! One report of a check, whichever engine ran: the text a person reads and the JSON a
 //! script reads (the same keys for every engine, with a top-level `verdict`).
 
+use semcheck::assumptions::{proof_basis, requirements, ProofBasis, Requirements};
 use semcheck::checker::counterexample::{notes, run_events, Namer, TracedRun};
-use semcheck::checker::{EngineRun, Outcome, Reduction, Strategy, Verdict};
+use semcheck::checker::{Config, EngineRun, Outcome, Reduction, Strategy, Verdict};
 use semcheck::{Case, Program, Source};
 use serde_json::{json, Value};
 
-/// A checked case: what was checked, the program it compiled to, and the outcome.
+/// A checked case: what was checked, the program it compiled to, the outcome, and for the
+/// explorer's verdicts, which hardware assumptions a violation requires or a proof relies
+/// on.
 pub(crate) struct Checked {
     pub(crate) case: Case,
     pub(crate) program: Program,
     pub(crate) outcome: Outcome,
+    pub(crate) needs: Option<Requirements>,
+    pub(crate) basis: Option<ProofBasis>,
 }
 
 /// How event names read, printed under every schedule a person reads.
@@ -20,6 +25,30 @@ pub(crate) const LEGEND: &str = "\
  semaphore's value before and after, DMA semaphores counting bytes)";
 
 impl Checked {
+    /// A case checked by an engine other than the explorer (nothing is re-checked).
+    pub(crate) fn sampled(case: Case, program: Program, outcome: Outcome) -> Checked {
+        Checked { case, program, outcome, needs: None, basis: None }
+    }
+
+    /// A case the explorer checked with `config`: a violation is re-checked, with the same
+    /// configuration, under the stronger choice of each option, a proof under the weaker
+    /// choice of each option that rules out something that can happen in the kernel (see
+    /// [`semcheck::assumptions`]).
+    pub(crate) fn explored(case: Case, program: Program, outcome: Outcome, config: &Config) -> Checked {
+        let needs = match &outcome.verdict {
+            Verdict::Violation(cex) => Some(requirements(&program, cex, config)),
+            _ => None,
+        };
+        let basis = matches!(outcome.verdict, Verdict::Proved).then(|| proof_basis(&program, config));
+        Checked { case, program, outcome, needs, basis }
+    }
+
+    /// The names of the behaviours the violation requires (empty: none), `None` when no
+    /// violation was analysed.
+    pub(crate) fn requires(&self) -> Option<Vec<&'static str>> {
+        self.needs.as_ref().map(Requirements::names)
+    }
+
     /// The counterexample's schedule executed on the model (events named once, here), or
     /// why it does not replay.
     fn run(&self) -> Option<Result<TracedRun, String>> {
@@ -90,6 +119,13 @@ impl Checked {
             "memory_bytes": s.memory_bytes,
             "engine": self.outcome.run,
             "coverage": self.coverage_json(),
+            "requires": self.requires(),
+            "relies_on": self.basis.as_ref().map(ProofBasis::names),
+            "assumptions": match (&self.needs, &self.basis) {
+                (Some(needs), _) => needs.json(),
+                (None, Some(basis)) => basis.json(),
+                (None, None) => Value::Null,
+            },
         })
     }
 
@@ -150,6 +186,9 @@ impl Checked {
         match &self.outcome.verdict {
             Verdict::Proved => {
                 out.push_str(&format!("{head}: PROVED\n  every reachable state explored, no rule broken; {how}\n"));
+                for line in self.basis.iter().flat_map(|b| b.lines(self.case.devices)) {
+                    out.push_str(&format!("  {line}\n"));
+                }
                 out.push_str(&self.coverage_text());
             }
             Verdict::Incomplete { detail, .. } => {
@@ -182,6 +221,9 @@ impl Checked {
                     out.push_str(&format!("  engine schedule: {e}\n"));
                 }
                 out.push_str(&format!("  found by {how}\n"));
+                for line in self.needs.iter().flat_map(|n| n.lines(self.case.devices)) {
+                    out.push_str(&format!("  {line}\n"));
+                }
             }
         }
         out
@@ -223,7 +265,7 @@ mod tests {
         let spec = Spec { notation: Notation::Plain, outputs: vec![] };
         let program = compile(&kernel, &Mesh::ring(n).unwrap(), &spec, 1).unwrap();
         let outcome = explore(&program, &Config::default());
-        Checked { case: Case::new(Source::Dsl { name: "late".into() }, n), program, outcome }
+        Checked::sampled(Case::new(Source::Dsl { name: "late".into() }, n), program, outcome)
     }
 
     #[test]

@@ -103,11 +103,6 @@ pub(crate) fn validate(args: &CheckArgs) -> Result<(), ModelError> {
             if args.case.target == "all" {
                 return Err(usage("`check all` runs the explorer; `semcheck engines` runs every engine"));
             }
-            if !args.case.semantics.semantics().is_default() {
-                return Err(usage(
-                    "the shuttle engine does not model --dma-order / --dma-landing other than the defaults yet; use the explorer",
-                ));
-            }
             if e.replay.is_some() {
                 let searching = [
                     (e.iterations.is_some(), "--iterations"),

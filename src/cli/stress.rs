@@ -44,12 +44,6 @@ pub(crate) fn run(args: &StressArgs) -> Result<i32, ModelError> {
             ),
         ));
     }
-    if !case.semantics.is_default() {
-        return Err(ModelError::new(
-            ErrorKind::UnknownName,
-            "stress does not model --dma-order / --dma-landing other than the defaults yet",
-        ));
-    }
     let program = semcheck::program(case)?;
     let outcome = stress(&program, args.runs, args.seed);
     let code = outcome.verdict.exit_code();
@@ -57,7 +51,7 @@ pub(crate) fn run(args: &StressArgs) -> Result<i32, ModelError> {
         EngineRun::Stress { tally, .. } => tally.clone(),
         _ => unreachable!("stress reports a stress run"),
     };
-    let checked = Checked { case: case.clone(), program, outcome };
+    let checked = Checked::sampled(case.clone(), program, outcome);
     if args.json {
         let mut v = checked.json();
         v["peak_rss_bytes"] = serde_json::json!(super::bench::peak_rss_bytes());

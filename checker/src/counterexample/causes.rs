@@ -102,13 +102,17 @@ pub fn causes(program: &Program, run: &TracedRun) -> Causes {
                     _ => {}
                 }
             }
-            Event::Sent(k) | Event::Received(k) | Event::Done(k) => {
+            Event::Sent(k) | Event::Received(k) | Event::Done(k) | Event::CellLanded(k, _) => {
                 if let Some(&start) = out.started.get(&k) {
                     mine.push(Cause { from: start, why: Why::Dma });
                 }
                 match (event, program.dma_op(k)) {
                     (Event::Sent(_), Op::RemoteDma { send_sem, bytes, .. }) => increment(send_sem, bytes),
                     (Event::Received(_), Op::RemoteDma { recv_sem, bytes, .. }) => increment(recv_sem, bytes),
+                    (Event::CellLanded(..), Op::RemoteDma { recv_sem, bytes, dst, .. }) => {
+                        increment(recv_sem, bytes / dst.len)
+                    }
+                    (Event::CellLanded(..), Op::LocalDma { sem, bytes, dst, .. }) => increment(sem, bytes / dst.len),
                     (_, Op::LocalDma { sem, bytes, .. }) => increment(sem, bytes),
                     _ => {}
                 }

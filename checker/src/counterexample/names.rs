@@ -82,6 +82,20 @@ impl<'p> Namer<'p> {
                     _ => format!("dma [{what}] {event}"),
                 }
             }
+            Event::CellLanded(k, i) => {
+                let what = self.op(k.issuer, k.pc);
+                match p.dma_op(k) {
+                    Op::RemoteDma { dst, recv_sem, bytes, target, .. } => {
+                        let cell = p.cell_name(p.span(dst)[i as usize]);
+                        format!("dma [{what}] cell {cell} received on {target}: {}", change(recv_sem, bytes / dst.len))
+                    }
+                    Op::LocalDma { dst, sem, bytes, .. } => {
+                        let cell = p.cell_name(p.span(dst)[i as usize]);
+                        format!("dma [{what}] cell {cell} done: {}", change(sem, bytes / dst.len))
+                    }
+                    _ => format!("dma [{what}] {event}"),
+                }
+            }
         }
     }
 
@@ -91,7 +105,7 @@ impl<'p> Namer<'p> {
         match event {
             Event::Step(d) => d,
             Event::Sent(k) | Event::Done(k) => k.issuer,
-            Event::Received(k) => match self.program.dma_op(k) {
+            Event::Received(k) | Event::CellLanded(k, _) => match self.program.dma_op(k) {
                 Op::RemoteDma { target, .. } => target,
                 _ => k.issuer,
             },

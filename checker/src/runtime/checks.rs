@@ -5,7 +5,7 @@
 //! reports a [`Violation`] of the same [`Rule`] the explorer would, described with the
 //! [`Program`]'s own names (`describe_op`, `cell_full_name`, `sem_full_name`).
 
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Mutex;
 
 use semcheck_model::{DeviceId, DmaKey, Event, Program, Rule, Violation};
@@ -117,13 +117,20 @@ impl Lifecycle {
     }
 }
 
-/// The in-flight DMA accesses of one cell (instrumentation for the race rule).
+/// The in-flight DMA accesses of one cell (instrumentation for the race rule, behind a
+/// plain `std` lock: no scheduling point).
 #[derive(Debug, Default)]
 pub(crate) struct Tracking {
-    pub(crate) readers: AtomicU32,
-    pub(crate) writers: AtomicU32,
-    /// The last DMA registered on the cell, `issuer << 32 | pc`, for messages.
-    pub(crate) last: AtomicU64,
+    pub(crate) inflight: Mutex<Inflight>,
+}
+
+/// The DMAs in flight on one cell.
+#[derive(Debug, Default)]
+pub(crate) struct Inflight {
+    /// DMAs that have yet to read the cell (their source).
+    pub(crate) readers: Vec<DmaKey>,
+    /// DMAs that have yet to write the cell (their destination).
+    pub(crate) writers: Vec<DmaKey>,
 }
 
 pub(crate) fn race(
@@ -132,10 +139,9 @@ pub(crate) fn race(
     who: &str,
     access: &str,
     what: &str,
-    dma: u64,
+    other: DmaKey,
     d: DeviceId,
 ) -> Violation {
-    let other = DmaKey { issuer: DeviceId((dma >> 32) as u16), pc: dma as u32 };
     program.race_violation(semcheck_model::program::CellId(cell), d, who, access, what, other)
 }
 

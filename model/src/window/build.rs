@@ -6,6 +6,7 @@ use std::fmt;
 use crate::ir::SemKind;
 use crate::mesh::DeviceId;
 use crate::program::{Op, Program, SemSlot};
+use crate::semantics::DmaLanding;
 
 use super::{Token, Window};
 
@@ -61,6 +62,29 @@ pub fn check_conditions(program: &Program) -> Result<(), Inapplicable> {
             "the window's argument is made for the default hardware assumptions, not {}",
             program.semantics
         )));
+    }
+    Ok(())
+}
+
+/// Whether the executions of `program` under its hardware assumptions are executions
+/// under the default ones, with the same rule checks and the same final states, so that
+/// a proof under the defaults is a proof under its assumptions (Theorem S of the module
+/// docs): `--dma-order pair-fifo` only ever disables landings; `--dma-landing cells`
+/// changes nothing when every copy is one cell, and is not covered otherwise.
+pub fn defaults_cover(program: &Program) -> Result<(), Inapplicable> {
+    if program.semantics.dma_landing == DmaLanding::Cells {
+        for (d, dp) in program.devices.iter().enumerate() {
+            for (pc, op) in dp.ops.iter().enumerate() {
+                if let Op::LocalDma { dst, .. } | Op::RemoteDma { dst, .. } = *op {
+                    if dst.len > 1 {
+                        return Err(Inapplicable::new(format!(
+                            "under --dma-landing cells a copy of several cells lands in parts (`{}`), which the window's argument does not cover",
+                            program.describe_op(DeviceId(d as u16), pc as u32)
+                        )));
+                    }
+                }
+            }
+        }
     }
     Ok(())
 }

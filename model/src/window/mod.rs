@@ -24,11 +24,10 @@
 //!   the waiter's own semaphore.
 //! * **A3. Default hardware assumptions** ([`crate::Semantics`]): DMAs complete in any
 //!   order, whole. The argument below uses exactly the step function of
-//!   [`crate::step`] under them. Other options (`pair-fifo` delivery, cell-by-cell
-//!   landing) change which events are enabled and what a landing does; neither theorem
-//!   is argued for them, so [`check_conditions`] refuses them and a multi-size check
-//!   decides such a size by exact exploration only (within its budget; beyond it the
-//!   size is *not proved*, and says why).
+//!   [`crate::step`] under them. Windows are built for these only ([`check_conditions`]);
+//!   other options are covered by Theorem S below when they allow no new execution, and
+//!   otherwise a multi-size check decides the size by exact exploration only (within its
+//!   budget; beyond it the size is *not proved*, and says why).
 //! * **A4. Radius.** Every operation that targets the center (a signal, a remote copy) is
 //!   issued by a device of the window, and every target of the center's operations is in
 //!   the window: `K` is at least the kernel's communication radius ([`Window::new`]
@@ -206,6 +205,26 @@
 //! with every device finished and breaks no rule prove the kernel at that `N` for every
 //! rule; a run that breaks a global rule is itself a concrete counterexample.
 //!
+//! ## Theorem S (stronger assumptions)
+//!
+//! *Let `P'` be the program `P` under `--dma-order pair-fifo`, or under `--dma-landing
+//! cells` when every copy of `P` is one cell ([`defaults_cover`]). Every execution of
+//! `P'` is an execution of `P` with the same states and the same rule checks, and a
+//! state is terminal in `P'` exactly when it is in `P`. So if `P` breaks no rule (and
+//! has no deadlock), neither does `P'`.*
+//!
+//! *Proof.* Under `cells`, a copy of one cell lands by `received`/`done` as under
+//! `whole` ([`crate::Event::CellLanded`] is only for copies of several cells): the step
+//! functions are the same. Under `pair-fifo` the step function is the same and only
+//! landings are disabled, those that would overtake an earlier unlanded DMA of their
+//! queue ([`crate::Program::overtaken`]); so `P'`'s executions are `P`'s. A state with a
+//! DMA in flight enables, in `P'` as in `P`, its `sent` if pending, and the landing of
+//! the earliest unlanded DMA of every queue; device steps are enabled alike. So terminal
+//! states, hence deadlocks, agree. ∎
+//!
+//! A violation of `P` is one of `P'` only if its schedule is one of `P'` (the caller
+//! replays it under `P'`'s assumptions; otherwise that size is not decided).
+//!
 //! ## Where the original proposal needed fixing
 //!
 //! The proposal this follows (a research note of the project) argued both theorems
@@ -253,7 +272,7 @@ mod classes;
 mod reduction;
 mod step;
 
-pub use build::{check_conditions, communication_radius, ring_distance, Inapplicable, Incoming};
+pub use build::{check_conditions, communication_radius, defaults_cover, ring_distance, Inapplicable, Incoming};
 pub use classes::{window_classes, WindowClass};
 pub use reduction::WindowScratch;
 pub use step::WindowEvent;

@@ -20,6 +20,7 @@ pub fn json(program: &Program, header: &Header, run: &TracedRun) -> String {
                 Event::Sent(k) => ("sent", json!(namer.op(k.issuer, k.pc))),
                 Event::Received(k) => ("received", json!(namer.op(k.issuer, k.pc))),
                 Event::Done(k) => ("done", json!(namer.op(k.issuer, k.pc))),
+                Event::CellLanded(k, _) => ("cell-landed", json!(namer.op(k.issuer, k.pc))),
             };
             json!({"name": name, "device": namer.device_of(e).0, "kind": kind, "dma": dma})
         })

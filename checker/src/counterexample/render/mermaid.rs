@@ -42,7 +42,9 @@ pub fn mermaid(program: &Program, run: &TracedRun) -> String {
             (_, Some((d, _, Op::Signal { target, .. }))) if target != d => {
                 format!("{d}->>{target}: {}", esc(&format!("{n}. {}", short_name(&namer, event, name))))
             }
-            (Event::Received(k), _) => {
+            (Event::Received(k), _) | (Event::CellLanded(k, _), _)
+                if matches!(program.dma_op(k), Op::RemoteDma { .. }) =>
+            {
                 let target = namer.device_of(event);
                 format!("{}--){target}: {}", k.issuer, esc(&format!("{n}. {name}")))
             }

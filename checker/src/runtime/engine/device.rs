@@ -13,9 +13,9 @@ use std::sync::Arc;
 
 use semcheck_model::ir::SemKind;
 use semcheck_model::program::{CellId, ComputeKind, Op, SemSlot};
-use semcheck_model::{DeviceId, DmaKey, Event, Program, Rule, ValueId, Violation};
+use semcheck_model::{DeviceId, DmaKey, DmaOrder, Event, Program, Rule, ValueId, Violation};
 
-use super::dma::{engine_loop, spawn_completions, DmaQueue, Job};
+use super::dma::{engine_loop, spawn_completions, DmaQueue, FifoGate, Job};
 use super::memory::Memory;
 use super::semaphore::{EntryGate, Interrupted, Semaphore, Watch};
 use super::sync;
@@ -33,6 +33,8 @@ pub(super) struct World {
     pub(super) sems: Vec<Semaphore>,
     gate: EntryGate,
     pub(super) queues: Vec<DmaQueue>,
+    /// The landing order of `--dma-order pair-fifo` under `DmaMode::PerEvent`.
+    pub(super) fifo: Option<FifoGate>,
     pub(super) dma_threads: std::sync::Mutex<Vec<sync::thread::JoinHandle<()>>>,
     pub(super) lifecycle: Vec<Lifecycle>,
     pub(super) unsent: Vec<AtomicU32>,
@@ -63,6 +65,7 @@ impl World {
             sems: (0..program.num_sems()).map(|_| Semaphore::default()).collect(),
             gate: EntryGate::new(program.repeat),
             queues,
+            fifo: FifoGate::of(&program, config.dma),
             dma_threads: std::sync::Mutex::new(Vec::new()),
             lifecycle: (0..n).map(|_| Lifecycle::new()).collect(),
             unsent: (0..n).map(|_| AtomicU32::new(0)).collect(),
@@ -238,13 +241,16 @@ impl World {
                 this.sems[sem.0 as usize].wait(amount, &watch, || this.sink.log(step))?;
             }
             ref op @ (Op::LocalDma { src, dst, .. } | Op::RemoteDma { src, dst, .. }) => {
+                let key = DmaKey { issuer: d, pc };
                 let job = this.effect(step, || {
                     let (s, t) = (p.span(src), p.span(dst));
-                    this.race(this.memory.check(p, s, t, &p.describe_op(d, pc), d))?;
-                    this.memory.start_dma(s, t, (d.0 as u64) << 32 | pc as u64);
+                    let fifo = (p.semantics.dma_order == DmaOrder::PairFifo).then_some(key);
+                    this.race(this.memory.check(p, s, t, &p.describe_op(d, pc), d, fifo))?;
+                    this.memory.start_dma(s, t, key);
                     this.unsent[d.index()].fetch_add(1, SeqCst);
-                    this.pending.fetch_add(World::completion_events(op), SeqCst);
-                    Ok(Arc::new(Job::new(DmaKey { issuer: d, pc })))
+                    this.pending.fetch_add(this.completion_events(op), SeqCst);
+                    let turn = this.fifo.as_ref().map(|g| g.ticket(p, key));
+                    Ok(Arc::new(Job::new(key, s.len(), turn)))
                 })?;
                 match this.config.dma {
                     DmaMode::PerIssuer => this.queues[d.index()].push(job),
@@ -270,9 +276,9 @@ impl World {
         let (dcells, scells) = (p.span(dst), p.span(src));
         let who = p.describe_op(d, pc);
         if kind == ComputeKind::Add {
-            self.race(self.memory.check(p, dcells, dcells, &who, d))?;
+            self.race(self.memory.check(p, dcells, dcells, &who, d, None))?;
         }
-        self.race(self.memory.check(p, scells, dcells, &who, d))?;
+        self.race(self.memory.check(p, scells, dcells, &who, d, None))?;
         let elems = self.reference.elems();
         // A formula may read its own destination: read every source cell first.
         let formula_src: Vec<Box<[f32]>> = match kind {
@@ -425,7 +431,11 @@ pub fn run_into(program: &Arc<Program>, config: &RunConfig, sink: &Arc<Sink>) {
             handles.push(sync::thread::spawn(move || World::run_device(&w, d)));
         }
     }
-    // The last device runs on the calling thread: one thread fewer for loom's limit.
+    // The last device runs on the calling thread: one thread fewer for loom's limit. A
+    // spawned device's first step follows its thread's start, a scheduling point; this
+    // yield gives the calling thread's device one too, so that the other devices (and
+    // their DMAs) can act before it enters the kernel.
+    sync::thread::yield_now();
     World::run_device(&world, DeviceId(n as u16 - 1));
     for h in handles {
         let _ = h.join();

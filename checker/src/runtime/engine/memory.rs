@@ -1,10 +1,8 @@
 //! The cells of the system as backend cells (loom's `UnsafeCell` under `--cfg loom`),
 //! with the in-flight access counters of the race rule.
 
-use std::sync::atomic::Ordering::SeqCst;
-
 use semcheck_model::program::CellId;
-use semcheck_model::{DeviceId, Program, Violation};
+use semcheck_model::{DeviceId, DmaKey, Program, Violation};
 
 use super::sync;
 use crate::runtime::checks::{race, Tracking};
@@ -40,7 +38,9 @@ impl Memory {
 
     /// The race rule for a device operation or a DMA start that reads `reads` and writes
     /// `writes`: `Err` if an in-flight DMA is writing a cell accessed, or reading a cell
-    /// written.
+    /// written. `fifo` is the DMA being started under `--dma-order pair-fifo`: an in-flight
+    /// DMA of its queue lands before it writes anything, so its writes do not conflict with
+    /// that DMA (its reads still do), as in the model.
     pub(crate) fn check(
         &self,
         program: &Program,
@@ -48,45 +48,56 @@ impl Memory {
         writes: &[CellId],
         who: &str,
         d: DeviceId,
+        fifo: Option<DmaKey>,
     ) -> Result<(), Violation> {
+        let ordered = |other: &DmaKey| {
+            fifo.is_some_and(|k| other.issuer == k.issuer && program.dma_queue(*other) == program.dma_queue(k))
+        };
         for &c in writes.iter().chain(reads) {
-            let t = &self.tracking[c.0 as usize];
-            let access = if writes.contains(&c) { "writes" } else { "reads" };
-            if t.writers.load(SeqCst) > 0 {
-                return Err(race(program, c.0, who, access, "written", t.last.load(SeqCst), d));
+            let t = self.tracking[c.0 as usize].inflight.lock().unwrap_or_else(|e| e.into_inner());
+            let writing = writes.contains(&c);
+            let unordered = |keys: &[DmaKey]| keys.iter().filter(|k| !writing || !ordered(k)).min().copied();
+            let reading = reads.contains(&c);
+            let written = match (writing, reading) {
+                (true, true) => t.writers.iter().min().copied(),
+                _ => unordered(&t.writers),
+            };
+            if let Some(other) = written {
+                let access = if writing && !ordered(&other) { "writes" } else { "reads" };
+                return Err(race(program, c.0, who, access, "written", other, d));
             }
-            if writes.contains(&c) && t.readers.load(SeqCst) > 0 {
-                return Err(race(program, c.0, who, access, "read", t.last.load(SeqCst), d));
+            if let Some(other) = unordered(&t.readers).filter(|_| writing) {
+                return Err(race(program, c.0, who, "writes", "read", other, d));
             }
         }
         Ok(())
     }
 
     /// Registers an in-flight DMA reading `src` and writing `dst`.
-    pub(crate) fn start_dma(&self, src: &[CellId], dst: &[CellId], key: u64) {
+    pub(crate) fn start_dma(&self, src: &[CellId], dst: &[CellId], key: DmaKey) {
         for c in src {
-            let t = &self.tracking[c.0 as usize];
-            t.readers.fetch_add(1, SeqCst);
-            t.last.store(key, SeqCst);
+            self.tracking[c.0 as usize].inflight.lock().unwrap_or_else(|e| e.into_inner()).readers.push(key);
         }
         for c in dst {
-            let t = &self.tracking[c.0 as usize];
-            t.writers.fetch_add(1, SeqCst);
-            t.last.store(key, SeqCst);
+            self.tracking[c.0 as usize].inflight.lock().unwrap_or_else(|e| e.into_inner()).writers.push(key);
         }
     }
 
-    /// The DMA has read its source.
-    pub(crate) fn end_read(&self, src: &[CellId]) {
+    /// The DMA `key` has read these cells of its source.
+    pub(crate) fn end_read(&self, src: &[CellId], key: DmaKey) {
         for c in src {
-            self.tracking[c.0 as usize].readers.fetch_sub(1, SeqCst);
+            let mut t = self.tracking[c.0 as usize].inflight.lock().unwrap_or_else(|e| e.into_inner());
+            let at = t.readers.iter().position(|k| *k == key).expect("a registered reader");
+            t.readers.swap_remove(at);
         }
     }
 
-    /// The DMA has written its destination.
-    pub(crate) fn end_write(&self, dst: &[CellId]) {
+    /// The DMA `key` has written these cells of its destination.
+    pub(crate) fn end_write(&self, dst: &[CellId], key: DmaKey) {
         for c in dst {
-            self.tracking[c.0 as usize].writers.fetch_sub(1, SeqCst);
+            let mut t = self.tracking[c.0 as usize].inflight.lock().unwrap_or_else(|e| e.into_inner());
+            let at = t.writers.iter().position(|k| *k == key).expect("a registered writer");
+            t.writers.swap_remove(at);
         }
     }
 }

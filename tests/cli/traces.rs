@@ -1,12 +1,11 @@
 //! The committed counterexamples in `counterexamples/`: every mutant with an expected rule
 //! has one, and every one still replays against the current model and breaks its rule.
 //!
-//! `SEMCHECK_BLESS=1 cargo test --test traces regenerate` rewrites them from the explorer
+//! `SEMCHECK_BLESS=1 cargo test --test cli traces::regenerate` rewrites them from the explorer
 //! (smallest ring size that shows the bug, minimised), exactly as
 //! `semcheck trace P --mutant M --devices N --format trace` would.
 
-mod common;
-use common::semcheck;
+use crate::common::semcheck;
 
 use std::path::{Path, PathBuf};
 

@@ -1,8 +1,7 @@
 //! The command line of the threaded engines: verdicts, exit codes, one JSON schema, one
 //! trace file format, bad input.
 
-mod common;
-use common::semcheck;
+use crate::common::semcheck;
 
 use std::path::PathBuf;
 

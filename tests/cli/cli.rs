@@ -1,7 +1,6 @@
 //! The `semcheck` binary: exit codes, JSON shape and errors on bad input.
 
-mod common;
-use common::semcheck;
+use crate::common::semcheck;
 
 use serde_json::Value;
 

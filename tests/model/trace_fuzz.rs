@@ -5,7 +5,7 @@
 use proptest::prelude::*;
 use semcheck::checker::counterexample::{replay, TraceFile};
 
-const COMMITTED: &str = include_str!("../counterexamples/psum--no-capacity.trace");
+const COMMITTED: &str = include_str!("../../counterexamples/psum--no-capacity.trace");
 
 /// Parses, loads and replays; checks every error names a line of the input (if any).
 fn exercise(bytes: &[u8]) {

@@ -1,8 +1,7 @@
 //! `semcheck mutate`: the kill matrix of a kernel's single-edit mutants, and the
 //! synchronisation whose deletion stays proved.
 
-mod common;
-use common::semcheck;
+use crate::common::semcheck;
 
 use semcheck::checker::Config;
 use semcheck::model::dsl::trace;

@@ -14,10 +14,11 @@
 //!   breaks one there;
 //! * the window's reduction against the full window graph, and classes of identical
 //!   windows on a kernel that special-cases a device;
-//! * the command line: guarded_shift, the fallback under other hardware assumptions, a
-//!   kernel file, bad input.
 //!
-//! The slow sweep at the end (ignored; run by hand) takes every case to the exact limit.
+//! The command line's `check --sizes` is tested in `tests/cli/sizes.rs`.
+//!
+//! The slow sweep at the end (ignored; run by hand) takes every case to the exact limit:
+//! `cargo test --test model window::slow -- --ignored --nocapture`.
 
 use semcheck::checker::single_run::run_to_end;
 use semcheck::checker::window::{explore_window, WindowVerdict};
@@ -540,85 +541,7 @@ fn the_lock_step_run_is_not_a_maximal_run() {
     assert_eq!(run_to_end(&program).verdict, Verdict::Proved);
 }
 
-// --- the command line ------------------------------------------------------------------
-
-mod common;
-use common::semcheck;
-
-#[test]
-fn sizes_report_guarded_shift_broken_from_5_and_fixed_by_the_double_barrier() {
-    let (code, out, err) = semcheck(&[
-        "check",
-        "guarded_shift",
-        "--mutant",
-        "single-barrier",
-        "--sizes",
-        "2..20",
-        "--exact-max-states",
-        "2000",
-        "--json",
-    ]);
-    assert_eq!(code, 1, "{out}{err}");
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(v["verdict"], "violation");
-    for s in v["report"]["sizes"].as_array().unwrap() {
-        let n = s["devices"].as_u64().unwrap();
-        let want = if n < 5 { "proved" } else { "violation" };
-        assert_eq!(s["verdict"], want, "N={n}: {s}");
-    }
-    // Beyond exact exploration's budget the window finds it and a focused search on the
-    // real ring confirms it.
-    let last = &v["report"]["sizes"][18];
-    assert_eq!(last["method"], "window", "{last}");
-    assert!(last["confirmed_by"]["active"].as_u64().is_some_and(|a| a < 20), "{last}");
-
-    let (code, out, err) =
-        semcheck(&["check", "guarded_shift", "--repeat", "2", "--sizes", "2..10", "--exact-max-states", "300"]);
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(out.starts_with("guarded_shift (repeat 2): PROVED for every ring size N = 2..10"), "{out}");
-    assert!(out.contains("windows of radius 2 (5 devices)"), "{out}");
-    assert!(out.contains("one run of the whole ring per N"), "{out}");
-}
-
-#[test]
-fn sizes_bad_input_exits_2() {
-    for args in [
-        &["check", "psum", "--sizes", "5..2"][..],
-        &["check", "psum", "--sizes", "1..4"],
-        &["check", "psum", "--sizes", "2..8", "--devices", "3"],
-        &["check", "tc_exchange", "--sizes", "2..4"],
-        &["check", "all", "--sizes", "2..4"],
-        &["check", "psum", "--sizes", "2..4", "--engine", "shuttle"],
-        &["check", "psum", "--window-radius", "2"],
-    ] {
-        let (code, out, err) = semcheck(args);
-        assert_eq!(code, 2, "{args:?}: {out}{err}");
-        assert!(!err.is_empty(), "{args:?}: no message");
-    }
-}
-
-#[test]
-fn sizes_under_other_hardware_assumptions_are_exact_only() {
-    let (code, out, err) =
-        semcheck(&["check", "psum", "--sizes", "2..6", "--dma-order", "pair-fifo", "--exact-max-states", "3000"]);
-    assert_eq!(code, 3, "{out}{err}");
-    assert!(out.contains("N = 2..3       proved: exact exploration"), "{out}");
-    assert!(out.contains("NOT PROVED: the window method does not apply"), "{out}");
-    assert!(out.contains("default hardware assumptions"), "{out}");
-}
-
-#[test]
-fn sizes_of_a_kernel_file() {
-    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/protocols/pallas/psum_scatter--no-final-drain.py");
-    let (code, out, err) = semcheck(&["check", file, "--sizes", "7", "--exact-max-states", "0", "--json"]);
-    assert_eq!(code, 1, "{out}{err}");
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let size = &v["report"]["sizes"][0];
-    assert_eq!(size["method"], "window", "{size}");
-    assert!(size["confirmed_by"]["active"].as_u64().is_some(), "{size}");
-}
-
-// --- the slow sweep (run by hand: `cargo test --test window -- --ignored --nocapture`) ---
+// --- the slow sweep (run by hand: `cargo test --test model window::slow -- --ignored --nocapture`)
 
 /// Every ring catalogue case at every size exact exploration finishes (N <= 8;
 /// psum_scatter 7), with windows of radius up to 2 and, separately, of radius 1 only:

@@ -1,0 +1,15 @@
+//! The `semcheck` binary as a user runs it: every command's output and exit code, trace
+//! files written and replayed, `mutate`, and kernels read from Python files (the front
+//! end, including its pytest suite).
+//!
+//! One test executable for all of them: each executable links the whole crate graph, so
+//! few executables build much faster than one per file.
+
+mod assumptions;
+mod cli;
+mod common;
+mod engines_cli;
+mod frontend;
+mod mutate;
+mod sizes;
+mod traces;

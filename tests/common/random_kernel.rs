@@ -1,0 +1,245 @@
+//! Small random kernels for differential tests (`tests/model/reduction_random.rs`,
+//! `tests/engines/assumptions.rs`): signals, waits, local and remote copies of whole two-cell
+//! buffers or of single cells, waits with a smaller descriptor than the copy, computations,
+//! branches on the device id, and small protocols whose verdict depends on the hardware
+//! assumptions (two DMAs of one pair in flight on one receive semaphore, a half wait).
+
+use proptest::prelude::*;
+use semcheck::model::dsl::{trace, KernelBuilder, Ref, Sem};
+use semcheck::model::expr::Expr;
+use semcheck::model::ir::{Kernel, MemorySpace};
+use semcheck::model::{DmaLanding, DmaOrder, Semantics};
+
+#[derive(Clone, Debug)]
+pub enum Dir {
+    Left,
+    Right,
+    Own,
+}
+
+/// A view of one of the two buffers (each of two cells): all of it, or one cell.
+#[derive(Clone, Copy, Debug)]
+pub enum View {
+    Whole(usize),
+    Cell(usize, usize),
+}
+
+#[derive(Clone, Debug)]
+pub enum S {
+    Signal {
+        sem: usize,
+        dir: Dir,
+        inc: i64,
+    },
+    Wait {
+        sem: usize,
+        n: i64,
+    },
+    RemoteStart {
+        src: View,
+        dst: View,
+        dir: Dir,
+    },
+    RemoteWaitSend {
+        src: View,
+        dst: View,
+        dir: Dir,
+    },
+    RemoteWaitRecv {
+        src: View,
+        dst: View,
+        dir: Dir,
+    },
+    LocalCopy {
+        src: View,
+        dst: View,
+        wait: bool,
+    },
+    LocalWait {
+        src: View,
+        dst: View,
+    },
+    Add {
+        dst: View,
+        src: View,
+    },
+    Zero {
+        dst: View,
+    },
+    OnlyOnDevice0(Box<S>),
+    /// `start(); wait()` of one remote copy: a ppermute round.
+    Round {
+        src: View,
+        dst: View,
+        dir: Dir,
+    },
+    /// Two single-cell copies to one neighbour in flight on one receive semaphore; the first
+    /// `wait_recv` is followed by a read of the first copy's cell (safe only if the pair's
+    /// DMAs land in start order).
+    TwoInFlight {
+        dir: Dir,
+    },
+    /// A two-cell copy whose receiver waits for one cell's bytes and reads that cell (safe
+    /// only if the copy lands whole).
+    HalfRead {
+        dir: Dir,
+    },
+}
+
+fn dir() -> impl Strategy<Value = Dir> {
+    prop_oneof![Just(Dir::Left), Just(Dir::Right), Just(Dir::Own)]
+}
+
+fn view() -> impl Strategy<Value = View> {
+    prop_oneof![(0..2usize).prop_map(View::Whole), (0..2usize, 0..2usize).prop_map(|(b, i)| View::Cell(b, i))]
+}
+
+/// Two views of the same size: both whole buffers, or two single cells.
+fn pair() -> impl Strategy<Value = (View, View)> {
+    prop_oneof![
+        (0..2usize, 0..2usize).prop_map(|(a, b)| (View::Whole(a), View::Whole(b))),
+        (0..2usize, 0..2usize, 0..2usize, 0..2usize).prop_map(|(a, i, b, j)| (View::Cell(a, i), View::Cell(b, j))),
+    ]
+}
+
+fn leaf() -> impl Strategy<Value = S> {
+    prop_oneof![
+        (0..2usize, dir(), 1..3i64).prop_map(|(sem, dir, inc)| S::Signal { sem, dir, inc }),
+        (0..2usize, 1..3i64).prop_map(|(sem, n)| S::Wait { sem, n }),
+        (pair(), dir()).prop_map(|((src, dst), dir)| S::RemoteStart { src, dst, dir }),
+        (pair(), dir()).prop_map(|((src, dst), dir)| S::RemoteWaitSend { src, dst, dir }),
+        (pair(), dir()).prop_map(|((src, dst), dir)| S::RemoteWaitRecv { src, dst, dir }),
+        (pair(), any::<bool>()).prop_map(|((src, dst), wait)| S::LocalCopy { src, dst, wait }),
+        pair().prop_map(|(src, dst)| S::LocalWait { src, dst }),
+        pair().prop_map(|(dst, src)| S::Add { dst, src }),
+        view().prop_map(|dst| S::Zero { dst }),
+    ]
+}
+
+/// Small correct-looking protocols whose verdict depends on the assumptions.
+fn protocol() -> impl Strategy<Value = S> {
+    prop_oneof![
+        (pair(), dir()).prop_map(|((src, dst), dir)| S::Round { src, dst, dir }),
+        dir().prop_map(|dir| S::TwoInFlight { dir }),
+        dir().prop_map(|dir| S::HalfRead { dir }),
+    ]
+}
+
+pub fn stmt() -> impl Strategy<Value = S> {
+    prop_oneof![
+        4 => leaf(),
+        1 => leaf().prop_map(|s| S::OnlyOnDevice0(Box::new(s))),
+        3 => protocol(),
+    ]
+}
+
+struct Env<'k> {
+    n: usize,
+    bufs: Vec<Ref<'k>>,
+    sems: Vec<Sem<'k>>,
+    send: Sem<'k>,
+    recv: Sem<'k>,
+    local: Sem<'k>,
+}
+
+impl<'k> Env<'k> {
+    fn view(&self, v: View) -> Ref<'k> {
+        match v {
+            View::Whole(b) => self.bufs[b].clone(),
+            View::Cell(b, i) => self.bufs[b].at(i),
+        }
+    }
+}
+
+fn target(k: &KernelBuilder, n: usize, d: &Dir) -> Option<Expr> {
+    let me = k.axis_index("x");
+    match d {
+        Dir::Left => Some((me - 1 + n as i64) % n),
+        Dir::Right => Some((me + 1) % n),
+        Dir::Own => None,
+    }
+}
+
+fn emit<'k>(k: &'k KernelBuilder, e: &Env<'k>, s: &S) {
+    let remote = |src: View, dst: View, dir: &Dir| {
+        let t = target(k, e.n, dir).unwrap_or_else(|| k.axis_index("x"));
+        k.make_async_remote_copy(&e.view(src), &e.view(dst), &e.send, &e.recv, t)
+    };
+    match s {
+        S::Signal { sem, dir, inc } => k.semaphore_signal(&e.sems[*sem], *inc, target(k, e.n, dir)),
+        S::Wait { sem, n } => k.semaphore_wait(&e.sems[*sem], *n),
+        S::RemoteStart { src, dst, dir } => remote(*src, *dst, dir).start(),
+        S::RemoteWaitSend { src, dst, dir } => remote(*src, *dst, dir).wait_send(),
+        S::RemoteWaitRecv { src, dst, dir } => remote(*src, *dst, dir).wait_recv(),
+        S::LocalCopy { src, dst, wait } => {
+            let dma = k.make_async_copy(&e.view(*src), &e.view(*dst), &e.local);
+            dma.start();
+            if *wait {
+                dma.wait();
+            }
+        }
+        S::LocalWait { src, dst } => k.make_async_copy(&e.view(*src), &e.view(*dst), &e.local).wait(),
+        S::Add { dst, src } => {
+            let mut d = e.view(*dst);
+            d += &e.view(*src);
+        }
+        S::Zero { dst } => e.view(*dst).assign(semcheck::model::ir::Rhs::Zeros),
+        S::OnlyOnDevice0(inner) => k.when(k.axis_index("x").equals(0), |k| emit(k, e, inner)),
+        S::Round { src, dst, dir } => {
+            let dma = remote(*src, *dst, dir);
+            dma.start();
+            dma.wait();
+        }
+        S::TwoInFlight { dir } => {
+            let first = remote(View::Cell(0, 0), View::Cell(1, 0), dir);
+            let second = remote(View::Cell(0, 1), View::Cell(1, 1), dir);
+            first.start();
+            second.start();
+            first.wait_send();
+            second.wait_send();
+            first.wait_recv();
+            let mut mine = e.view(View::Cell(0, 0));
+            mine += &e.view(View::Cell(1, 0));
+            second.wait_recv();
+        }
+        S::HalfRead { dir } => {
+            let whole = remote(View::Whole(0), View::Whole(1), dir);
+            whole.start();
+            whole.wait_send();
+            remote(View::Cell(0, 0), View::Cell(1, 0), dir).wait_recv();
+            let mut mine = e.view(View::Cell(0, 0));
+            mine += &e.view(View::Cell(1, 0));
+            remote(View::Cell(0, 1), View::Cell(1, 1), dir).wait_recv();
+        }
+    }
+}
+
+/// Every combination of the assumptions, the default first.
+pub const SEMANTICS: [Semantics; 4] = [
+    Semantics { dma_order: DmaOrder::Any, dma_landing: DmaLanding::Whole },
+    Semantics { dma_order: DmaOrder::PairFifo, dma_landing: DmaLanding::Whole },
+    Semantics { dma_order: DmaOrder::Any, dma_landing: DmaLanding::Cells },
+    Semantics { dma_order: DmaOrder::PairFifo, dma_landing: DmaLanding::Cells },
+];
+
+/// The kernel of `body` on a ring of `n` (with a collective id if `collective`), or `None`
+/// when the DSL refuses it.
+pub fn kernel(n: usize, collective: bool, body: &[S]) -> Option<Kernel> {
+    trace("random", |k| {
+        if collective {
+            k.collective_id(0);
+        }
+        let e = Env {
+            n,
+            bufs: vec![k.input("a", MemorySpace::Hbm, &[2]), k.scratch("b", MemorySpace::Hbm, &[2])],
+            sems: vec![k.regular_semaphore("s0"), k.regular_semaphore("s1")],
+            send: k.dma_semaphore("send"),
+            recv: k.dma_semaphore("recv"),
+            local: k.dma_semaphore("local"),
+        };
+        for s in body {
+            emit(k, &e, s);
+        }
+    })
+    .ok()
+}

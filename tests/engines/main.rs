@@ -1,0 +1,9 @@
+//! The threaded runtime's engines (shuttle, stress) against the corpus, and shuttle's
+//! counterexamples replayed on the model and under shuttle. The loom suite is
+//! `tests/loom.rs`: it needs `--cfg loom`, which changes every crate's build.
+
+mod assumptions;
+mod engines;
+#[path = "../common/random_kernel.rs"]
+mod random_kernel;
+mod shuttle;

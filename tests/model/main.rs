@@ -1,0 +1,23 @@
+//! The model and the explorer through the library: the catalogue's verdicts, each rule,
+//! the seed documents' tables, state counts, the partial-order reduction's soundness,
+//! malformed kernels, counterexamples, coverage and the trace format.
+//!
+//! One test executable for all of them: each executable links the whole crate graph, so
+//! few executables build much faster than one per file.
+
+mod assumptions;
+mod counterexamples;
+mod coverage;
+mod golden_counts;
+mod malformed;
+mod open_questions;
+mod protocols;
+#[path = "../common/random_kernel.rs"]
+mod random_kernel;
+mod reduction_random;
+mod reduction_soundness;
+mod rules;
+mod seed_tables;
+mod state_count;
+mod trace_fuzz;
+mod window;
