@@ -38,6 +38,7 @@ pub mod corpus;
 pub mod coverage;
 pub mod frontend;
 pub mod mutate;
+pub mod sizes;
 
 pub use semcheck_checker as checker;
 pub use semcheck_model as model;

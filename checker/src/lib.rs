@@ -101,9 +101,13 @@ mod config;
 mod control;
 pub mod counterexample;
 mod explore;
+pub mod focused;
 mod outcome;
+mod sequential_store;
+pub mod single_run;
 mod store;
 mod values;
+pub mod window;
 
 pub use config::{Budget, Config, Reduction, Strategy, Symmetry, Threads};
 pub use control::{Control, Progress, Stop};

@@ -23,6 +23,8 @@
 //! * [`symmetry`]: one representative state per orbit of the ring's rotations;
 //! * [`semantics`]: the hardware assumptions a verdict rests on, as options;
 //! * [`case`]: what one check is about (kernel source, mesh size, repeat, assumptions);
+//! * [`window`]: ring windows, and the soundness argument for checking every ring size
+//!   with them (window soundness, confluence);
 //! * [`stmt_text`]: a statement in the kernel's own words, for reports;
 //! * [`mutate`]: single-edit mutants of a kernel (which synchronisation is load-bearing);
 //! * [`coverage`]: the statements a check never executed (a proof that is vacuous there).
@@ -100,7 +102,8 @@
 //!
 //! * **Per size, not parametric.** A proof covers one mesh size and one repeat count
 //!   (`tests/protocols.rs`, `tests/open_questions.rs` list the sizes proved); nothing is
-//!   claimed for sizes not explored.
+//!   claimed for sizes not checked. Ring sizes beyond exact exploration are decided one by
+//!   one with [`window`]s and one run each, under the assumptions stated there.
 //! * **Cells, not bytes.** Buffers are split at the granularity the kernel slices them;
 //!   two views that partly overlap one cell are treated as touching the whole cell, and
 //!   data inside a cell is one symbolic value (`tests/rules.rs`).
@@ -139,6 +142,7 @@ pub mod symmetry;
 pub mod value;
 pub mod violation;
 pub mod violations;
+pub mod window;
 
 pub use case::{Case, Source};
 pub use compile::compile;

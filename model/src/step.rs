@@ -223,14 +223,7 @@ impl Program {
 
     /// `Ok` if `target` is running invocation `k`, else why not.
     fn inside_kernel(&self, state: &[u32], target: DeviceId, k: u32) -> Result<(), String> {
-        match self.lifecycle(target, self.pc(state, target)) {
-            Some((inv, true)) if inv == k => Ok(()),
-            Some((inv, false)) if inv == k => Err(format!("has not entered invocation {k}")),
-            Some((inv, _)) if inv < k => {
-                Err(format!("has not entered invocation {k} (it is still in invocation {inv})"))
-            }
-            _ => Err(format!("has already left invocation {k}")),
-        }
+        self.inside_kernel_at(self.pc(state, target), target, k)
     }
 
     fn exit_checks(

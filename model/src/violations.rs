@@ -52,6 +52,19 @@ impl Program {
         .with_dma(other)
     }
 
+    /// Rule 5's test: `Ok` if `target`, at `pc`, is running invocation `k`, else why not
+    /// (`has not entered invocation 1 (it is still in invocation 0)`, ...).
+    pub fn inside_kernel_at(&self, pc: u32, target: DeviceId, k: u32) -> Result<(), String> {
+        match self.lifecycle(target, pc) {
+            Some((inv, true)) if inv == k => Ok(()),
+            Some((inv, false)) if inv == k => Err(format!("has not entered invocation {k}")),
+            Some((inv, _)) if inv < k => {
+                Err(format!("has not entered invocation {k} (it is still in invocation {inv})"))
+            }
+            _ => Err(format!("has already left invocation {k}")),
+        }
+    }
+
     /// Rule 4: semaphore `slot` is `value` when the operation at `pc` of `d` (its exit) runs.
     pub fn semaphore_leak(&self, d: DeviceId, pc: u32, slot: SemSlot, value: u32) -> Violation {
         Violation::new(

@@ -105,6 +105,11 @@ pub(crate) struct BenchArgs {
     /// assumptions (`--dma-order`, `--dma-landing`): what each assumption costs.
     #[arg(long, conflicts_with = "mutate")]
     pub(crate) semantics: bool,
+    /// Time `check --sizes` instead, at these ring sizes (`8,16,64,256`): the window
+    /// method against exact exploration (within --max-seconds) on every ring catalogue
+    /// case.
+    #[arg(long, value_parser = super::sizes::parse_sizes, conflicts_with_all = ["mutate", "semantics", "no_reduction", "max_devices"])]
+    pub(crate) sizes: Option<super::sizes::SizeRange>,
 }
 
 /// Exploration order on the command line.
@@ -338,6 +343,17 @@ pub(crate) struct CheckArgs {
     /// The engine and its options.
     #[command(flatten)]
     pub(crate) engine: super::shuttle::EngineArgs,
+    /// Every ring size of a range (`2..256`, `5,8,64`): exact exploration where it is
+    /// cheap, the window method above (README: "Every ring size").
+    #[arg(long, value_parser = super::sizes::parse_sizes, conflicts_with = "devices")]
+    pub(crate) sizes: Option<super::sizes::SizeRange>,
+    /// With --sizes: the largest window radius tried [default: 2].
+    #[arg(long, requires = "sizes", value_parser = clap::value_parser!(u16).range(1..=16))]
+    pub(crate) window_radius: Option<u16>,
+    /// With --sizes: exact exploration decides a size while it needs at most this many
+    /// states (0: never) [default: 2000000].
+    #[arg(long, requires = "sizes")]
+    pub(crate) exact_max_states: Option<u64>,
 }
 
 /// Parses a positive, finite number of seconds.

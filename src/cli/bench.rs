@@ -45,6 +45,9 @@ pub(crate) fn run(args: &BenchArgs) -> Result<i32, ModelError> {
     if args.mutate {
         return super::mutate::bench(args, &exe);
     }
+    if let Some(sizes) = &args.sizes {
+        return super::bench_sizes::run(args, &sizes.0, &exe);
+    }
     let options = Options {
         reduction: if args.no_reduction { "none" } else { "por" },
         symmetry: match args.symmetry {

@@ -26,6 +26,9 @@ pub(crate) fn worst<'a>(verdicts: impl IntoIterator<Item = &'a Verdict>) -> i32 
 }
 
 pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
+    if let Some(sizes) = &args.sizes {
+        return super::sizes::run(args, sizes);
+    }
     let cases = args.case.cases(2)?;
     let mut checked = Vec::new();
     let w = watch();

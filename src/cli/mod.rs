@@ -3,6 +3,7 @@
 mod all;
 mod args;
 mod bench;
+mod bench_sizes;
 mod check;
 mod engines;
 mod list;
@@ -12,6 +13,7 @@ mod report;
 mod semantics;
 mod shuttle;
 mod simulate;
+mod sizes;
 mod stress;
 mod target;
 mod trace;
@@ -82,7 +84,12 @@ pub(crate) fn run() -> i32 {
         Command::Engines(args) => engines::run(&args),
         Command::Mutate(args) => mutate::run(&args),
         Command::Check(args) => shuttle::validate(&args).and_then(|()| {
-            if args.case.target == "all" {
+            if args.case.target == "all" && args.sizes.is_some() {
+                Err(semcheck::ModelError::new(
+                    semcheck::ErrorKind::UnknownName,
+                    "`check all` chooses its own sizes; --sizes takes one protocol or kernel file",
+                ))
+            } else if args.case.target == "all" {
                 all::run(&args)
             } else {
                 check::run(&args)

@@ -12,4 +12,5 @@ mod common;
 mod engines_cli;
 mod frontend;
 mod mutate;
+mod sizes;
 mod traces;

@@ -23,3 +23,4 @@ mod rules;
 mod seed_tables;
 mod state_count;
 mod trace_fuzz;
+mod window;

@@ -1,0 +1,341 @@
+//! `semcheck check TARGET --sizes 2..256`: every ring size of a range, exact where it is
+//! cheap and by the window method above (see [`semcheck::sizes`]).
+
+use semcheck::checker::counterexample::{run_events, Namer};
+use semcheck::checker::focused::Environment;
+use semcheck::sizes::{check_sizes, Method, Search, SizeResult, SizeVerdict, SizesConfig, SizesReport};
+use semcheck::{Case, ErrorKind, ModelError};
+use serde_json::json;
+
+use super::args::CheckArgs;
+use super::emit;
+use super::report::LEGEND;
+use super::shuttle::EngineArg;
+
+/// The ring sizes of `--sizes`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct SizeRange(pub(crate) Vec<usize>);
+
+/// The largest ring size `--sizes` accepts.
+const MAX_SIZE: usize = 1024;
+
+/// Parses `--sizes`: `2..256` (both ends included), `2-256`, or a list `5,8,64`.
+pub(crate) fn parse_sizes(s: &str) -> Result<SizeRange, String> {
+    let one = |t: &str| -> Result<usize, String> {
+        let n: usize = t.trim().parse().map_err(|_| format!("`{t}` is not a ring size"))?;
+        if (2..=MAX_SIZE).contains(&n) {
+            Ok(n)
+        } else {
+            Err(format!("ring size {n} is outside 2..={MAX_SIZE}"))
+        }
+    };
+    let range = s.split_once("..").or_else(|| s.split_once('-'));
+    let mut sizes = match range {
+        Some((a, b)) => {
+            let (a, b) = (one(a)?, one(b.trim_start_matches('='))?);
+            if a > b {
+                return Err(format!("`{s}`: the range is empty ({a} > {b})"));
+            }
+            (a..=b).collect::<Vec<_>>()
+        }
+        None => s.split(',').map(one).collect::<Result<Vec<_>, _>>()?,
+    };
+    sizes.sort_unstable();
+    sizes.dedup();
+    Ok(SizeRange(sizes))
+}
+
+fn usage(msg: impl Into<String>) -> ModelError {
+    ModelError::new(ErrorKind::UnknownName, msg)
+}
+
+pub(crate) fn run(args: &CheckArgs, sizes: &SizeRange) -> Result<i32, ModelError> {
+    if args.engine.engine != EngineArg::Explore {
+        return Err(usage("--sizes decides every size with the explorer and the window method; drop --engine"));
+    }
+    let given = args.explore.explorer_only();
+    if !given.is_empty() || args.explore.budget.max_seconds.is_some() {
+        return Err(usage(format!(
+            "--sizes sets its own budgets per size; drop {}",
+            if given.is_empty() { "--max-seconds".to_string() } else { given.join(", ") }
+        )));
+    }
+    // The case at the smallest size (a kernel file is exported there once, and the
+    // export is reused when that size is checked).
+    let cases = args.case.cases(sizes.0[0])?;
+    if cases.len() > 1 {
+        let names: Vec<String> = cases
+            .iter()
+            .filter_map(|c| match &c.source {
+                semcheck::Source::Python { kernel: Some(k), .. } => Some(k.clone()),
+                _ => None,
+            })
+            .collect();
+        return Err(usage(format!(
+            "{} has several communicating kernels; --sizes checks one: pick it with --kernel ({})",
+            args.case.target,
+            names.join(", ")
+        )));
+    }
+    let case = cases.into_iter().next().expect("one case at the smallest size");
+    if let Some(p) = case.source.protocol() {
+        let p = semcheck::protocols::find(p)?;
+        if p.mesh_kind != semcheck::protocols::MeshKind::Ring {
+            return Err(usage(format!("{} runs on the two TensorCores of one chip, not on rings of any size", p.name)));
+        }
+    }
+    let mut config = SizesConfig::default();
+    if let Some(r) = args.window_radius {
+        config.max_radius = r as usize;
+    }
+    let mut exact = args.exact_max_states != Some(0);
+    if let Some(m) = args.exact_max_states {
+        config.exact.max_states = Some(m);
+    }
+    let report = check_sizes(&case, &sizes.0, &config, &mut exact, |r| {
+        tracing::info!(devices = r.devices, verdict = r.verdict.name(), seconds = r.seconds, "size decided")
+    })?;
+    if args.json {
+        let value = json!({
+            "source": case.source,
+            "protocol": case.source.protocol(),
+            "mutant": case.source.mutant(),
+            "repeat": case.repeat,
+            "semantics": case.semantics,
+            "verdict": match report.exit_code() { 0 => "proved", 1 => "violation", _ => "not-proved" },
+            "report": report,
+            "peak_rss_bytes": super::bench::peak_rss_bytes(),
+        });
+        emit(&format!("{}\n", serde_json::to_string_pretty(&value).expect("JSON of plain data")));
+    } else {
+        emit(&text(&case, &report));
+    }
+    Ok(report.exit_code())
+}
+
+/// A run of consecutive sizes decided the same way.
+struct Group<'a> {
+    first: usize,
+    last: usize,
+    results: Vec<&'a SizeResult>,
+}
+
+/// What makes two consecutive sizes one line of the report.
+fn key(r: &SizeResult) -> (String, String) {
+    let how = match &r.method {
+        Method::Exact { fallback: None, .. } => "exact".to_string(),
+        Method::Exact { fallback: Some(f), .. } => format!("exact-fallback {f}"),
+        Method::Window(w) => format!(
+            "window {} {} {} {:?} {:?}",
+            w.radius,
+            w.tracked,
+            w.classes == 1,
+            w.confirmed_by.map(|c| c.search),
+            w.escalated_from
+        ),
+    };
+    let verdict = match &r.verdict {
+        SizeVerdict::Violation { counterexample } => format!("violation {}", counterexample.violation.rule),
+        v => v.name().to_string(),
+    };
+    (verdict, how)
+}
+
+fn groups(report: &SizesReport) -> Vec<Group<'_>> {
+    let mut out: Vec<Group<'_>> = Vec::new();
+    for r in &report.sizes {
+        match out.last_mut() {
+            Some(g) if g.last + 1 == r.devices && key(g.results[0]) == key(r) => {
+                g.last = r.devices;
+                g.results.push(r);
+            }
+            _ => out.push(Group { first: r.devices, last: r.devices, results: vec![r] }),
+        }
+    }
+    out
+}
+
+/// `N = 2..256` for consecutive sizes, `N = 8, 16, 64` otherwise.
+fn sizes_text(all: &[usize]) -> String {
+    match all {
+        [one] => format!("N = {one}"),
+        [first, .., last] if last - first + 1 == all.len() => format!("N = {first}..{last}"),
+        _ => format!("N = {}", all.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(", ")),
+    }
+}
+
+fn range(first: usize, last: usize) -> String {
+    if first == last {
+        format!("N = {first}")
+    } else {
+        format!("N = {first}..{last}")
+    }
+}
+
+fn spread(values: impl Iterator<Item = u64>) -> String {
+    let v: Vec<u64> = values.collect();
+    let (lo, hi) = (v.iter().min().copied().unwrap_or(0), v.iter().max().copied().unwrap_or(0));
+    if lo == hi {
+        format!("{lo}")
+    } else {
+        format!("{lo} to {hi}")
+    }
+}
+
+/// The report for a person.
+fn text(case: &Case, report: &SizesReport) -> String {
+    let mut out = String::new();
+    let all: Vec<usize> = report.sizes.iter().map(|r| r.devices).collect();
+    let repeat = format!("repeat {}", case.repeat);
+    let head = match report.exit_code() {
+        0 => format!("{} ({repeat}): PROVED for every ring size {}", case.source, sizes_text(&all)),
+        1 => {
+            let first = report.sizes.iter().find(|r| matches!(r.verdict, SizeVerdict::Violation { .. }));
+            let r = first.expect("a violation");
+            let SizeVerdict::Violation { counterexample } = &r.verdict else { unreachable!() };
+            format!("{} ({repeat}): VIOLATION ({}) from N = {}", case.source, counterexample.violation.rule, r.devices)
+        }
+        _ => format!("{} ({repeat}): NOT PROVED for some sizes", case.source),
+    };
+    out.push_str(&head);
+    out.push('\n');
+    let total: f64 = report.sizes.iter().map(|r| r.seconds).sum();
+    for g in groups(report) {
+        let first = g.results[0];
+        let verdict = match &first.verdict {
+            SizeVerdict::Proved => "proved".to_string(),
+            SizeVerdict::Violation { counterexample } => format!("VIOLATION ({})", counterexample.violation.rule),
+            SizeVerdict::NotProved { .. } => "NOT PROVED".to_string(),
+        };
+        let secs: f64 = g.results.iter().map(|r| r.seconds).sum();
+        let how = match &first.method {
+            Method::Exact { fallback, .. } => {
+                let states = spread(g.results.iter().map(|r| match &r.method {
+                    Method::Exact { stats, .. } => stats.states,
+                    _ => 0,
+                }));
+                match fallback {
+                    None => format!("exact exploration of the whole ring ({states} states per N)"),
+                    Some(why) => format!(
+                        "the window method does not apply ({why}): exact exploration of the whole ring only ({states} states per N)"
+                    ),
+                }
+            }
+            Method::Window(w) => {
+                let states = spread(g.results.iter().map(|r| match &r.method {
+                    Method::Window(w) => w.window_stats.states,
+                    _ => 0,
+                }));
+                let (radius, tracked, classes) = (w.radius, w.tracked, w.classes);
+                let around = if classes == 1 {
+                    "around d0 (every device's window is the same)".to_string()
+                } else {
+                    format!("around every device ({classes} classes of identical windows)")
+                };
+                let mut s = format!(
+                    "windows of radius {radius} ({tracked} devices) {around}: race, outside-kernel, semaphore-leak ({states} window states per N)"
+                );
+                if !w.escalated_from.is_empty() {
+                    let r: Vec<String> = w.escalated_from.iter().map(|r| r.to_string()).collect();
+                    let proved = matches!(first.verdict, SizeVerdict::Proved);
+                    let when = if proved { " first" } else { "" };
+                    s.push_str(&format!("; radius {} reported a violation at the center{when}", r.join(", ")));
+                }
+                match (&first.verdict, w.confirmed_by) {
+                    (SizeVerdict::Violation { .. }, Some(c)) => s.push_str(&format!(
+                        "\n                 confirmed on the real ring: {}",
+                        match c.search {
+                            Search::FollowWindow => format!(
+                                "the window's own execution replays with the rest of the ring moving only when it must ({} events)",
+                                c.states
+                            ),
+                            Search::Focused { environment } => format!(
+                                "found by a search in which {} devices interleave and {}",
+                                c.active,
+                                match environment {
+                                    Environment::Held => "the others never start",
+                                    Environment::Lazy => "the others move only when they must",
+                                    Environment::Eager => "the others run as far ahead as they can",
+                                }
+                            ),
+                        }
+                    )),
+                    (SizeVerdict::NotProved { .. }, _) => {}
+                    _ => s.push_str(
+                        "\n                 + one run of the whole ring per N: deadlock, wrong-result, final barrier semaphore",
+                    ),
+                }
+                s
+            }
+        };
+        out.push_str(&format!("  {:<14} {verdict}: {how} [{secs:.1} s]\n", range(g.first, g.last)));
+        if let SizeVerdict::NotProved { reason } = &first.verdict {
+            out.push_str(&format!("                 {reason}\n"));
+        }
+    }
+    if report.sizes.iter().any(|r| !r.checked.is_empty()) {
+        out.push_str("  checked (on every size's compiled program):\n");
+        let mut seen: Vec<&String> = Vec::new();
+        for line in report.sizes.iter().flat_map(|r| r.checked.iter()) {
+            let generic = line.replacen(|c: char| c.is_ascii_digit(), "", usize::MAX);
+            if !seen.iter().any(|s| s.replacen(|c: char| c.is_ascii_digit(), "", usize::MAX) == generic) {
+                seen.push(line);
+            }
+        }
+        for line in seen {
+            out.push_str(&format!("    {line}\n"));
+        }
+    }
+    out.push_str(&format!(
+        "  assumed: the model's semantics (semcheck-model crate docs); {repeat}; {}\n",
+        case.semantics
+    ));
+    out.push_str(&format!(
+        "  not claimed: ring sizes outside those listed; other repeat counts or hardware assumptions [{total:.1} s in all]\n"
+    ));
+    if let Some(r) = report.sizes.iter().find(|r| matches!(r.verdict, SizeVerdict::Violation { .. })) {
+        let SizeVerdict::Violation { counterexample } = &r.verdict else { unreachable!() };
+        out.push_str(&format!("counterexample at N = {}: {}\n", r.devices, counterexample.violation));
+        match named(case, r.devices, &counterexample.schedule) {
+            Some(names) if names.len() <= 200 => {
+                for (i, name) in names.iter().enumerate() {
+                    out.push_str(&format!("  {:>4}. {name}\n", i + 1));
+                }
+                for line in LEGEND.lines() {
+                    out.push_str(&format!("  {line}\n"));
+                }
+            }
+            _ => out.push_str(&format!("  ({} events; not printed)\n", counterexample.schedule.len())),
+        }
+    }
+    out
+}
+
+/// The names of a schedule of the case at `n` devices.
+fn named(case: &Case, n: usize, schedule: &[semcheck::model::Event]) -> Option<Vec<String>> {
+    if schedule.len() > 200 {
+        return None;
+    }
+    let mut c = case.clone();
+    c.devices = n;
+    let program = semcheck::program(&c).ok()?;
+    let namer = Namer::new(&program);
+    run_events(&namer, schedule).ok().map(|run| run.names)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_take_a_range_or_a_list() {
+        assert_eq!(parse_sizes("2..5"), Ok(SizeRange(vec![2, 3, 4, 5])));
+        assert_eq!(parse_sizes("2..=4"), Ok(SizeRange(vec![2, 3, 4])));
+        assert_eq!(parse_sizes("3-4"), Ok(SizeRange(vec![3, 4])));
+        assert_eq!(parse_sizes("8,5,5"), Ok(SizeRange(vec![5, 8])));
+        assert!(parse_sizes("5..2").is_err());
+        assert!(parse_sizes("1..4").is_err());
+        assert!(parse_sizes("2..5000").is_err());
+        assert!(parse_sizes("two").is_err());
+    }
+}

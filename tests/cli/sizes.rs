@@ -1,0 +1,106 @@
+//! `semcheck check --sizes`: the report of a range of ring sizes (exact exploration, then
+//! the window method), other hardware assumptions, kernel files, bad input. The method
+//! itself is tested against exact exploration in `tests/model/window.rs`.
+
+use crate::common::semcheck;
+
+#[test]
+fn sizes_report_guarded_shift_broken_from_5_and_fixed_by_the_double_barrier() {
+    let (code, out, err) = semcheck(&[
+        "check",
+        "guarded_shift",
+        "--mutant",
+        "single-barrier",
+        "--sizes",
+        "2..20",
+        "--exact-max-states",
+        "2000",
+        "--json",
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["verdict"], "violation");
+    for s in v["report"]["sizes"].as_array().unwrap() {
+        let n = s["devices"].as_u64().unwrap();
+        let want = if n < 5 { "proved" } else { "violation" };
+        assert_eq!(s["verdict"], want, "N={n}: {s}");
+    }
+    // Beyond exact exploration's budget the window finds it and a focused search on the
+    // real ring confirms it.
+    let last = &v["report"]["sizes"][18];
+    assert_eq!(last["method"], "window", "{last}");
+    assert!(last["confirmed_by"]["active"].as_u64().is_some_and(|a| a < 20), "{last}");
+
+    let (code, out, err) =
+        semcheck(&["check", "guarded_shift", "--repeat", "2", "--sizes", "2..10", "--exact-max-states", "300"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.starts_with("guarded_shift (repeat 2): PROVED for every ring size N = 2..10"), "{out}");
+    assert!(out.contains("windows of radius 2 (5 devices)"), "{out}");
+    assert!(out.contains("one run of the whole ring per N"), "{out}");
+}
+
+#[test]
+fn sizes_bad_input_exits_2() {
+    for args in [
+        &["check", "psum", "--sizes", "5..2"][..],
+        &["check", "psum", "--sizes", "1..4"],
+        &["check", "psum", "--sizes", "2..8", "--devices", "3"],
+        &["check", "tc_exchange", "--sizes", "2..4"],
+        &["check", "all", "--sizes", "2..4"],
+        &["check", "psum", "--sizes", "2..4", "--engine", "shuttle"],
+        &["check", "psum", "--window-radius", "2"],
+    ] {
+        let (code, out, err) = semcheck(args);
+        assert_eq!(code, 2, "{args:?}: {out}{err}");
+        assert!(!err.is_empty(), "{args:?}: no message");
+    }
+}
+
+/// `--dma-order pair-fifo` allows no execution the defaults do not: the window method runs
+/// under the defaults and its proofs carry over (Theorem S); a violation under the defaults
+/// that pair-fifo rules out leaves the size undecided.
+#[test]
+fn sizes_under_pair_fifo_carry_the_default_proof_over() {
+    let (code, out, err) =
+        semcheck(&["check", "psum", "--sizes", "2..8", "--dma-order", "pair-fifo", "--exact-max-states", "3000"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("N = 2..3       proved: exact exploration"), "{out}");
+    assert!(out.contains("allows only executions the default assumptions allow"), "{out}");
+    let (code, out, err) = semcheck(&[
+        "check",
+        "all_gather",
+        "--mutant",
+        "shared-recv-sem",
+        "--sizes",
+        "6",
+        "--dma-order",
+        "pair-fifo",
+        "--exact-max-states",
+        "0",
+    ]);
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(out.contains("whose schedule is not one under dma-order=pair-fifo"), "{out}");
+}
+
+/// `--dma-landing cells` with a copy of several cells is outside the window method: exact
+/// exploration only, and beyond its budget the size is not proved, with the reason.
+#[test]
+fn sizes_under_cell_landings_of_several_cells_are_exact_only() {
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/protocols/pallas/half_wait.py");
+    let (code, out, err) =
+        semcheck(&["check", file, "--sizes", "5", "--dma-landing", "cells", "--exact-max-states", "0"]);
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(out.contains("NOT PROVED: the window method does not apply"), "{out}");
+    assert!(out.contains("lands in parts"), "{out}");
+}
+
+#[test]
+fn sizes_of_a_kernel_file() {
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/protocols/pallas/psum_scatter--no-final-drain.py");
+    let (code, out, err) = semcheck(&["check", file, "--sizes", "7", "--exact-max-states", "0", "--json"]);
+    assert_eq!(code, 1, "{out}{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let size = &v["report"]["sizes"][0];
+    assert_eq!(size["method"], "window", "{size}");
+    assert!(size["confirmed_by"]["active"].as_u64().is_some(), "{size}");
+}
