@@ -72,6 +72,7 @@ impl Store {
 
     /// Decodes state `id` into `out`.
     pub(crate) fn get(&self, id: u32, out: &mut Vec<u32>) {
+        out.clear();
         decode(self.bytes(id), &self.template, out);
     }
 
@@ -83,6 +84,7 @@ impl Store {
     /// Inserts `state` if it is new; returns its id when it was.
     pub(crate) fn insert(&mut self, state: &[u32], parent: u32, event: u32) -> Option<u32> {
         let mut bytes = std::mem::take(&mut self.scratch);
+        bytes.clear();
         encode(state, &self.template, &mut bytes);
         let h = hash(&bytes);
         let found = self.table.find(h, |&id| self.bytes(id) == bytes.as_slice()).is_some();
