@@ -32,7 +32,7 @@ fn sizes_report_guarded_shift_broken_from_5_and_fixed_by_the_double_barrier() {
     assert!(last["confirmed_by"]["active"].as_u64().is_some_and(|a| a < 20), "{last}");
 
     let (code, out, err) =
-        semcheck(&["check", "guarded_shift", "--repeat", "2", "--sizes", "2..10", "--exact-max-states", "300"]);
+        semcheck(&["check", "guarded_shift", "--repeat", "2", "--sizes", "2..10", "--exact-max-states", "60"]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.starts_with("guarded_shift (repeat 2): PROVED for every ring size N = 2..10"), "{out}");
     assert!(out.contains("windows of radius 2 (5 devices)"), "{out}");
@@ -62,7 +62,7 @@ fn sizes_bad_input_exits_2() {
 #[test]
 fn sizes_under_pair_fifo_carry_the_default_proof_over() {
     let (code, out, err) =
-        semcheck(&["check", "psum", "--sizes", "2..8", "--dma-order", "pair-fifo", "--exact-max-states", "3000"]);
+        semcheck(&["check", "psum", "--sizes", "2..8", "--dma-order", "pair-fifo", "--exact-max-states", "200"]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("N = 2..3       proved: exact exploration"), "{out}");
     assert!(out.contains("allows only executions the default assumptions allow"), "{out}");
