@@ -351,7 +351,7 @@ pub(crate) struct CheckArgs {
     #[arg(long, requires = "sizes", value_parser = clap::value_parser!(u16).range(1..=16))]
     pub(crate) window_radius: Option<u16>,
     /// With --sizes: exact exploration decides a size while it needs at most this many
-    /// states (0: never) [default: 2000000].
+    /// states (0: never) [default: 20000, and 10 s].
     #[arg(long, requires = "sizes")]
     pub(crate) exact_max_states: Option<u64>,
 }
