@@ -162,10 +162,27 @@ pub struct Requirements {
     pub witnesses: Vec<Witness>,
 }
 
+/// The longest a single re-check may run, in seconds, whatever the check's own budget: a
+/// violation the check found in a fraction of a second can sit much deeper under the
+/// stronger options (psum --mutant no-capacity at N = 10: 718 states under the defaults,
+/// 429,100 with pair-fifo), and the answer to "what does this bug need" must not hold up
+/// the bug. A re-check that reaches it is reported as undecided.
+pub const RECHECK_MAX_SECONDS: f64 = 20.0;
+
+/// `config` with its time budget capped at [`RECHECK_MAX_SECONDS`].
+fn recheck_config(config: &Config) -> Config {
+    let mut config = *config;
+    let cap = config.budget.max_seconds.map_or(RECHECK_MAX_SECONDS, |s| s.min(RECHECK_MAX_SECONDS));
+    config.budget.max_seconds = Some(cap);
+    config
+}
+
 /// Re-checks `program` (in which `cex` breaks a rule) with each behaviour its assumptions
 /// allow ruled out, one at a time, then all together when there are several and none alone
-/// decides, each with the explorer `config` (the same budget as the check that found `cex`).
+/// decides, each with the explorer `config` (the same budget as the check that found `cex`,
+/// at most [`RECHECK_MAX_SECONDS`]).
 pub fn requirements(program: &Program, cex: &Counterexample, config: &Config) -> Requirements {
+    let config = &recheck_config(config);
     let semantics = program.semantics;
     let allowed: Vec<Assumption> = Assumption::ALL.into_iter().filter(|a| a.allowed_by(semantics)).collect();
     let recheck = |without: Vec<Assumption>| {
@@ -356,8 +373,10 @@ pub struct ProofRecheck {
 /// allowed, one at a time, when that behaviour can matter in the kernel
 /// ([`Assumption::can_matter`]): a proof under `--dma-landing whole` of a kernel with copies
 /// of several cells is re-checked under `cells`, one under `--dma-order pair-fifo` under
-/// `any`. Each re-check uses the explorer `config` (the proof's budget).
+/// `any`. Each re-check uses the explorer `config` (the proof's budget, at most
+/// [`RECHECK_MAX_SECONDS`]).
 pub fn proof_basis(program: &Program, config: &Config) -> ProofBasis {
+    let config = &recheck_config(config);
     let semantics = program.semantics;
     let mut basis = ProofBasis { semantics, relies_on: Vec::new(), undecided: Vec::new(), rechecks: Vec::new() };
     for a in Assumption::ALL {
