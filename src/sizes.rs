@@ -198,8 +198,6 @@ pub fn check_size(case: &Case, config: &SizesConfig, exact_cheap: &mut bool) -> 
 /// its budget is *not proved* at that size, with both reasons.
 pub fn check_program(program: &Program, config: &SizesConfig, exact_cheap: &mut bool) -> SizeResult {
     let start = Instant::now();
-    let n = program.num_devices();
-    let mut undecided = None;
     if *exact_cheap {
         let outcome = explore(program, &Config { budget: config.exact, ..Config::default() });
         let verdict = match outcome.verdict {
@@ -207,21 +205,26 @@ pub fn check_program(program: &Program, config: &SizesConfig, exact_cheap: &mut 
             Verdict::Violation(c) => SizeVerdict::Violation { counterexample: c },
             Verdict::Incomplete { detail, .. } => {
                 *exact_cheap = false;
-                undecided = Some((format!("exact exploration {detail}"), outcome.stats));
-                SizeVerdict::NotProved { reason: String::new() }
+                let undecided = (format!("exact exploration {detail}"), outcome.stats);
+                return decide_by_window(program, config, Some(undecided), start);
             }
         };
-        if undecided.is_none() {
-            let method = Method::Exact { fallback: None, stats: outcome.stats };
-            return SizeResult {
-                devices: n,
-                verdict,
-                method,
-                checked: Vec::new(),
-                seconds: start.elapsed().as_secs_f64(),
-            };
-        }
+        let method = Method::Exact { fallback: None, stats: outcome.stats };
+        let seconds = start.elapsed().as_secs_f64();
+        return SizeResult { devices: program.num_devices(), verdict, method, checked: Vec::new(), seconds };
     }
+    decide_by_window(program, config, None, start)
+}
+
+/// The window method at one size; `undecided` is why exact exploration did not decide it
+/// (and its counts), if it was tried.
+fn decide_by_window(
+    program: &Program,
+    config: &SizesConfig,
+    undecided: Option<(String, Stats)>,
+    start: Instant,
+) -> SizeResult {
+    let n = program.num_devices();
     let (verdict, method, checked) = match window_method(program, config) {
         Ok(decided) => decided,
         Err(why) => {

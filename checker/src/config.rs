@@ -2,6 +2,8 @@
 
 use serde::Serialize;
 
+use crate::outcome::StopReason;
+
 /// The order states are explored in.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -71,6 +73,32 @@ pub struct Budget {
     pub max_seconds: Option<f64>,
     /// Most bytes for the explorer's tables.
     pub max_memory_bytes: Option<u64>,
+}
+
+impl Budget {
+    /// The first of the state, time and memory limits that the given counts reach.
+    pub fn exceeded(&self, states: u64, seconds: f64, memory_bytes: u64) -> Option<StopReason> {
+        if self.max_states.is_some_and(|m| states >= m) {
+            Some(StopReason::States)
+        } else if self.max_seconds.is_some_and(|m| seconds >= m) {
+            Some(StopReason::Time)
+        } else if self.max_memory_bytes.is_some_and(|m| memory_bytes >= m) {
+            Some(StopReason::Memory)
+        } else {
+            None
+        }
+    }
+
+    /// The limit behind `reason` in words (`the state budget of 100`, `the time budget of
+    /// 10 s`, `the memory budget of 200 MiB`; `an interrupt` otherwise).
+    pub fn limit(&self, reason: StopReason) -> String {
+        match reason {
+            StopReason::States => format!("the state budget of {}", self.max_states.unwrap_or(0)),
+            StopReason::Time => format!("the time budget of {} s", self.max_seconds.unwrap_or(0.0)),
+            StopReason::Memory => format!("the memory budget of {} MiB", self.max_memory_bytes.unwrap_or(0) >> 20),
+            _ => "an interrupt".to_string(),
+        }
+    }
 }
 
 /// The configuration of an exploration.

@@ -414,15 +414,10 @@ impl Explorer<'_> {
         stats.states = states;
         let memory = self.store.memory_bytes();
         self.peak_memory.fetch_max(memory, Relaxed);
-        let limit = match reason {
-            StopReason::States => format!("the state budget of {}", b.max_states.unwrap_or(0)),
-            StopReason::Time if self.control.since.is_some() => {
-                format!("the time budget of {} s (compiling included)", b.max_seconds.unwrap_or(0.0))
-            }
-            StopReason::Time => format!("the time budget of {} s", b.max_seconds.unwrap_or(0.0)),
-            StopReason::Memory => format!("the memory budget of {} MiB", b.max_memory_bytes.unwrap_or(0) >> 20),
-            _ => "an interrupt".to_string(),
-        };
+        let mut limit = b.limit(reason);
+        if reason == StopReason::Time && self.control.since.is_some() {
+            limit.push_str(" (compiling included)");
+        }
         Verdict::Incomplete {
             reason,
             detail: format!(

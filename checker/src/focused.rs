@@ -111,10 +111,7 @@ pub fn focused_search(program: &Program, active: &[DeviceId], environment: Envir
     let mut found = None;
     let mut complete = true;
     'search: while (cursor as usize) < store.len() {
-        let over = budget.max_states.is_some_and(|m| store.len() as u64 >= m)
-            || budget.max_seconds.is_some_and(|m| start.elapsed().as_secs_f64() >= m)
-            || budget.max_memory_bytes.is_some_and(|m| store.memory_bytes() >= m);
-        if over {
+        if budget.exceeded(store.len() as u64, start.elapsed().as_secs_f64(), store.memory_bytes()).is_some() {
             complete = false;
             break;
         }
@@ -145,17 +142,8 @@ pub fn focused_search(program: &Program, active: &[DeviceId], environment: Envir
                     store.insert(&next, cursor, program.encode_event(event));
                 }
                 StepOutcome::Violation(v) if v.rule != Rule::Deadlock => {
-                    let mut schedule = vec![event];
-                    let mut cur = cursor;
-                    loop {
-                        let (parent, e) = store.parent(cur);
-                        if parent == NO_PARENT {
-                            break;
-                        }
-                        schedule.push(program.decode_event(e));
-                        cur = parent;
-                    }
-                    schedule.reverse();
+                    let schedule =
+                        store.path_to(cursor).into_iter().map(|e| program.decode_event(e)).chain([event]).collect();
                     found = Some(Counterexample { violation: v, schedule, engine_schedule: None });
                     break 'search;
                 }

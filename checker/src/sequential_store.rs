@@ -76,9 +76,16 @@ impl Store {
         decode(self.bytes(id), &self.template, out);
     }
 
-    /// The parent id and the encoded event that first reached `id`.
-    pub(crate) fn parent(&self, id: u32) -> (u32, u32) {
-        (self.parents[id as usize], self.events[id as usize])
+    /// The encoded events of the path that first reached `id`, from the initial state.
+    pub(crate) fn path_to(&self, id: u32) -> Vec<u32> {
+        let mut events = Vec::new();
+        let mut cur = id;
+        while self.parents[cur as usize] != NO_PARENT {
+            events.push(self.events[cur as usize]);
+            cur = self.parents[cur as usize];
+        }
+        events.reverse();
+        events
     }
 
     /// Inserts `state` if it is new; returns its id when it was.

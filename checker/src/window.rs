@@ -111,22 +111,13 @@ pub fn explore_window(window: &Window<'_>, reduction: Reduction, budget: &Budget
 }
 
 fn over_budget(budget: &Budget, store: &Store, start: Instant, expanded: u64, stats: &Stats) -> Option<WindowVerdict> {
-    let states = store.len() as u64;
-    let secs = start.elapsed().as_secs_f64();
-    let mem = store.memory_bytes();
-    let (reason, limit) = if budget.max_states.is_some_and(|m| states >= m) {
-        (StopReason::States, format!("state budget of {}", budget.max_states.unwrap_or(0)))
-    } else if budget.max_seconds.is_some_and(|m| secs >= m) {
-        (StopReason::Time, format!("time budget of {} s", budget.max_seconds.unwrap_or(0.0)))
-    } else if budget.max_memory_bytes.is_some_and(|m| mem >= m) {
-        (StopReason::Memory, format!("memory budget of {} MiB", budget.max_memory_bytes.unwrap_or(0) >> 20))
-    } else {
-        return None;
-    };
+    let (states, secs) = (store.len() as u64, start.elapsed().as_secs_f64());
+    let reason = budget.exceeded(states, secs, store.memory_bytes())?;
     Some(WindowVerdict::Incomplete {
         reason,
         detail: format!(
-            "window exploration stopped by the {limit}: {states} states stored, {expanded} expanded, {} transitions, {secs:.1} s; nothing was proved",
+            "window exploration stopped by {}: {states} states stored, {expanded} expanded, {} transitions, {secs:.1} s; nothing was proved",
+            budget.limit(reason),
             stats.transitions
         ),
     })
@@ -134,18 +125,7 @@ fn over_budget(budget: &Budget, store: &Store, start: Instant, expanded: u64, st
 
 /// The events from the initial state to state `id`, then `last`.
 fn schedule(store: &Store, id: u32, last: WindowEvent) -> Vec<WindowEvent> {
-    let mut events = vec![last];
-    let mut cur = id;
-    loop {
-        let (parent, event) = store.parent(cur);
-        if parent == NO_PARENT {
-            break;
-        }
-        events.push(WindowEvent::decode(event));
-        cur = parent;
-    }
-    events.reverse();
-    events
+    store.path_to(id).into_iter().map(WindowEvent::decode).chain([last]).collect()
 }
 
 /// Names a window schedule by replaying it.

@@ -11,6 +11,7 @@ use super::args::CheckArgs;
 use super::emit;
 use super::report::LEGEND;
 use super::shuttle::EngineArg;
+use super::target::parse_size_list;
 
 /// The ring sizes of `--sizes`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -21,25 +22,7 @@ const MAX_SIZE: usize = 1024;
 
 /// Parses `--sizes`: `2..256` (both ends included), `2-256`, or a list `5,8,64`.
 pub(crate) fn parse_sizes(s: &str) -> Result<SizeRange, String> {
-    let one = |t: &str| -> Result<usize, String> {
-        let n: usize = t.trim().parse().map_err(|_| format!("`{t}` is not a ring size"))?;
-        if (2..=MAX_SIZE).contains(&n) {
-            Ok(n)
-        } else {
-            Err(format!("ring size {n} is outside 2..={MAX_SIZE}"))
-        }
-    };
-    let range = s.split_once("..").or_else(|| s.split_once('-'));
-    let mut sizes = match range {
-        Some((a, b)) => {
-            let (a, b) = (one(a)?, one(b.trim_start_matches('='))?);
-            if a > b {
-                return Err(format!("`{s}`: the range is empty ({a} > {b})"));
-            }
-            (a..=b).collect::<Vec<_>>()
-        }
-        None => s.split(',').map(one).collect::<Result<Vec<_>, _>>()?,
-    };
+    let mut sizes = parse_size_list(s, 2..=MAX_SIZE, "a ring size")?;
     sizes.sort_unstable();
     sizes.dedup();
     Ok(SizeRange(sizes))

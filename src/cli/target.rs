@@ -1,6 +1,7 @@
 //! From the command line's target (a protocol name or a kernel file), mutant, mesh sizes,
 //! repeat count and assumptions to the [`Case`]s a command checks.
 
+use std::ops::RangeInclusive;
 use std::path::PathBuf;
 
 use semcheck::{Case, ErrorKind, ModelError, Source};
@@ -16,26 +17,34 @@ const MAX_DEVICES: usize = semcheck::model::mesh::MAX_DEVICES;
 
 /// Parses `--devices`.
 pub(crate) fn parse_devices(s: &str) -> Result<Devices, String> {
+    parse_size_list(s, 1..=MAX_DEVICES, "a number of devices").map(Devices)
+}
+
+/// Parses a list of sizes, in the order given: one size `N`, a range `A-B`, `A..B` or
+/// `A..=B` (both ends included), or a list `A,B,C`; each within `bounds`, `what` naming
+/// one in messages (`a ring size`).
+pub(crate) fn parse_size_list(s: &str, bounds: RangeInclusive<usize>, what: &str) -> Result<Vec<usize>, String> {
     let one = |t: &str| -> Result<usize, String> {
-        let n: usize = t.trim().parse().map_err(|_| format!("`{t}` is not a number of devices"))?;
-        if (1..=MAX_DEVICES).contains(&n) {
-            Ok(n)
-        } else {
-            Err(format!("{n} devices is outside 1..={MAX_DEVICES}"))
+        let t = t.trim();
+        match t.parse() {
+            Ok(n) if bounds.contains(&n) => Ok(n),
+            _ => Err(format!("`{t}` is not {what} in {}..={}", bounds.start(), bounds.end())),
         }
     };
-    let sizes = if let Some((a, b)) = s.split_once('-') {
-        let (a, b) = (one(a)?, one(b)?);
-        if a > b {
-            return Err(format!("`{s}`: the range is empty ({a} > {b})"));
+    match s.split_once("..").or_else(|| s.split_once('-')) {
+        Some((a, b)) => {
+            let (a, b) = (one(a)?, one(b.trim_start_matches('='))?);
+            if a > b {
+                return Err(format!("`{s}`: the range is empty ({a} > {b})"));
+            }
+            Ok((a..=b).collect())
         }
-        (a..=b).collect()
-    } else {
-        let mut v = s.split(',').map(one).collect::<Result<Vec<_>, _>>()?;
-        v.dedup();
-        v
-    };
-    Ok(Devices(sizes))
+        None => {
+            let mut v = s.split(',').map(one).collect::<Result<Vec<_>, _>>()?;
+            v.dedup();
+            Ok(v)
+        }
+    }
 }
 
 /// Whether the target names a kernel file (a script, or an exported `.json` document)
