@@ -401,14 +401,13 @@ fn window_method_on_defaults(
 fn replays(program: &Program, cex: &Counterexample) -> bool {
     let mut values = program.values.clone();
     let mut state = program.initial_state();
-    let mut next = Vec::new();
     let last = cex.schedule.len().saturating_sub(1);
     for (i, &event) in cex.schedule.iter().enumerate() {
         if !program.is_enabled(&state, event) {
             return false;
         }
-        match program.step(&state, event, &mut values, &mut next) {
-            StepOutcome::Next if i < last => std::mem::swap(&mut state, &mut next),
+        match program.advance(&mut state, event, &mut values) {
+            StepOutcome::Next if i < last => {}
             StepOutcome::Next => return false,
             StepOutcome::Violation(v) => return i == last && v.rule == cex.violation.rule,
         }

@@ -178,7 +178,7 @@ pub fn follow_window(window: &Window<'_>, schedule: &[WindowEvent]) -> Focused {
     };
     let mut values = program.values.clone();
     let mut state = program.initial_state();
-    let (mut next, mut enabled, mut events) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut enabled, mut events) = (Vec::new(), Vec::new());
     let mut stats = Stats::default();
     let mut found = None;
     'follow: for &w in schedule {
@@ -202,8 +202,8 @@ pub fn follow_window(window: &Window<'_>, schedule: &[WindowEvent]) -> Focused {
             };
             events.push(chosen);
             stats.transitions += 1;
-            match program.step(&state, chosen, &mut values, &mut next) {
-                StepOutcome::Next => std::mem::swap(&mut state, &mut next),
+            match program.advance(&mut state, chosen, &mut values) {
+                StepOutcome::Next => {}
                 StepOutcome::Violation(v) => {
                     found = Some(Counterexample { violation: v, schedule: events, engine_schedule: None });
                     break 'follow;

@@ -35,7 +35,6 @@ pub fn run_to_end(program: &Program) -> RunToEnd {
     let start = Instant::now();
     let mut values = program.values.clone();
     let mut state = program.initial_state();
-    let mut next = Vec::new();
     let mut enabled = Vec::new();
     let mut schedule: Vec<Event> = Vec::new();
     let finish = |verdict: Verdict, schedule: &Vec<Event>| RunToEnd {
@@ -48,7 +47,7 @@ pub fn run_to_end(program: &Program) -> RunToEnd {
         for d in program.mesh.devices() {
             while program.is_enabled(&state, Event::Step(d)) {
                 let pc = program.pc(&state, d);
-                if let Some(v) = apply(program, &mut state, &mut next, Event::Step(d), &mut values, &mut schedule) {
+                if let Some(v) = apply(program, &mut state, Event::Step(d), &mut values, &mut schedule) {
                     return finish(v, &schedule);
                 }
                 // A DMA it started completes at once: few DMAs are ever in flight, so
@@ -56,7 +55,7 @@ pub fn run_to_end(program: &Program) -> RunToEnd {
                 let key = DmaKey { issuer: d, pc };
                 for e in [Event::Sent(key), Event::Received(key), Event::Done(key)] {
                     if program.is_enabled(&state, e) {
-                        if let Some(v) = apply(program, &mut state, &mut next, e, &mut values, &mut schedule) {
+                        if let Some(v) = apply(program, &mut state, e, &mut values, &mut schedule) {
                             return finish(v, &schedule);
                         }
                     }
@@ -69,7 +68,7 @@ pub fn run_to_end(program: &Program) -> RunToEnd {
             if matches!(e, Event::Step(_)) || !program.is_enabled(&state, e) {
                 continue;
             }
-            if let Some(v) = apply(program, &mut state, &mut next, e, &mut values, &mut schedule) {
+            if let Some(v) = apply(program, &mut state, e, &mut values, &mut schedule) {
                 return finish(v, &schedule);
             }
         }
@@ -93,17 +92,13 @@ pub fn run_to_end(program: &Program) -> RunToEnd {
 fn apply(
     program: &Program,
     state: &mut Vec<u32>,
-    next: &mut Vec<u32>,
     event: Event,
     values: &mut semcheck_model::ValueTable,
     schedule: &mut Vec<Event>,
 ) -> Option<Verdict> {
     schedule.push(event);
-    match program.step(state, event, values, next) {
-        StepOutcome::Next => {
-            std::mem::swap(state, next);
-            None
-        }
+    match program.advance(state, event, values) {
+        StepOutcome::Next => None,
         StepOutcome::Violation(violation) => {
             Some(Verdict::Violation(Counterexample { violation, schedule: schedule.clone(), engine_schedule: None }))
         }

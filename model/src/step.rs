@@ -132,14 +132,23 @@ impl Program {
     /// `event` must be enabled in `state` (it is one that [`Program::enabled`] listed, or
     /// [`Program::is_enabled`] accepts); replaying untrusted schedules must check first.
     pub fn step(&self, state: &[u32], event: Event, values: &mut ValueTable, next: &mut Vec<u32>) -> StepOutcome {
-        debug_assert!(self.is_enabled(state, event), "{event} is not enabled");
         next.clear();
         next.extend_from_slice(state);
+        self.advance(next, event, values)
+    }
+
+    /// Applies `event` to `state` in place: the same semantics as [`Program::step`],
+    /// without copying the state, for runs that never go back to an earlier state (one
+    /// run of a big ring, a replay). After a violation `state` is meaningless.
+    ///
+    /// Every rule check reads the state before the event changes what it reads.
+    pub fn advance(&self, state: &mut Vec<u32>, event: Event, values: &mut ValueTable) -> StepOutcome {
+        debug_assert!(self.is_enabled(state, event), "{event} is not enabled");
         let result = match event {
-            Event::Step(d) => self.run_op(state, d, values, next),
-            Event::Sent(k) => self.dma_sent(k, next),
-            Event::Received(k) | Event::Done(k) => self.dma_landed(state, k, next),
-            Event::CellLanded(k, i) => self.cell_landed(state, k, i as usize, next),
+            Event::Step(d) => self.run_op(state, d, values),
+            Event::Sent(k) => self.dma_sent(k, state),
+            Event::Received(k) | Event::Done(k) => self.dma_landed(k, state),
+            Event::CellLanded(k, i) => self.cell_landed(k, i as usize, state),
         };
         match result {
             Ok(()) => StepOutcome::Next,
@@ -147,41 +156,39 @@ impl Program {
         }
     }
 
-    fn run_op(
-        &self,
-        state: &[u32],
-        d: DeviceId,
-        values: &mut ValueTable,
-        next: &mut Vec<u32>,
-    ) -> Result<(), Violation> {
+    fn run_op(&self, state: &mut Vec<u32>, d: DeviceId, values: &mut ValueTable) -> Result<(), Violation> {
         let pc = self.pc(state, d);
         let dp = &self.devices[d.index()];
         let op = dp.ops[pc as usize];
         let inv = dp.info[pc as usize].invocation;
-        next[d.index()] = pc + 1;
         match op {
             Op::Enter => {
                 let off = self.cell_offset();
                 for &(cell, v) in &dp.reset {
-                    next[off + cell.0 as usize] = v.0;
+                    state[off + cell.0 as usize] = v.0;
                 }
                 let first = self.sem_offset() + d.index() * self.sems_per_device;
                 for (i, (decl, _)) in self.sem_decls.iter().enumerate() {
                     if decl.kind != SemKind::Barrier {
-                        next[first + i] = 0;
+                        state[first + i] = 0;
                     }
                 }
             }
             Op::EntryBarrier => {}
-            Op::Exit => self.exit_checks(state, d, pc, next, values)?,
+            Op::Exit => {
+                // The exit checks look at other devices' pcs and at whether every
+                // device, this one included, has finished.
+                state[d.index()] = pc + 1;
+                self.exit_checks(state, d, pc, values)?;
+            }
             Op::Signal { target, sem, inc } => {
                 if self.sem_kind(sem) != SemKind::Barrier {
                     self.inside_kernel(state, target, inv)
                         .map_err(|why| self.signal_outside_kernel(d, pc, target, sem, &why))?;
                 }
-                next[self.sem_offset() + sem.0 as usize] += inc;
+                state[self.sem_offset() + sem.0 as usize] += inc;
             }
-            Op::Wait { sem, amount } => next[self.sem_offset() + sem.0 as usize] -= amount,
+            Op::Wait { sem, amount } => state[self.sem_offset() + sem.0 as usize] -= amount,
             Op::LocalDma { src, dst, .. } | Op::RemoteDma { src, dst, .. } => {
                 let key = DmaKey { issuer: d, pc };
                 let fifo = (self.semantics.dma_order == DmaOrder::PairFifo).then_some(key);
@@ -189,9 +196,15 @@ impl Program {
                 let header = DmaRecord::header(key, 0);
                 let at =
                     self.dmas(state).find(|r| DmaRecord::header(r.key, 0) > header).map_or(state.len(), |r| r.offset);
+                // The record (header, then the source's values) goes among the in-flight
+                // DMAs, after every cell: inserting it moves no cell.
+                let src = self.span(src);
+                state.splice(at..at, std::iter::repeat_n(0, 1 + src.len()));
+                state[at] = header;
                 let off = self.cell_offset();
-                let words = std::iter::once(header).chain(self.span(src).iter().map(|c| state[off + c.0 as usize]));
-                next.splice(at..at, words);
+                for (i, c) in src.iter().enumerate() {
+                    state[at + 1 + i] = state[off + c.0 as usize];
+                }
             }
             Op::Compute { kind, dst, src } => {
                 let (dcells, scells) = (self.span(dst), self.span(src));
@@ -200,6 +213,9 @@ impl Program {
                 }
                 self.race(state, scells, dcells, d, pc, None)?;
                 let off = self.cell_offset();
+                // Every value from the cells as they were: source and destination may
+                // overlap.
+                let mut out = Vec::with_capacity(dcells.len());
                 for (i, c) in dcells.iter().enumerate() {
                     let slot = off + c.0 as usize;
                     let s = scells.get(i).map(|s| ValueId(state[off + s.0 as usize]));
@@ -214,10 +230,14 @@ impl Program {
                         }
                         (_, None) => ValueId::UNDEF,
                     };
-                    next[slot] = v.0;
+                    out.push(v);
+                }
+                for (c, v) in dcells.iter().zip(out) {
+                    state[off + c.0 as usize] = v.0;
                 }
             }
         }
+        state[d.index()] = pc + 1;
         Ok(())
     }
 
@@ -226,14 +246,8 @@ impl Program {
         self.inside_kernel_at(self.pc(state, target), target, k)
     }
 
-    fn exit_checks(
-        &self,
-        state: &[u32],
-        d: DeviceId,
-        pc: u32,
-        next: &[u32],
-        values: &ValueTable,
-    ) -> Result<(), Violation> {
+    /// The checks of `d`'s exit at `pc`, on the state with `d` already past it.
+    fn exit_checks(&self, state: &[u32], d: DeviceId, pc: u32, values: &ValueTable) -> Result<(), Violation> {
         let dp = &self.devices[d.index()];
         let notation = self.spec.notation;
         let mut wrong = Vec::new();
@@ -278,9 +292,9 @@ impl Program {
                 return Err(self.semaphore_leak(d, pc, slot, v));
             }
         }
-        if self.mesh.devices().all(|e| self.finished(next, e)) {
+        if self.mesh.devices().all(|e| self.finished(state, e)) {
             for slot in (0..self.num_sems()).map(|s| SemSlot(s as u32)) {
-                let v = self.sem_value(next, slot);
+                let v = self.sem_value(state, slot);
                 if v != 0 && self.sem_kind(slot) == SemKind::Barrier {
                     return Err(self.barrier_leak(slot, v));
                 }
@@ -333,8 +347,8 @@ impl Program {
         Ok(())
     }
 
-    fn find_dma(&self, next: &[u32], key: DmaKey) -> DmaRecord {
-        self.dmas(next).find(|r| r.key == key).expect("event of an in-flight DMA")
+    fn find_dma(&self, state: &[u32], key: DmaKey) -> DmaRecord {
+        self.dmas(state).find(|r| r.key == key).expect("event of an in-flight DMA")
     }
 
     fn remove_if_complete(&self, next: &mut Vec<u32>, rec: DmaRecord, flags: u32) {
@@ -353,7 +367,7 @@ impl Program {
         Ok(())
     }
 
-    fn dma_landed(&self, state: &[u32], key: DmaKey, next: &mut Vec<u32>) -> Result<(), Violation> {
+    fn dma_landed(&self, key: DmaKey, next: &mut Vec<u32>) -> Result<(), Violation> {
         let rec = self.find_dma(next, key);
         let (dst, sem, bytes, target, flags) = match self.dma_op(key) {
             Op::LocalDma { dst, sem, bytes, .. } => (dst, sem, bytes, key.issuer, SENT | RECEIVED),
@@ -361,7 +375,7 @@ impl Program {
             _ => unreachable!("landing of a DMA"),
         };
         let inv = self.invocation_of(key.issuer, key.pc);
-        self.inside_kernel(state, target, inv).map_err(|why| self.landing_outside_kernel(key, target, &why))?;
+        self.inside_kernel(next, target, inv).map_err(|why| self.landing_outside_kernel(key, target, &why))?;
         let off = self.cell_offset();
         for (i, c) in self.span(dst).iter().enumerate() {
             next[off + c.0 as usize] = next[rec.offset + 1 + i];
@@ -373,7 +387,7 @@ impl Program {
 
     /// Cell `i` of a copy that lands cell by cell: writes that cell, adds its share of the
     /// bytes, and completes the landing once no cell is left.
-    fn cell_landed(&self, state: &[u32], key: DmaKey, i: usize, next: &mut Vec<u32>) -> Result<(), Violation> {
+    fn cell_landed(&self, key: DmaKey, i: usize, next: &mut Vec<u32>) -> Result<(), Violation> {
         let rec = self.find_dma(next, key);
         let (dst, sem, bytes, target, local) = match self.dma_op(key) {
             Op::LocalDma { dst, sem, bytes, .. } => (dst, sem, bytes, key.issuer, true),
@@ -381,7 +395,7 @@ impl Program {
             _ => unreachable!("landing of a DMA"),
         };
         let inv = self.invocation_of(key.issuer, key.pc);
-        self.inside_kernel(state, target, inv).map_err(|why| self.landing_outside_kernel(key, target, &why))?;
+        self.inside_kernel(next, target, inv).map_err(|why| self.landing_outside_kernel(key, target, &why))?;
         let word = rec.offset + 1 + i;
         let cell = self.span(dst)[i];
         next[self.cell_offset() + cell.0 as usize] = next[word];

@@ -168,7 +168,6 @@ pub fn lockstep(program: &Program) -> Result<Lockstep, LockstepError> {
     let (phase_of, names) = phases(program);
     let mut values = program.values.clone();
     let mut state = program.initial_state();
-    let mut next = Vec::new();
     let mut enabled = Vec::new();
     let mut events = Vec::new();
     let mut checkpoints = vec![Checkpoint { name: "initial".into(), state: state.clone() }];
@@ -191,8 +190,8 @@ pub fn lockstep(program: &Program) -> Result<Lockstep, LockstepError> {
             let Some(event) = dma.or(step) else { break };
             let label = namer.event(&state, event);
             trace!(event = %label, "lock-step event");
-            match program.step(&state, event, &mut values, &mut next) {
-                StepOutcome::Next => std::mem::swap(&mut state, &mut next),
+            match program.advance(&mut state, event, &mut values) {
+                StepOutcome::Next => {}
                 StepOutcome::Violation(violation) => return Err(LockstepError::Violation { event: label, violation }),
             }
             if let Event::Step(d) = event {
