@@ -1,6 +1,7 @@
 //! `semcheck check all`: every correct collective at every mesh size it can prove, and
 //! every mutant at the smallest mesh size where it manifests.
 
+use super::watch::{style, watch};
 use semcheck::checker::{explore, Config, Verdict};
 use semcheck::protocols::{catalogue, MeshKind};
 use semcheck::{ErrorKind, ModelError};
@@ -39,6 +40,7 @@ fn run_case(
     if let Some(r) = repeat {
         case.repeat = r;
     }
+    watch().doing(&format!("checking {case}"), false);
     let program = semcheck::program(&case)?;
     let outcome = explore(&program, config);
     Ok(Checked::explored(case, program, outcome, config))
@@ -60,6 +62,8 @@ pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
     config.budget.max_seconds = config.budget.max_seconds.or(Some(CASE_SECONDS));
     let mut rows: Vec<(Checked, String)> = Vec::new();
     let mut failures = Vec::new();
+    // The watchdog ends a run that exceeds the memory budget or is interrupted.
+    watch().case("check all", style(args.json));
     for p in catalogue() {
         let sizes: Vec<usize> = match p.mesh_kind {
             MeshKind::Ring => (2..=MAX_RING).collect(),
@@ -158,6 +162,7 @@ pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
 }
 
 fn progress(c: &Checked, json: bool) {
+    watch().idle();
     if !json {
         eprintln!("  {}: {} ({:.2} s)", c.case, c.outcome.verdict.name(), c.outcome.stats.seconds);
     }

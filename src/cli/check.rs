@@ -8,7 +8,7 @@ use serde_json::json;
 use super::args::CheckArgs;
 use super::report::Checked;
 use super::shuttle::EngineArg;
-use super::watch::{watch, Style};
+use super::watch::{style, watch};
 use super::{emit, EXIT_INCOMPLETE, EXIT_PROVED, EXIT_VIOLATION};
 
 /// The exit code of several verdicts: a violation anywhere is 1, else anything incomplete
@@ -36,7 +36,7 @@ pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
         if w.interrupted() {
             break;
         }
-        w.case(&case.to_string(), if args.json { Style::Json } else { Style::Text });
+        w.case(&case.to_string(), style(args.json));
         w.doing("compiling the kernel", false);
         let program = semcheck::program(&case)?;
         let c = match args.engine.engine {

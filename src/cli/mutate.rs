@@ -2,6 +2,7 @@
 //! as a kill matrix; with `--sync-only`, the synchronisation whose deletion stays proved at
 //! every mesh size asked for.
 
+use super::watch::{style, watch};
 use std::time::Instant;
 
 use clap::Args;
@@ -72,24 +73,33 @@ fn baseline_code(baselines: &[Outcome]) -> i32 {
 
 pub(crate) fn run(args: &MutateArgs) -> Result<i32, ModelError> {
     let cases = args.case.cases(2)?;
+    // The watchdog ends a run that exceeds the memory budget or is interrupted.
+    let w = watch();
+    w.case(&format!("mutate {}", cases.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(", ")), style(args.json));
+    w.doing("compiling the kernel", false);
     let bases = cases.iter().map(semcheck::program).collect::<Result<Vec<_>, _>>()?;
     let config = args.config();
+    w.doing("checking the kernel itself", false);
     // The original kernel, without budget beyond the per-mutant one: what "survived" is
     // measured against.
     let baselines: Vec<Outcome> = bases.iter().map(|b| explore(b, &config)).collect();
+    w.idle();
     if args.sync_only {
         if let Some((case, b)) = cases.iter().zip(&baselines).find(|(_, b)| !matches!(b.verdict, Verdict::Proved)) {
             eprintln!("semcheck: {}", baseline_text(case, b));
             eprintln!("semcheck: a deletion can only be called redundant in a kernel proved at every size");
             return Ok(baseline_code(&baselines));
         }
+        w.doing(&format!("checking the deletion of each synchronisation on {} threads", args.threads()), false);
         sync_only(args, &cases, &bases, &config);
     } else {
         let mut reports = Vec::new();
         for ((case, base), baseline) in cases.iter().zip(&bases).zip(&baselines) {
             let start = Instant::now();
             let all = mutations(&base.ir, &Operator::ALL);
+            w.doing(&format!("checking {} mutants of {case} on {} threads", all.len(), args.threads()), false);
             let results = check_mutants(base, &all, &config, args.threads());
+            w.idle();
             let seconds = start.elapsed().as_secs_f64();
             if args.json {
                 reports.push(matrix_json(case, baseline, &results, seconds));
@@ -222,6 +232,7 @@ fn matrix_json(case: &Case, baseline: &Outcome, results: &[MutantResult], second
 fn sync_only(args: &MutateArgs, cases: &[Case], bases: &[Program], config: &Config) {
     let start = Instant::now();
     let deletions = redundant_sync(bases, config, args.threads());
+    watch().idle();
     let seconds = start.elapsed().as_secs_f64();
     let sizes: Vec<usize> = cases.iter().map(|c| c.devices).collect();
     let (removable, rest): (Vec<&SyncDeletion>, Vec<&SyncDeletion>) =

@@ -12,6 +12,7 @@ use super::emit;
 use super::report::LEGEND;
 use super::shuttle::EngineArg;
 use super::target::parse_size_list;
+use super::watch::{style, watch};
 
 /// The ring sizes of `--sizes`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -75,9 +76,33 @@ pub(crate) fn run(args: &CheckArgs, sizes: &SizeRange) -> Result<i32, ModelError
     if let Some(m) = args.exact_max_states {
         config.exact.max_states = Some(m);
     }
+    // The watchdog ends a run that exceeds the memory budget or is interrupted, saying
+    // which sizes were decided before.
+    let w = watch();
+    w.case(&format!("{} (repeat {}), {}", case.source, case.repeat, sizes_text(&sizes.0)), style(args.json));
+    w.doing(&format!("checking N = {}", sizes.0[0]), false);
+    let mut decided: Vec<usize> = Vec::new();
+    let mut tally = [0usize; 3];
     let report = check_sizes(&case, &sizes.0, &config, &mut exact, |r| {
-        tracing::info!(devices = r.devices, verdict = r.verdict.name(), seconds = r.seconds, "size decided")
+        tracing::info!(devices = r.devices, verdict = r.verdict.name(), seconds = r.seconds, "size decided");
+        decided.push(r.devices);
+        tally[match r.verdict {
+            SizeVerdict::Proved => 0,
+            SizeVerdict::Violation { .. } => 1,
+            SizeVerdict::NotProved { .. } => 2,
+        }] += 1;
+        w.so_far(&format!(
+            "decided before it: {} ({} proved, {} with a violation, {} not proved)",
+            sizes_text(&decided),
+            tally[0],
+            tally[1],
+            tally[2]
+        ));
+        if let Some(next) = sizes.0.get(decided.len()) {
+            w.doing(&format!("checking N = {next}"), false);
+        }
     })?;
+    w.idle();
     if args.json {
         let value = json!({
             "source": case.source,

@@ -7,7 +7,7 @@ use semcheck::{ErrorKind, ModelError};
 
 use super::args::{BudgetArgs, CaseArgs};
 use super::report::Checked;
-use super::watch::{watch, Style};
+use super::watch::{style, watch};
 use super::{emit, emitln};
 
 /// Arguments of `semcheck stress`.
@@ -49,7 +49,7 @@ pub(crate) fn run(args: &StressArgs) -> Result<i32, ModelError> {
         ));
     }
     let w = watch();
-    w.case(&case.to_string(), if args.json { Style::Json } else { Style::Text });
+    w.case(&case.to_string(), style(args.json));
     w.doing("compiling the kernel", false);
     let program = semcheck::program(case)?;
     w.doing(&format!("running {} stress runs on OS threads", args.runs), false);

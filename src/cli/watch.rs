@@ -53,6 +53,15 @@ pub(crate) enum Style {
     Note,
 }
 
+/// The style of a command's report: JSON or text.
+pub(crate) fn style(json: bool) -> Style {
+    if json {
+        Style::Json
+    } else {
+        Style::Text
+    }
+}
+
 /// The watchdog's view of the command.
 pub(crate) struct Watch {
     stop: Stop,
@@ -71,6 +80,9 @@ struct State {
     doing: Option<String>,
     /// Whether that work polls the stop request itself (the explorer).
     cooperative: bool,
+    /// What the command has already decided, for a command of many steps (`N = 2..40
+    /// decided: 39 proved`): the partial report says it.
+    so_far: Option<String>,
     /// When the pending stop was first seen.
     requested_at: Option<Instant>,
     /// The exploration's last progress, and the one before (for the rate).
@@ -94,6 +106,7 @@ pub(crate) fn watch() -> &'static Watch {
             style: Style::Text,
             doing: None,
             cooperative: false,
+            so_far: None,
             requested_at: None,
             last: None,
             rate: 0.0,
@@ -149,6 +162,7 @@ impl Watch {
         s.head = head.to_string();
         s.style = style;
         s.last = None;
+        s.so_far = None;
         s.requested_at = None;
         self.stop.clear();
         if self.interrupted() {
@@ -175,6 +189,12 @@ impl Watch {
         if let Some(bar) = &s.bar {
             bar.set_message(line);
         }
+    }
+
+    /// What the command has decided so far, said by the partial report if the watchdog
+    /// ends it.
+    pub(crate) fn so_far(&self, note: &str) {
+        self.lock().so_far = Some(note.to_string());
     }
 
     /// The work is done: nothing is being done that the watchdog would have to end, and
@@ -259,8 +279,12 @@ impl Watch {
             Some(p) => format!(", {} states stored, depth {}", p.states, p.depth),
             None => String::new(),
         };
+        let claimed = match &s.so_far {
+            Some(note) => format!("{note}; nothing more is claimed"),
+            None => "nothing was proved".to_string(),
+        };
         let detail = format!(
-            "stopped by {by} while {doing}, after {seconds:.1} s with {} MiB resident{reached}; nothing was proved",
+            "stopped by {by} while {doing}, after {seconds:.1} s with {} MiB resident{reached}; {claimed}",
             s.resident >> 20
         );
         let mut out = std::io::stdout().lock();

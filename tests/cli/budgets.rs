@@ -72,3 +72,33 @@ fn ctrl_c_stops_an_exploration_with_a_partial_report() {
     assert!(text.contains("INCOMPLETE") && text.contains("stopped by an interrupt"), "{text}");
     assert!(text.contains("states stored"), "{text}");
 }
+
+#[test]
+fn a_budget_stops_a_multi_size_check_and_says_which_sizes_were_decided() {
+    let (code, out, err) = semcheck(&["check", "psum_scatter", "--sizes", "2..1024", "--max-memory-mib", "40"]);
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(out.starts_with("psum_scatter (repeat 1), N = 2..1024: INCOMPLETE"), "{out}");
+    assert!(out.contains("stopped by the memory budget of 40 MiB while checking N = "), "{out}");
+    assert!(out.contains("decided before it: N = 2.."), "{out}");
+    assert!(out.contains("nothing more is claimed"), "{out}");
+}
+
+#[test]
+fn ctrl_c_stops_a_kill_matrix_with_a_partial_report() {
+    let child = Command::new(env!("CARGO_BIN_EXE_semcheck"))
+        .args(["mutate", "psum_scatter", "--devices", "12", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    let killed = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{text}");
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["verdict"], "incomplete");
+    assert_eq!(v["incomplete"]["reason"], "interrupted");
+    assert!(v["incomplete"]["detail"].as_str().unwrap().contains("mutants of psum_scatter N=12"), "{text}");
+}
