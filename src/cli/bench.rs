@@ -4,6 +4,7 @@
 //! seconds) from the previous ring size. With `--semantics`, one column of states per
 //! combination of the hardware assumptions instead.
 
+use super::watch::{style, watch};
 use std::process::Command;
 
 use semcheck::model::{DmaLanding, DmaOrder};
@@ -42,6 +43,10 @@ pub(crate) fn run(args: &BenchArgs) -> Result<i32, ModelError> {
     if let Some(name) = &args.protocol {
         semcheck::protocols::find(name)?;
     }
+    // Each case runs in its own process; Ctrl-C (which reaches those too) ends the bench.
+    watch().case("bench", style(args.json));
+    watch().working("benchmarking, each case in its own process");
+    watch().so_far("the rows printed before are complete");
     if args.mutate {
         return super::mutate::bench(args, &exe);
     }

@@ -2,6 +2,7 @@
 //! the one corpus runner ([`semcheck::corpus`]), and where they agree (loom needs
 //! `--cfg loom` at build time: its column comes from `tests/loom.rs`).
 
+use super::watch::{watch, Style};
 use clap::Args;
 use semcheck::corpus::{cases, cell, judge, run as run_case, Budget, Engine, Expect, Judgement};
 use semcheck::{ErrorKind, ModelError};
@@ -35,6 +36,9 @@ pub(crate) fn run(args: &EnginesArgs) -> Result<i32, ModelError> {
     emitln!("{:<41} {:<8} {:<22} {:<22} {:<22} agree", "case", "expect", names[0], names[1], names[2]);
     let mut worst = Judgement::Agree;
     let mut notes = Vec::new();
+    watch().case("engines", Style::Text);
+    watch().working("running the agreement table");
+    watch().so_far("the rows printed before are complete");
     for entry in cases().into_iter().filter(|c| args.devices.contains(&c.case.devices)) {
         let mut cells = Vec::new();
         let mut judgement = Judgement::Agree;

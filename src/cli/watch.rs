@@ -191,6 +191,16 @@ impl Watch {
         }
     }
 
+    /// The command is doing `what` and prints its results as it goes (a table of cases run
+    /// in child processes): budgets and Ctrl-C hold, and no progress line is drawn over
+    /// its output.
+    pub(crate) fn working(&self, what: &str) {
+        let mut s = self.lock();
+        s.doing = Some(what.to_string());
+        s.cooperative = false;
+        s.requested_at = None;
+    }
+
     /// What the command has decided so far, said by the partial report if the watchdog
     /// ends it.
     pub(crate) fn so_far(&self, note: &str) {
