@@ -90,13 +90,13 @@ impl Budget {
     }
 
     /// The limit behind `reason` in words (`the state budget of 100`, `the time budget of
-    /// 10 s`, `the memory budget of 200 MiB`; `an interrupt` otherwise).
+    /// 10 s`, `the memory budget of 200 MiB`; `an interrupt (Ctrl-C)` otherwise).
     pub fn limit(&self, reason: StopReason) -> String {
         match reason {
             StopReason::States => format!("the state budget of {}", self.max_states.unwrap_or(0)),
             StopReason::Time => format!("the time budget of {} s", self.max_seconds.unwrap_or(0.0)),
             StopReason::Memory => format!("the memory budget of {} MiB", self.max_memory_bytes.unwrap_or(0) >> 20),
-            _ => "an interrupt".to_string(),
+            _ => "an interrupt (Ctrl-C)".to_string(),
         }
     }
 }

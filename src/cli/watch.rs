@@ -21,7 +21,7 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
-use semcheck::checker::{Control, Progress, Stop, StopReason};
+use semcheck::checker::{Budget, Control, Progress, Stop, StopReason};
 use serde_json::json;
 
 use super::EXIT_INCOMPLETE;
@@ -278,13 +278,8 @@ impl Watch {
             bar.finish_and_clear();
         }
         let seconds = s.since.elapsed().as_secs_f64();
-        let by = match reason {
-            StopReason::Time => format!("the time budget of {} s", s.limits.seconds.unwrap_or(0.0)),
-            StopReason::Memory => {
-                format!("the memory budget of {} MiB", s.limits.memory_bytes.unwrap_or(0) >> 20)
-            }
-            _ => "an interrupt (Ctrl-C)".to_string(),
-        };
+        let by = Budget { max_states: None, max_seconds: s.limits.seconds, max_memory_bytes: s.limits.memory_bytes }
+            .limit(reason);
         let reached = match s.last {
             Some(p) => format!(", {} states stored, depth {}", p.states, p.depth),
             None => String::new(),
