@@ -691,11 +691,7 @@ impl Ctx<'_, '_> {
                                 break;
                             }
                         }
-                        Op::Signal { target, sem, inc } => {
-                            if w.is_tracked(target) {
-                                avail[index(sem)] += inc as u64;
-                            }
-                        }
+                        Op::Signal { target, sem, inc } if w.is_tracked(target) => avail[index(sem)] += inc as u64,
                         Op::LocalDma { sem, bytes, .. } => avail[index(sem)] += bytes as u64,
                         Op::RemoteDma { target, send_sem, recv_sem, bytes, .. } => {
                             avail[index(send_sem)] += bytes as u64;
