@@ -57,8 +57,8 @@
 //!   that can fire before it, the owner's `Enter` (reset; not for the barrier semaphore)
 //!   and, if the owner is the center, its `Exit` (rule 4; not for the barrier semaphore);
 //!   a non-barrier signal to the center, a landing in it and the *done* of its local copy
-//!   also the center's `Enter` and `Exit` (rule 5; a DMA event of the center's own copy
-//!   likewise, rule 4);
+//!   also the center's `Enter` and `Exit` (rule 5), and so does the sending of the
+//!   center's remote copy (rule 4 reads whether it was sent);
 //! * a DMA start or a computation touching the center's cells: the other devices'
 //!   operations on those cells in conflict (one of the two writes), and the pending events
 //!   of in-flight DMAs that end a conflicting interval (a landing ends the write of the
@@ -85,13 +85,22 @@
 //! `t`), so it is independent of `t`: `t` stays enabled after `e1 ... ek`, and
 //! `e1 ... ek t` and `t e1 ... ek` are both executable, reach the same state, and every
 //! event's check at the center has the same outcome. A disabled unit of `T` cannot become
-//! enabled by events outside `T`. Then a window execution from `s` whose last event breaks
-//! a rule at the center has an equivalent one that starts with an event of `T` (the first
-//! event of `T` in it moved to the front, or an enabled event of `T` put in front of it),
-//! and by induction on the longest path from `s` (the window's state graph is finite and
-//! acyclic) the reduced graph reaches a violation at the center whenever the full one
-//! does. `tests/window.rs` compares both on catalogue cases and random mutants at several
-//! radii.
+//! enabled by events outside `T`, so the first event of `T` in an execution from `s` is
+//! one of an enabled unit. Take a window execution from `s` whose last event `em` is the
+//! first to break a rule at the center: if it contains an event of `T`, move the first
+//! one to the front; otherwise put an enabled event of `T` in front of it. Either way the
+//! result starts with an explored event, breaks no rule before `em`, and `em` breaks the
+//! same rule. By induction on the longest path from `s` (the window's state graph is
+//! finite and acyclic) the reduced graph reaches, for every first violation at the center
+//! of the full graph, the same event breaking the same rule (so the same verdict).
+//! `tests/model/window_reduction.rs` checks exactly this: every first violation at
+//! the center of the full window graph (event and rule) is one of the reduced graph, on
+//! random kernels, catalogue cases and random mutants, windows of radius 1 and 2 around
+//! several centers; `tests/model/window.rs` compares verdicts.
+//!
+//! On a correct kernel the reduced window graph is a single path, as the exact reduction
+//! makes the whole ring's: `psum_scatter` at N = 256, 22,133 window states (3,490,062
+//! without progress bounds and separate sending and landing units).
 
 use rustc_hash::FxHashMap;
 
