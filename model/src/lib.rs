@@ -138,6 +138,7 @@ pub mod spec;
 pub mod state;
 pub mod step;
 pub mod stmt_text;
+mod stubborn;
 pub mod symmetry;
 pub mod value;
 pub mod violation;

@@ -39,6 +39,9 @@
 //! operation beyond the bound needs `t` first, so it cannot be reordered before `t`; this
 //! is what lets a DMA landing run alone when the only operations that touch its
 //! destination wait for its bytes.
+//!
+//! The search over seeds (every enabled unit closed in turn, the closure with the fewest
+//! enabled events kept) is shared with the window's reduction (`stubborn.rs`).
 
 use crate::event::Event;
 use crate::ir::SemKind;
@@ -46,6 +49,7 @@ use crate::mesh::DeviceId;
 use crate::program::{CellId, ComputeKind, Op, Program};
 use crate::semantics::DmaOrder;
 use crate::state::{DmaRecord, RECEIVED, SENT};
+use crate::stubborn::{SeedSearch, Unit, Units};
 
 /// Static indexes used by the reduction, built once per program.
 #[derive(Clone, Debug, Default)]
@@ -93,20 +97,41 @@ impl Dependencies {
 /// allocate.
 #[derive(Clone, Debug, Default)]
 pub struct PorScratch {
+    units: UnitScratch,
+    search: SeedSearch,
+}
+
+/// What the units of one state need: its DMAs, and the progress bounds computed so far.
+#[derive(Clone, Debug, Default)]
+struct UnitScratch {
     dmas: Vec<DmaRecord>,
     bounds: Vec<u32>,
     have_bounds: Vec<bool>,
     avail: Vec<u64>,
     used: Vec<u64>,
-    in_t: Vec<bool>,
-    work: Vec<usize>,
-    found: Vec<usize>,
-    best: Vec<usize>,
 }
 
-/// A member of a stubborn set: device `i < n`, or the sending (`(i - n) % 2 == 0`) or the
-/// landing (`1`) of in-flight DMA `(i - n) / 2`.
-type Unit = usize;
+/// The units of one state of a program: device `i < n`, or the sending
+/// (`(i - n) % 2 == 0`) or the landing (`1`) of in-flight DMA `(i - n) / 2`.
+struct StateUnits<'a> {
+    program: &'a Program,
+    state: &'a [u32],
+    s: &'a mut UnitScratch,
+}
+
+impl Units for StateUnits<'_> {
+    fn count(&self) -> usize {
+        self.s.have_bounds.len()
+    }
+
+    fn events(&self, u: Unit) -> usize {
+        self.program.unit_events(self.state, self.s, u)
+    }
+
+    fn dependents(&mut self, u: Unit, found: &mut Vec<Unit>) {
+        self.program.dependents(self.state, self.s, u, found);
+    }
+}
 
 /// The unit of the sending of in-flight remote copy `j` (never pending for a local copy).
 fn send_unit(n: usize, j: usize) -> Unit {
@@ -138,7 +163,7 @@ impl Program {
             }
         }
         let n = self.num_devices();
-        let s = scratch;
+        let s = &mut scratch.units;
         s.dmas.clear();
         s.dmas.extend(self.dmas(state));
         let units = n + 2 * s.dmas.len();
@@ -148,26 +173,11 @@ impl Program {
         s.have_bounds.resize(units, false);
         s.avail.resize(self.num_sems(), 0);
         s.used.resize(self.num_sems(), 0);
-        let mut best_count = usize::MAX;
-        s.best.clear();
-        for seed in 0..units {
-            if !self.unit_enabled(state, s, seed) {
-                continue;
-            }
-            let Some(count) = self.closure(state, s, seed, best_count) else { continue };
-            if count < best_count {
-                best_count = count;
-                s.best.clear();
-                s.best.extend((0..units).filter(|&u| s.in_t[u]));
-                if count == 1 {
-                    break;
-                }
-            }
-        }
-        if best_count == usize::MAX {
+        if !scratch.search.smallest(&mut StateUnits { program: self, state, s }) {
             out.extend_from_slice(enabled);
             return;
         }
+        let s = &scratch.units;
         let dma = |k| s.dmas.iter().position(|r: &DmaRecord| r.key == k).expect("enabled DMA is in flight");
         for &e in enabled {
             let unit = match e {
@@ -175,18 +185,14 @@ impl Program {
                 Event::Sent(k) => send_unit(n, dma(k)),
                 Event::Received(k) | Event::Done(k) | Event::CellLanded(k, _) => land_unit(n, dma(k)),
             };
-            if s.best.contains(&unit) {
+            if scratch.search.chosen(unit) {
                 out.push(e);
             }
         }
     }
 
-    fn unit_enabled(&self, state: &[u32], s: &PorScratch, u: Unit) -> bool {
-        self.unit_events(state, s, u) > 0
-    }
-
     /// Number of enabled events a unit contributes.
-    fn unit_events(&self, state: &[u32], s: &PorScratch, u: Unit) -> usize {
+    fn unit_events(&self, state: &[u32], s: &UnitScratch, u: Unit) -> usize {
         let n = self.num_devices();
         if u < n {
             return usize::from(self.device_enabled(state, DeviceId(u as u16)));
@@ -205,43 +211,8 @@ impl Program {
         }
     }
 
-    /// Builds the stubborn set from `seed` into `s.in_t`; returns its number of enabled
-    /// events, or `None` once it exceeds `limit`.
-    fn closure(&self, state: &[u32], s: &mut PorScratch, seed: Unit, limit: usize) -> Option<usize> {
-        let units = s.have_bounds.len();
-        s.in_t.clear();
-        s.in_t.resize(units, false);
-        s.work.clear();
-        let mut count = 0usize;
-        let add = |s: &mut PorScratch, u: Unit, count: &mut usize| -> bool {
-            if !s.in_t[u] {
-                s.in_t[u] = true;
-                s.work.push(u);
-                *count += self.unit_events(state, s, u);
-            }
-            *count < limit
-        };
-        if !add(s, seed, &mut count) {
-            return None;
-        }
-        let mut found = std::mem::take(&mut s.found);
-        let mut result = Some(0);
-        'closure: while let Some(u) = s.work.pop() {
-            found.clear();
-            self.dependents(state, s, u, &mut found);
-            for &v in &found {
-                if !add(s, v, &mut count) {
-                    result = None;
-                    break 'closure;
-                }
-            }
-        }
-        s.found = found;
-        result.map(|_| count)
-    }
-
     /// The units that must join a stubborn set containing `u`.
-    fn dependents(&self, state: &[u32], s: &mut PorScratch, u: Unit, found: &mut Vec<Unit>) {
+    fn dependents(&self, state: &[u32], s: &mut UnitScratch, u: Unit, found: &mut Vec<Unit>) {
         let n = self.num_devices();
         if u < n {
             let d = DeviceId(u as u16);
@@ -334,7 +305,7 @@ impl Program {
     fn cell_dependents(
         &self,
         state: &[u32],
-        s: &PorScratch,
+        s: &UnitScratch,
         u: Unit,
         me: Option<DeviceId>,
         cells: &[CellId],
@@ -377,7 +348,7 @@ impl Program {
     }
 
     /// What must join a set containing device `d` blocked at `op` (a wait or the barrier).
-    fn enabling_set(&self, state: &[u32], s: &PorScratch, d: DeviceId, op: Op, found: &mut Vec<Unit>) {
+    fn enabling_set(&self, state: &[u32], s: &UnitScratch, d: DeviceId, op: Op, found: &mut Vec<Unit>) {
         let n = self.num_devices();
         match op {
             Op::Wait { sem, .. } => {
@@ -415,7 +386,7 @@ impl Program {
 
     /// For an entry or exit of `d` (unit `u`): everything checked against `d`'s lifecycle
     /// or incrementing its semaphores that can occur before it, and its DMAs in flight.
-    fn lifecycle_dependents(&self, state: &[u32], s: &PorScratch, u: Unit, d: DeviceId, found: &mut Vec<Unit>) {
+    fn lifecycle_dependents(&self, state: &[u32], s: &UnitScratch, u: Unit, d: DeviceId, found: &mut Vec<Unit>) {
         let n = self.num_devices();
         for &(g, pc) in &self.dependencies.lifecycle_touchers[d.index()] {
             if self.reachable(state, s, u, g, pc) {
@@ -435,33 +406,33 @@ impl Program {
     }
 
     /// Whether an `Enter` or `Exit` of `target` can occur before unit `u`.
-    fn lifecycle_reachable(&self, state: &[u32], s: &PorScratch, u: Unit, target: DeviceId) -> bool {
+    fn lifecycle_reachable(&self, state: &[u32], s: &UnitScratch, u: Unit, target: DeviceId) -> bool {
         let dp = &self.devices[target.index()];
         let (lo, hi) = self.window(state, s, u, target);
         dp.enter_pc.iter().chain(&dp.exit_pc).any(|&p| lo <= p && p < hi)
     }
 
     /// Whether an `Exit` of `d` can occur before unit `u`.
-    fn exit_reachable(&self, state: &[u32], s: &PorScratch, u: Unit, d: DeviceId) -> bool {
+    fn exit_reachable(&self, state: &[u32], s: &UnitScratch, u: Unit, d: DeviceId) -> bool {
         let (lo, hi) = self.window(state, s, u, d);
         self.devices[d.index()].exit_pc.iter().any(|&p| lo <= p && p < hi)
     }
 
     /// Whether the operation at `pc` of `g` can occur before unit `u`.
-    fn reachable(&self, state: &[u32], s: &PorScratch, u: Unit, g: DeviceId, pc: u32) -> bool {
+    fn reachable(&self, state: &[u32], s: &UnitScratch, u: Unit, g: DeviceId, pc: u32) -> bool {
         let (lo, hi) = self.window(state, s, u, g);
         lo <= pc && pc < hi
     }
 
     /// The pcs of `g` that can run before unit `u`: from its pc up to its progress bound.
-    fn window(&self, state: &[u32], s: &PorScratch, u: Unit, g: DeviceId) -> (u32, u32) {
+    fn window(&self, state: &[u32], s: &UnitScratch, u: Unit, g: DeviceId) -> (u32, u32) {
         let n = self.num_devices();
         debug_assert!(s.have_bounds[u]);
         (self.pc(state, g), s.bounds[u * n + g.index()])
     }
 
     /// Computes the progress bounds of every device if unit `u` never happens.
-    fn ensure_bounds(&self, state: &[u32], s: &mut PorScratch, u: Unit) {
+    fn ensure_bounds(&self, state: &[u32], s: &mut UnitScratch, u: Unit) {
         if s.have_bounds[u] {
             return;
         }

@@ -24,3 +24,4 @@ mod seed_tables;
 mod state_count;
 mod trace_fuzz;
 mod window;
+mod window_reduction;

@@ -261,7 +261,9 @@
 //!   radius 1 and proved at radius 2 (five devices), the proposal's own "k = 1".
 //! * **Partial-order reduction**: the proposal suggested exploring windows without it;
 //!   that is too slow past `N = 16`. The window has its own stubborn sets (see
-//!   `reduction.rs` in this module), compared with the full window graph in the tests.
+//!   `reduction.rs` in this module: the exact reduction's units, dependence and progress
+//!   bounds, with environment tokens as units), compared with the full window graph in
+//!   the tests; a correct kernel's window is then a single path.
 //!
 //! Not covered: the hardware-assumption options other than the defaults, meshes of
 //! several axes, shared buffers, and sizes not asked for; the argument is per `N` and

@@ -1,49 +1,115 @@
 //! Stubborn sets for window exploration.
 //!
-//! The construction is the one of [`crate::reduction`], re-derived for the window's
-//! semantics, and more conservative: "can occur before `t`" is over-approximated by "can
-//! still occur at all" (an operation at or after a device's pc; a pending event of an
-//! in-flight DMA; a token with budget left), without progress bounds.
+//! The construction is the one of [`crate::reduction`] (units, dependence including the
+//! rule checks, progress bounds, necessary enabling sets), re-derived for the window's
+//! semantics; the search over seeds is shared ([`crate::stubborn`]).
 //!
-//! **Units.** A tracked device (its current operation; a later operation of a device can
-//! only happen after the current one), an in-flight DMA (all its pending events), a token
-//! class.
+//! In a state `s` the explorer follows only the enabled events of a *stubborn set* `T`,
+//! built by closure from one enabled unit:
 //!
-//! **Dependence** (two events that may be enabled together and either do not commute,
-//! disable one another, or change the outcome of the other's rule check at the center):
+//! * for an **enabled** unit in `T`, every unit with an event that is *dependent* on its
+//!   event and *can occur before it* joins `T`;
+//! * for a **disabled** unit in `T`, a *necessary enabling set* joins `T`: units one of
+//!   whose events occurs in every execution from `s` that enables it.
 //!
-//! * a semaphore increment (a signal, a DMA's *sent*, *received* or *done*, a token) is
-//!   dependent on the `Enter` of the semaphore's owner (which resets it), on the center's
-//!   `Exit` and `Enter` when the owner is the center (rule 4 reads the semaphore, rule 5
-//!   the lifecycle), and on the tokens of that semaphore (a token is enabled only while
-//!   its target waits for more than the semaphore holds, so an increment can disable it);
-//! * a token is dependent on its target's next operation (the wait it feeds);
-//! * an operation that accesses a cell of the center (a DMA start, a computation) is
-//!   dependent on every other operation that accesses that cell, one of the two writing
-//!   it, and on the events of in-flight DMAs that read or write that cell (they end the
-//!   intervals the race check looks at);
-//! * waits, the entry barrier, the `Exit` of a device other than the center, operations
-//!   on cells of other devices, and increments of a semaphore no token, reset or check
-//!   reads, have no dependents: rules are checked at the center only, and values are
-//!   dropped.
+//! **Units.** A tracked device (its current operation: any later operation of a device
+//! can only occur after the current one, so "a later operation of `g`" joins as `g`); the
+//! *sending* of an in-flight remote copy; the *landing* of an in-flight DMA (a remote
+//! copy's *received*, a local copy's *done*); a token class (all its firings).
 //!
-//! **Necessary enabling sets.** A device blocked at a wait: everything that can still
-//! increment that semaphore (devices with such an operation at or after their pc, DMAs in
-//! flight, its token classes). At the entry barrier: the tracked devices that have not
-//! entered. A token class with budget left: its target.
+//! **Can occur before `t`.** For each unit `u` a *progress bound* per tracked device: how
+//! far it could get in an execution from `s` that does not contain `u`'s events. It is a
+//! fixpoint that lets every device except `u`'s own run while every wait is covered by
+//! what could be available: the semaphore's value, every increment of an in-flight DMA's
+//! pending events (except `u`'s), every increment of a device's operation it has passed
+//! (a signal to a tracked device; a DMA start, for the increments of its later events),
+//! and `budget - used` tokens of every class (except `u`'s). Resets (`Enter`) are ignored
+//! and every semaphore is waited on only by its owner (A2), so a device that passes a wait
+//! in some such execution passes it in the fixpoint: the bound over-approximates. An
+//! operation at a pc in `[pc, bound)` *can occur before `u`*; a device *can be at* a pc in
+//! `[pc, bound]`, and a token class can fire before `u` when it has budget left and its
+//! target can be at a wait it feeds (its semaphore, its invocation).
 //!
-//! With these, every window execution from a state is equivalent, rule checks at the
-//! center included, to one that starts with an event of the stubborn set, and the window
-//! state graph is finite and acyclic, so a violation reachable in the full window graph is
-//! reachable in the reduced one. `tests/window.rs` compares both on every catalogue case,
-//! mutant and random single-edit mutant.
+//! **What differs from the exact reduction** ([`crate::reduction`]):
+//!
+//! * tokens are units, with budget left they count as available increments in the bounds;
+//! * tokens are *lazy*: enabled only while their target waits for more than its semaphore
+//!   holds. So an increment can **disable** a token: an increment of `x` and a token of
+//!   `x` are dependent, and an enabled token in `T` pulls in every unit that can
+//!   increment `x` before it (so that it stays enabled: every enabled unit of `T` can
+//!   serve as the key);
+//! * rules are checked at the center only: only accesses to the center's cells race, only
+//!   the center's lifecycle is checked (non-barrier signals to it, landings in it, its own
+//!   local copies' *done*), only the center's exit checks semaphores and DMAs;
+//! * no cell values: two DMA events never conflict on a cell (no DMA event checks a race;
+//!   only an operation's start does), so a DMA unit's cell dependents are devices only;
+//! * DMAs complete in any order (A3), so a pending DMA event is always enabled.
+//!
+//! **Dependence** (for an enabled unit of `T`, what joins when it can occur before it):
+//!
+//! * an `Enter` of `g`: every unit that can increment one of `g`'s non-barrier semaphores
+//!   (the reset does not commute with them); for the center also every operation and
+//!   pending landing checked against its lifecycle (non-barrier signals to it, copies
+//!   into it, its local copies);
+//! * the center's `Exit`: the same (rule 5 and rule 4 read its lifecycle and semaphores),
+//!   and the sending of its remote copies and the landing of its local ones (rule 4);
+//! * a signal to a tracked device, a DMA event: as an increment of `x`, the tokens of `x`
+//!   that can fire before it, the owner's `Enter` (reset; not for the barrier semaphore)
+//!   and, if the owner is the center, its `Exit` (rule 4; not for the barrier semaphore);
+//!   a non-barrier signal to the center, a landing in it and the *done* of its local copy
+//!   also the center's `Enter` and `Exit` (rule 5), and so does the sending of the
+//!   center's remote copy (rule 4 reads whether it was sent);
+//! * a DMA start or a computation touching the center's cells: the other devices'
+//!   operations on those cells in conflict (one of the two writes), and the pending events
+//!   of in-flight DMAs that end a conflicting interval (a landing ends the write of the
+//!   destination; either event of a remote copy ends the read of its source, the landing
+//!   of a local one ends both); a DMA event: the devices' operations on the cells whose
+//!   interval it ends (the destination; the source while it is still read);
+//! * a token: its target (its wait disables it) and every unit that can increment its
+//!   semaphore before it (they can disable it, and it can disable the other tokens);
+//! * waits, the entry barrier, the `Exit` of a device other than the center, a signal to
+//!   an untracked device and operations on other devices' cells: no dependents (an enabled
+//!   wait stays enabled, since only its device decrements or resets its semaphore, and
+//!   disables no token, since a token of its semaphore needs it to hold less than the
+//!   wait; the entry barrier only becomes more enabled; nothing is checked elsewhere).
+//!
+//! **Necessary enabling sets.** A device blocked at a wait on `x`: the units that can
+//! increment `x` before it (bounds of the blocked device: it does not move until then). At
+//! the entry barrier: the tracked devices that have not entered. A disabled token class
+//! with budget left: its target (only the target's steps move it to a wait, or lower its
+//! semaphore). A unit with nothing pending (a finished device, a DMA event that occurred,
+//! a spent token class) never becomes enabled again.
+//!
+//! **Soundness.** With these, for `t` enabled in `T` and events `e1 ... ek` outside `T`
+//! executable from `s`: each `ei` can occur before `t` (the execution does not contain
+//! `t`), so it is independent of `t`: `t` stays enabled after `e1 ... ek`, and
+//! `e1 ... ek t` and `t e1 ... ek` are both executable, reach the same state, and every
+//! event's check at the center has the same outcome. A disabled unit of `T` cannot become
+//! enabled by events outside `T`, so the first event of `T` in an execution from `s` is
+//! one of an enabled unit. Take a window execution from `s` whose last event `em` is the
+//! first to break a rule at the center: if it contains an event of `T`, move the first
+//! one to the front; otherwise put an enabled event of `T` in front of it. Either way the
+//! result starts with an explored event, breaks no rule before `em`, and `em` breaks the
+//! same rule. By induction on the longest path from `s` (the window's state graph is
+//! finite and acyclic) the reduced graph reaches, for every first violation at the center
+//! of the full graph, the same event breaking the same rule (so the same verdict).
+//! `tests/model/window_reduction.rs` checks exactly this: every first violation at
+//! the center of the full window graph (event and rule) is one of the reduced graph, on
+//! random kernels, catalogue cases and random mutants, windows of radius 1 and 2 around
+//! several centers; `tests/model/window.rs` compares verdicts.
+//!
+//! On a correct kernel the reduced window graph is a single path, as the exact reduction
+//! makes the whole ring's: `psum_scatter` at N = 256, 22,133 window states (3,490,062
+//! without progress bounds and separate sending and landing units).
 
 use rustc_hash::FxHashMap;
 
+use crate::event::DmaKey;
 use crate::ir::SemKind;
 use crate::mesh::DeviceId;
-use crate::program::{CellId, Op, Program, SemSlot};
+use crate::program::{CellId, ComputeKind, Op, Program, SemSlot};
 use crate::state::{RECEIVED, SENT};
+use crate::stubborn::{SeedSearch, Unit, Units};
 
 use super::step::WindowEvent;
 use super::Window;
@@ -52,79 +118,126 @@ use super::Window;
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Indexes {
     /// Per tracked semaphore (`position * sems_per_device + local`), per tracked device:
-    /// 1 + the last pc of an operation of that device that increments the semaphore (a
-    /// signal, or a DMA start whose events increment it), or 0.
-    inc_last: Vec<Vec<u32>>,
+    /// the pcs of its operations that increment the semaphore (a signal, or a DMA start
+    /// whose events increment it), ascending.
+    inc_pcs: Vec<Vec<Vec<u32>>>,
+    /// Per tracked semaphore: the pcs of its owner's waits on it, ascending.
+    wait_pcs: Vec<Vec<u32>>,
     /// The center's cells, numbered.
     center_cells: FxHashMap<CellId, u32>,
-    /// Per center cell, per tracked device: 1 + the last pc of an access, and of a write.
-    access_last: Vec<Vec<(u32, u32)>>,
+    /// Per center cell, per tracked device: the pcs of its accesses (`[0]`) and of its
+    /// writes (`[1]`) to the cell, ascending.
+    access_pcs: Vec<Vec<[Vec<u32>; 2]>>,
+    /// Per tracked device: the pcs of its operations checked against the center's
+    /// lifecycle (non-barrier signals to the center, copies into it), ascending.
+    center_touchers: Vec<Vec<u32>>,
 }
 
 impl Indexes {
     pub(crate) fn build(program: &Program, tracked: &[DeviceId], position: &[u32], center: DeviceId) -> Indexes {
         let spd = program.sems_per_device;
         let t = tracked.len();
-        let mut inc_last = vec![vec![0u32; t]; t * spd];
         let slot_index = |s: SemSlot| -> Option<usize> {
             let d = s.0 as usize / spd;
             (position[d] != u32::MAX).then(|| position[d] as usize * spd + s.0 as usize % spd)
         };
+        let mut inc_pcs = vec![vec![Vec::new(); t]; t * spd];
+        let mut wait_pcs = vec![Vec::new(); t * spd];
+        let mut center_touchers = vec![Vec::new(); t];
         for (gi, &g) in tracked.iter().enumerate() {
             for (pc, op) in program.devices[g.index()].ops.iter().enumerate() {
+                let pc = pc as u32;
                 let mut note = |s: SemSlot| {
                     if let Some(i) = slot_index(s) {
-                        inc_last[i][gi] = pc as u32 + 1;
+                        let pcs: &mut Vec<u32> = &mut inc_pcs[i][gi];
+                        if pcs.last() != Some(&pc) {
+                            pcs.push(pc);
+                        }
                     }
                 };
-                match *op {
-                    Op::Signal { sem, .. } => note(sem),
-                    Op::LocalDma { sem, .. } => note(sem),
-                    Op::RemoteDma { send_sem, recv_sem, .. } => {
+                let touches_center = match *op {
+                    Op::Signal { target, sem, .. } => {
+                        note(sem);
+                        target == center && program.sem_kind(sem) != SemKind::Barrier
+                    }
+                    Op::LocalDma { sem, .. } => {
+                        note(sem);
+                        g == center
+                    }
+                    Op::RemoteDma { target, send_sem, recv_sem, .. } => {
                         note(send_sem);
                         note(recv_sem);
+                        target == center
                     }
-                    _ => {}
+                    Op::Wait { sem, .. } => {
+                        if let Some(i) = slot_index(sem) {
+                            wait_pcs[i].push(pc);
+                        }
+                        false
+                    }
+                    _ => false,
+                };
+                if touches_center {
+                    center_touchers[gi].push(pc);
                 }
             }
         }
         let mut center_cells = FxHashMap::default();
-        let mut access_last = Vec::new();
+        let mut access_pcs = Vec::new();
         for (c, info) in program.cells.iter().enumerate() {
             if info.owner != Some(center) {
                 continue;
             }
-            let mut last = vec![(0u32, 0u32); t];
+            let mut pcs = vec![[Vec::new(), Vec::new()]; t];
             for a in &program.accesses[c] {
                 let p = position[a.device.index()];
                 if p == u32::MAX {
                     continue;
                 }
-                let e = &mut last[p as usize];
-                e.0 = e.0.max(a.pc + 1);
+                let lists: &mut [Vec<u32>; 2] = &mut pcs[p as usize];
+                lists[0].push(a.pc);
                 if a.write {
-                    e.1 = e.1.max(a.pc + 1);
+                    lists[1].push(a.pc);
                 }
             }
-            center_cells.insert(CellId(c as u32), access_last.len() as u32);
-            access_last.push(last);
+            for lists in &mut pcs {
+                for l in lists.iter_mut() {
+                    l.sort_unstable();
+                    l.dedup();
+                }
+            }
+            center_cells.insert(CellId(c as u32), access_pcs.len() as u32);
+            access_pcs.push(pcs);
         }
-        Indexes { inc_last, center_cells, access_last }
+        Indexes { inc_pcs, wait_pcs, center_cells, access_pcs, center_touchers }
     }
+}
+
+/// Whether an ascending list of pcs has one in `lo..hi`.
+fn any_in(pcs: &[u32], lo: u32, hi: u32) -> bool {
+    let i = pcs.partition_point(|&p| p < lo);
+    pcs.get(i).is_some_and(|&p| p < hi)
 }
 
 /// Reusable buffers for [`Window::stubborn_set`].
 #[derive(Clone, Debug, Default)]
 pub struct WindowScratch {
-    records: Vec<(crate::event::DmaKey, u32)>,
-    in_t: Vec<bool>,
-    work: Vec<usize>,
-    found: Vec<usize>,
-    best: Vec<usize>,
+    state: StateScratch,
+    search: SeedSearch,
 }
 
-/// A unit: tracked device `i < T`, in-flight DMA `T + j`, token class `T + R + c`.
-type Unit = usize;
+/// What the units of one state need: its DMAs, and the progress bounds computed so far.
+#[derive(Clone, Debug, Default)]
+struct StateScratch {
+    /// The in-flight DMAs: key and flags.
+    records: Vec<(DmaKey, u32)>,
+    /// Per unit, per tracked device: its progress bound if the unit's events never occur.
+    bounds: Vec<u32>,
+    have_bounds: Vec<bool>,
+    /// Per tracked semaphore: what could be available, and what the bounds' waits took.
+    avail: Vec<u64>,
+    used: Vec<u64>,
+}
 
 impl Window<'_> {
     /// Writes to `out` the enabled events of a stubborn set of `state`: a subset of
@@ -137,287 +250,474 @@ impl Window<'_> {
         out: &mut Vec<WindowEvent>,
     ) {
         out.clear();
+        // Fast path: waits and the entry barrier have no dependents.
         for &e in enabled {
             if let WindowEvent::Step(d) = e {
-                if matches!(self.current(state, d), Some(Op::Wait { .. } | Op::EntryBarrier)) {
+                if matches!(self.current_op(state, d), Some(Op::Wait { .. } | Op::EntryBarrier)) {
                     out.push(e);
                     return;
                 }
             }
         }
-        s.records.clear();
-        s.records.extend(self.dma_records(state));
-        let (t, r) = (self.tracked.len(), s.records.len());
-        let units = t + r + self.tokens.len();
-        let mut best_count = usize::MAX;
-        s.best.clear();
-        for seed in 0..units {
-            if !self.unit_enabled(state, s, seed) {
-                continue;
-            }
-            let Some(count) = self.closure(state, s, seed, best_count) else { continue };
-            if count < best_count {
-                best_count = count;
-                s.best.clear();
-                s.best.extend((0..units).filter(|&u| s.in_t[u]));
-                if count == 1 {
-                    break;
-                }
-            }
-        }
-        if best_count == usize::MAX {
+        let st = &mut s.state;
+        st.records.clear();
+        st.records.extend(self.dma_records(state));
+        let t = self.tracked.len();
+        let units = t + 2 * st.records.len() + self.tokens.len();
+        st.bounds.clear();
+        st.bounds.resize(units * t, 0);
+        st.have_bounds.clear();
+        st.have_bounds.resize(units, false);
+        st.avail.resize(t * self.program.sems_per_device, 0);
+        st.used.resize(t * self.program.sems_per_device, 0);
+        if !s.search.smallest(&mut Ctx { w: self, state, s: st }) {
             out.extend_from_slice(enabled);
             return;
         }
+        let st = &s.state;
+        let r = st.records.len();
+        let dma =
+            |k: DmaKey| t + 2 * st.records.iter().position(|&(key, _)| key == k).expect("enabled DMA is in flight");
         for &e in enabled {
             let unit = match e {
                 WindowEvent::Step(d) => self.position[d.index()] as usize,
-                WindowEvent::Token(i) => t + r + i as usize,
-                WindowEvent::Sent(k) | WindowEvent::Received(k) | WindowEvent::Done(k) => {
-                    t + s.records.iter().position(|&(key, _)| key == k).expect("enabled DMA is in flight")
-                }
+                WindowEvent::Token(i) => t + 2 * r + i as usize,
+                WindowEvent::Sent(k) => dma(k),
+                WindowEvent::Received(k) | WindowEvent::Done(k) => dma(k) + 1,
             };
-            if s.best.contains(&unit) {
+            if s.search.chosen(unit) {
                 out.push(e);
             }
         }
     }
+}
 
-    fn current(&self, state: &[u32], d: DeviceId) -> Option<Op> {
-        self.program.devices[d.index()].ops.get(self.pc(state, d) as usize).copied()
+/// The units of one window state: device `i < T`, the sending (`T + 2j`) and the landing
+/// (`T + 2j + 1`) of in-flight DMA `j < R`, token class `T + 2R + c`.
+struct Ctx<'a, 'p> {
+    w: &'a Window<'p>,
+    state: &'a [u32],
+    s: &'a mut StateScratch,
+}
+
+impl Units for Ctx<'_, '_> {
+    fn count(&self) -> usize {
+        self.s.have_bounds.len()
     }
 
-    fn unit_enabled(&self, state: &[u32], s: &WindowScratch, u: Unit) -> bool {
-        let (t, r) = (self.tracked.len(), s.records.len());
+    fn events(&self, u: Unit) -> usize {
+        let (t, r) = (self.w.tracked.len(), self.s.records.len());
+        let enabled = if u < t {
+            self.w.is_enabled(self.state, WindowEvent::Step(self.w.tracked[u]))
+        } else if u < t + 2 * r {
+            self.pending(u)
+        } else {
+            self.w.is_enabled(self.state, WindowEvent::Token((u - t - 2 * r) as u32))
+        };
+        usize::from(enabled)
+    }
+
+    fn dependents(&mut self, u: Unit, found: &mut Vec<Unit>) {
+        let (t, r) = (self.w.tracked.len(), self.s.records.len());
         if u < t {
-            self.is_enabled(state, WindowEvent::Step(self.tracked[u]))
-        } else if u < t + r {
-            true
+            self.device_dependents(u, found);
+        } else if u < t + 2 * r {
+            self.dma_dependents(u, found);
         } else {
-            self.is_enabled(state, WindowEvent::Token((u - t - r) as u32))
+            self.token_dependents(u - t - 2 * r, found);
+        }
+    }
+}
+
+impl Ctx<'_, '_> {
+    fn t(&self) -> usize {
+        self.w.tracked.len()
+    }
+
+    fn token_unit(&self, c: usize) -> Unit {
+        self.t() + 2 * self.s.records.len() + c
+    }
+
+    /// The index of a tracked semaphore among the tracked ones.
+    fn sem_index(&self, sem: SemSlot) -> usize {
+        self.w.sem_word(sem) - self.t()
+    }
+
+    /// The pcs of tracked device `gi` that can run before unit `u`: from its pc up to
+    /// its progress bound (it can be *at* the bound).
+    fn span(&self, u: Unit, gi: usize) -> (u32, u32) {
+        debug_assert!(self.s.have_bounds[u]);
+        (self.state[gi], self.s.bounds[u * self.t() + gi])
+    }
+
+    /// Whether DMA unit `u`'s event is still to occur (then it is enabled: A3).
+    fn pending(&self, u: Unit) -> bool {
+        let t = self.t();
+        let (key, flags) = self.s.records[(u - t) / 2];
+        let local = matches!(self.w.program.dma_op(key), Op::LocalDma { .. });
+        if (u - t) % 2 == 0 {
+            !local && flags & SENT == 0
+        } else {
+            local || flags & RECEIVED == 0
         }
     }
 
-    fn unit_events(&self, state: &[u32], s: &WindowScratch, u: Unit) -> usize {
-        let (t, r) = (self.tracked.len(), s.records.len());
-        if (t..t + r).contains(&u) {
-            let (key, flags) = s.records[u - t];
-            match self.program.dma_op(key) {
-                Op::LocalDma { .. } => 1,
-                _ => usize::from(flags & SENT == 0) + usize::from(flags & RECEIVED == 0),
+    fn device_dependents(&mut self, u: Unit, found: &mut Vec<Unit>) {
+        let w = self.w;
+        let g = w.tracked[u];
+        let Some(op) = w.current_op(self.state, g) else { return };
+        if self.events(u) == 0 {
+            match op {
+                Op::Wait { sem, .. } => {
+                    self.ensure_bounds(u);
+                    self.incrementers(u, sem, found);
+                }
+                Op::EntryBarrier => {
+                    let k = w.program.invocation_of(g, self.state[u]);
+                    found.extend((0..self.t()).filter(|&i| !w.has_entered(self.state, w.tracked[i], k)));
+                }
+                _ => unreachable!("only waits and the entry barrier block"),
             }
-        } else {
-            usize::from(self.unit_enabled(state, s, u))
+            return;
         }
-    }
-
-    fn closure(&self, state: &[u32], s: &mut WindowScratch, seed: Unit, limit: usize) -> Option<usize> {
-        let units = self.tracked.len() + s.records.len() + self.tokens.len();
-        s.in_t.clear();
-        s.in_t.resize(units, false);
-        s.work.clear();
-        let mut count = 0usize;
-        s.in_t[seed] = true;
-        s.work.push(seed);
-        count += self.unit_events(state, s, seed);
-        if count >= limit {
-            return None;
-        }
-        let mut found = std::mem::take(&mut s.found);
-        let mut result = Some(());
-        'closure: while let Some(u) = s.work.pop() {
-            found.clear();
-            self.dependents(state, s, u, &mut found);
-            for &v in &found {
-                if !s.in_t[v] {
-                    s.in_t[v] = true;
-                    s.work.push(v);
-                    count += self.unit_events(state, s, v);
-                    if count >= limit {
-                        result = None;
-                        break 'closure;
+        match op {
+            Op::Wait { .. } | Op::EntryBarrier => {}
+            Op::Exit if g != w.center => {}
+            Op::Enter | Op::Exit => {
+                self.ensure_bounds(u);
+                let spd = w.program.sems_per_device;
+                for (i, (decl, _)) in w.program.sem_decls.iter().enumerate() {
+                    if decl.kind != SemKind::Barrier {
+                        self.incrementers(u, SemSlot((g.index() * spd + i) as u32), found);
                     }
                 }
-            }
-        }
-        s.found = found;
-        result.map(|()| count)
-    }
-
-    /// The units that must join a stubborn set containing `u`.
-    fn dependents(&self, state: &[u32], s: &WindowScratch, u: Unit, found: &mut Vec<Unit>) {
-        let (t, r) = (self.tracked.len(), s.records.len());
-        if u < t {
-            let g = self.tracked[u];
-            let Some(op) = self.current(state, g) else { return };
-            if !self.unit_enabled(state, s, u) {
-                match op {
-                    Op::Wait { sem, .. } => self.incrementers(state, s, sem, Some(g), found),
-                    Op::EntryBarrier => {
-                        let k = self.program.invocation_of(g, self.pc(state, g));
-                        for (i, &e) in self.tracked.iter().enumerate() {
-                            let entered = match self.program.lifecycle(e, self.pc(state, e)) {
-                                None => true,
-                                Some((inv, running)) => inv > k || (inv == k && running),
-                            };
-                            if !entered {
-                                found.push(i);
+                if g == w.center {
+                    self.center_touchers(u, found);
+                }
+                if g == w.center && op == Op::Exit {
+                    let t = self.t();
+                    for (j, &(key, flags)) in self.s.records.iter().enumerate() {
+                        if key.issuer == g {
+                            match w.program.dma_op(key) {
+                                Op::LocalDma { .. } => found.push(t + 2 * j + 1),
+                                _ if flags & SENT == 0 => found.push(t + 2 * j),
+                                _ => {}
                             }
                         }
                     }
-                    _ => unreachable!("only waits and the entry barrier block"),
                 }
-                return;
             }
-            match op {
-                Op::Wait { .. } | Op::EntryBarrier => {}
-                Op::Enter => self.reset_dependents(state, s, g, found),
-                Op::Exit if g == self.center => self.reset_dependents(state, s, g, found),
-                Op::Exit => {}
-                Op::Signal { target, sem, .. } => {
-                    if self.is_tracked(target) {
-                        self.increment_dependents(state, sem, found, t + r);
-                    }
-                }
-                Op::LocalDma { src, dst, .. } | Op::RemoteDma { src, dst, .. } | Op::Compute { src, dst, .. } => {
-                    let (src, dst) = (self.program.span(src), self.program.span(dst));
-                    let add_reads = matches!(op, Op::Compute { kind: crate::program::ComputeKind::Add, .. });
-                    self.cell_dependents(state, s, Some(g), src, false, found);
-                    self.cell_dependents(state, s, Some(g), dst, true, found);
-                    if add_reads {
-                        self.cell_dependents(state, s, Some(g), dst, false, found);
+            Op::Signal { target, sem, .. } => {
+                if w.is_tracked(target) {
+                    self.ensure_bounds(u);
+                    self.increment_dependents(u, sem, found);
+                    if target == w.center && w.program.sem_kind(sem) != SemKind::Barrier {
+                        self.center_lifecycle(u, found);
                     }
                 }
             }
-        } else if u < t + r {
-            let (key, flags) = s.records[u - t];
-            let op = self.program.dma_op(key);
-            let (src, dst) = match op {
-                Op::LocalDma { src, dst, .. } | Op::RemoteDma { src, dst, .. } => (src, dst),
-                _ => unreachable!("DMA record of a DMA op"),
+            Op::LocalDma { src, dst, .. } | Op::RemoteDma { src, dst, .. } | Op::Compute { src, dst, .. } => {
+                let (src, dst) = (w.program.span(src), w.program.span(dst));
+                let center = |cells: &[CellId]| cells.iter().any(|c| w.indexes.center_cells.contains_key(c));
+                if !center(src) && !center(dst) {
+                    return;
+                }
+                self.ensure_bounds(u);
+                self.cell_dependents(u, Some(u), src, false, found);
+                self.cell_dependents(u, Some(u), dst, true, found);
+                if matches!(op, Op::Compute { kind: ComputeKind::Add, .. }) {
+                    self.cell_dependents(u, Some(u), dst, false, found);
+                }
+            }
+        }
+    }
+
+    fn dma_dependents(&mut self, u: Unit, found: &mut Vec<Unit>) {
+        if !self.pending(u) {
+            return; // an event that occurred never occurs again
+        }
+        self.ensure_bounds(u);
+        let w = self.w;
+        let t = self.t();
+        let (key, flags) = self.s.records[(u - t) / 2];
+        let landing = (u - t) % 2 == 1;
+        match w.program.dma_op(key) {
+            Op::LocalDma { src, dst, sem, .. } => {
+                self.increment_dependents(u, sem, found);
+                if key.issuer == w.center {
+                    self.center_lifecycle(u, found);
+                }
+                self.cell_dependents(u, None, w.program.span(dst), true, found);
+                self.cell_dependents(u, None, w.program.span(src), false, found);
+            }
+            Op::RemoteDma { src, dst, target, send_sem, recv_sem, .. } => {
+                if landing {
+                    self.increment_dependents(u, recv_sem, found);
+                    if target == w.center {
+                        self.center_lifecycle(u, found);
+                    }
+                    self.cell_dependents(u, None, w.program.span(dst), true, found);
+                } else {
+                    self.increment_dependents(u, send_sem, found);
+                    if key.issuer == w.center {
+                        self.center_lifecycle(u, found);
+                    }
+                }
+                if flags == 0 {
+                    self.cell_dependents(u, None, w.program.span(src), false, found);
+                }
+            }
+            _ => unreachable!("DMA record of a DMA op"),
+        }
+    }
+
+    fn token_dependents(&mut self, c: usize, found: &mut Vec<Unit>) {
+        let w = self.w;
+        let tok = &w.tokens[c];
+        if w.tokens_used(self.state, c as u32) >= tok.budget {
+            return;
+        }
+        found.push(w.position[tok.target.index()] as usize);
+        let u = self.token_unit(c);
+        if self.events(u) > 0 {
+            self.ensure_bounds(u);
+            self.incrementers(u, tok.sem, found);
+        }
+    }
+
+    /// For an increment of `sem` (unit `u`): the tokens of `sem` that can fire before
+    /// it, the owner's `Enter` (not for the barrier semaphore), and, for the center, its
+    /// `Exit`.
+    fn increment_dependents(&self, u: Unit, sem: SemSlot, found: &mut Vec<Unit>) {
+        let w = self.w;
+        self.tokens_of(u, sem, found);
+        if w.program.sem_kind(sem) == SemKind::Barrier {
+            return;
+        }
+        let owner = w.program.sem_device(sem);
+        let oi = w.position[owner.index()] as usize;
+        let (lo, hi) = self.span(u, oi);
+        let dp = &w.program.devices[owner.index()];
+        if any_in(&dp.enter_pc, lo, hi) || (owner == w.center && any_in(&dp.exit_pc, lo, hi)) {
+            found.push(oi);
+        }
+    }
+
+    /// The center, if its `Enter` or `Exit` can occur before unit `u`.
+    fn center_lifecycle(&self, u: Unit, found: &mut Vec<Unit>) {
+        let w = self.w;
+        let ci = w.position[w.center.index()] as usize;
+        let (lo, hi) = self.span(u, ci);
+        let dp = &w.program.devices[w.center.index()];
+        if any_in(&dp.enter_pc, lo, hi) || any_in(&dp.exit_pc, lo, hi) {
+            found.push(ci);
+        }
+    }
+
+    /// Everything checked against the center's lifecycle that can occur before unit `u`:
+    /// devices with such an operation in their span, pending landings in the center.
+    fn center_touchers(&self, u: Unit, found: &mut Vec<Unit>) {
+        let w = self.w;
+        let t = self.t();
+        for gi in 0..t {
+            let (lo, hi) = self.span(u, gi);
+            if any_in(&w.indexes.center_touchers[gi], lo, hi) {
+                found.push(gi);
+            }
+        }
+        for (j, &(key, flags)) in self.s.records.iter().enumerate() {
+            let into_center = match w.program.dma_op(key) {
+                Op::LocalDma { .. } => key.issuer == w.center,
+                Op::RemoteDma { target, .. } => target == w.center && flags & RECEIVED == 0,
+                _ => false,
             };
-            match op {
-                Op::LocalDma { sem, .. } => self.increment_dependents(state, sem, found, t + r),
-                Op::RemoteDma { send_sem, recv_sem, target, .. } => {
-                    if flags & SENT == 0 {
-                        self.increment_dependents(state, send_sem, found, t + r);
+            if into_center {
+                found.push(t + 2 * j + 1);
+            }
+        }
+    }
+
+    /// Every unit that can increment `sem` before unit `u`: devices with an incrementing
+    /// operation in their span, pending incrementing DMA events, tokens of `sem`.
+    fn incrementers(&self, u: Unit, sem: SemSlot, found: &mut Vec<Unit>) {
+        let w = self.w;
+        let t = self.t();
+        let idx = self.sem_index(sem);
+        for (gi, pcs) in w.indexes.inc_pcs[idx].iter().enumerate() {
+            let (lo, hi) = self.span(u, gi);
+            if any_in(pcs, lo, hi) {
+                found.push(gi);
+            }
+        }
+        for (j, &(key, flags)) in self.s.records.iter().enumerate() {
+            match w.program.dma_op(key) {
+                Op::LocalDma { sem: x, .. } if x == sem => found.push(t + 2 * j + 1),
+                Op::RemoteDma { send_sem, recv_sem, .. } => {
+                    if flags & SENT == 0 && send_sem == sem {
+                        found.push(t + 2 * j);
                     }
-                    if flags & RECEIVED == 0 && self.is_tracked(target) {
-                        self.increment_dependents(state, recv_sem, found, t + r);
+                    if flags & RECEIVED == 0 && recv_sem == sem {
+                        found.push(t + 2 * j + 1);
                     }
                 }
                 _ => {}
             }
-            // Its landing ends the write of the destination (and the read of the
-            // source); its *sent* ends the read of the source.
-            self.cell_dependents(state, s, None, self.program.span(dst), true, found);
-            self.cell_dependents(state, s, None, self.program.span(src), false, found);
-        } else {
-            let c = u - t - r;
-            let tok = &self.tokens[c];
-            found.push(self.position[tok.target.index()] as usize);
-            self.incrementers(state, s, tok.sem, None, found);
         }
+        self.tokens_of(u, sem, found);
     }
 
-    /// For the `Enter` of `g` (or the center's `Exit`): everything that can still
-    /// increment one of `g`'s non-barrier semaphores (or, for the center, signal it or
-    /// land in it, which are such increments too).
-    fn reset_dependents(&self, state: &[u32], s: &WindowScratch, g: DeviceId, found: &mut Vec<Unit>) {
-        let spd = self.program.sems_per_device;
-        for (i, (decl, _)) in self.program.sem_decls.iter().enumerate() {
-            if decl.kind != SemKind::Barrier {
-                self.incrementers(state, s, SemSlot((g.index() * spd + i) as u32), Some(g), found);
+    /// The token classes of `sem` that can fire before unit `u`: budget left, and the
+    /// target can be at a wait they feed.
+    fn tokens_of(&self, u: Unit, sem: SemSlot, found: &mut Vec<Unit>) {
+        let w = self.w;
+        let idx = self.sem_index(sem);
+        let classes = &w.tokens_of[idx];
+        if classes.is_empty() {
+            return;
+        }
+        let target = w.program.sem_device(sem);
+        let ti = w.position[target.index()] as usize;
+        let (lo, hi) = self.span(u, ti);
+        let waits = &w.indexes.wait_pcs[idx];
+        let waits = &waits[waits.partition_point(|&p| p < lo)..waits.partition_point(|&p| p <= hi)];
+        for &c in classes {
+            let unit = self.token_unit(c as usize);
+            let tok = &w.tokens[c as usize];
+            if unit == u || w.tokens_used(self.state, c) >= tok.budget {
+                continue;
+            }
+            let feeds = |&p: &u32| tok.invocation.is_none_or(|k| w.program.invocation_of(target, p) == k);
+            if waits.iter().any(feeds) {
+                found.push(unit);
             }
         }
     }
 
-    /// For an increment of `sem`: its tokens, its owner (if the owner may still reset it
-    /// at an `Enter`), and the center if it is the owner (rule 4 at exit, rule 5).
-    fn increment_dependents(&self, state: &[u32], sem: SemSlot, found: &mut Vec<Unit>, token_base: usize) {
-        let spd = self.program.sems_per_device;
-        let owner = DeviceId((sem.0 as usize / spd) as u16);
-        let p = self.position[owner.index()] as usize;
-        found.extend(self.tokens_of[p * spd + sem.0 as usize % spd].iter().map(|&c| token_base + c as usize));
-        let pc = self.pc(state, owner);
-        let dp = &self.program.devices[owner.index()];
-        let barrier = self.program.sem_kind(sem) == SemKind::Barrier;
-        let future_enter = dp.enter_pc.last().is_some_and(|&e| e >= pc);
-        let future_exit = dp.exit_pc.last().is_some_and(|&e| e >= pc);
-        if (!barrier && future_enter) || (owner == self.center && !barrier && future_exit) {
-            found.push(p);
-        }
-    }
-
-    /// Every unit that can still increment `sem`: devices (other than `except`) with an
-    /// incrementing operation at or after their pc, in-flight DMAs with a pending
-    /// incrementing event, and the token classes of `sem`.
-    fn incrementers(
-        &self,
-        state: &[u32],
-        s: &WindowScratch,
-        sem: SemSlot,
-        except: Option<DeviceId>,
-        found: &mut Vec<Unit>,
-    ) {
-        let spd = self.program.sems_per_device;
-        let (t, r) = (self.tracked.len(), s.records.len());
-        let owner = sem.0 as usize / spd;
-        let p = self.position[owner] as usize;
-        let idx = p * spd + sem.0 as usize % spd;
-        for (gi, &last) in self.indexes.inc_last[idx].iter().enumerate() {
-            let g = self.tracked[gi];
-            if Some(g) != except && last > self.pc(state, g) {
-                found.push(gi);
-            }
-        }
-        for (j, &(key, flags)) in s.records.iter().enumerate() {
-            let hits = match self.program.dma_op(key) {
-                Op::LocalDma { sem: x, .. } => x == sem,
-                Op::RemoteDma { send_sem, recv_sem, .. } => {
-                    (flags & SENT == 0 && send_sem == sem) || (flags & RECEIVED == 0 && recv_sem == sem)
-                }
-                _ => false,
-            };
-            if hits {
-                found.push(t + j);
-            }
-        }
-        found.extend(self.tokens_of[idx].iter().map(|&c| t + r + c as usize));
-    }
-
-    /// For an access (`write`, else read) of `cells` by device `me` (or by an in-flight
-    /// DMA's events when `me` is `None`): the devices that can still access one of the
-    /// center's cells among them in a conflicting way, and the in-flight DMAs that read
-    /// or write them in a conflicting way.
-    fn cell_dependents(
-        &self,
-        state: &[u32],
-        s: &WindowScratch,
-        me: Option<DeviceId>,
-        cells: &[CellId],
-        write: bool,
-        found: &mut Vec<Unit>,
-    ) {
-        let t = self.tracked.len();
+    /// For an access (`write`, else read) of `cells` by device unit `me` (or by a DMA
+    /// event, `me` is `None`) that can occur before unit `u`: the devices whose
+    /// operations on the center's cells among them conflict and can occur before `u`;
+    /// for a device, also the pending events of in-flight DMAs that end a conflicting
+    /// interval on them.
+    fn cell_dependents(&self, u: Unit, me: Option<Unit>, cells: &[CellId], write: bool, found: &mut Vec<Unit>) {
+        let w = self.w;
+        let t = self.t();
         for c in cells {
-            let Some(&ci) = self.indexes.center_cells.get(c) else { continue };
-            for (gi, &(any, writes)) in self.indexes.access_last[ci as usize].iter().enumerate() {
-                let g = self.tracked[gi];
-                let last = if write { any } else { writes };
-                if Some(g) != me && last > self.pc(state, g) {
+            let Some(&ci) = w.indexes.center_cells.get(c) else { continue };
+            for (gi, lists) in w.indexes.access_pcs[ci as usize].iter().enumerate() {
+                let (lo, hi) = self.span(u, gi);
+                if Some(gi) != me && any_in(&lists[usize::from(!write)], lo, hi) {
                     found.push(gi);
                 }
             }
-            for (j, &(key, _)) in s.records.iter().enumerate() {
-                let (src, dst) = match self.program.dma_op(key) {
-                    Op::LocalDma { src, dst, .. } | Op::RemoteDma { src, dst, .. } => (src, dst),
+            if me.is_none() {
+                continue;
+            }
+            for (j, &(key, flags)) in self.s.records.iter().enumerate() {
+                let (src, dst, reading, writing, local) = match w.program.dma_op(key) {
+                    Op::LocalDma { src, dst, .. } => (src, dst, true, true, true),
+                    Op::RemoteDma { src, dst, .. } => (src, dst, flags == 0, flags & RECEIVED == 0, false),
                     _ => continue,
                 };
-                if self.program.span(dst).contains(c) || (write && self.program.span(src).contains(c)) {
-                    found.push(t + j);
+                if writing && w.program.span(dst).contains(c) {
+                    found.push(t + 2 * j + 1);
+                }
+                if write && reading && w.program.span(src).contains(c) {
+                    found.push(t + 2 * j + 1);
+                    if !local {
+                        found.push(t + 2 * j);
+                    }
                 }
             }
         }
+    }
+
+    /// Computes the progress bounds of every tracked device if unit `u`'s events never
+    /// occur (module docs).
+    fn ensure_bounds(&mut self, u: Unit) {
+        if self.s.have_bounds[u] {
+            return;
+        }
+        let w = self.w;
+        let program = w.program;
+        let t = self.t();
+        let r = self.s.records.len();
+        let s = &mut *self.s;
+        let (avail, used) = (&mut s.avail, &mut s.used);
+        for (i, a) in avail.iter_mut().enumerate() {
+            *a = self.state[t + i] as u64;
+        }
+        used.iter_mut().for_each(|x| *x = 0);
+        let index = |sem: SemSlot| w.sem_word(sem) - t;
+        for (j, &(key, flags)) in s.records.iter().enumerate() {
+            match program.dma_op(key) {
+                Op::LocalDma { sem, bytes, .. } if u != t + 2 * j + 1 => avail[index(sem)] += bytes as u64,
+                Op::RemoteDma { send_sem, recv_sem, bytes, .. } => {
+                    if flags & SENT == 0 && u != t + 2 * j {
+                        avail[index(send_sem)] += bytes as u64;
+                    }
+                    if flags & RECEIVED == 0 && u != t + 2 * j + 1 {
+                        avail[index(recv_sem)] += bytes as u64;
+                    }
+                }
+                _ => {}
+            }
+        }
+        for (c, tok) in w.tokens.iter().enumerate() {
+            if u != t + 2 * r + c {
+                let left = tok.budget.saturating_sub(w.tokens_used(self.state, c as u32));
+                avail[index(tok.sem)] += left as u64 * tok.inc as u64;
+            }
+        }
+        let base = u * t;
+        let bounds = &mut s.bounds[base..base + t];
+        bounds.copy_from_slice(&self.state[..t]);
+        loop {
+            let mut changed = false;
+            for gi in 0..t {
+                if gi == u {
+                    continue; // the excluded device never moves
+                }
+                let dp = &program.devices[w.tracked[gi].index()];
+                loop {
+                    let b = bounds[gi];
+                    let Some(&op) = dp.ops.get(b as usize) else { break };
+                    match op {
+                        Op::Wait { sem, amount } => {
+                            let i = index(sem);
+                            if avail[i] < used[i] + amount as u64 {
+                                break;
+                            }
+                            used[i] += amount as u64;
+                        }
+                        Op::EntryBarrier => {
+                            let k = dp.info[b as usize].invocation as usize;
+                            let all = w
+                                .tracked
+                                .iter()
+                                .enumerate()
+                                .all(|(ei, e)| bounds[ei] > program.devices[e.index()].enter_pc[k]);
+                            if !all {
+                                break;
+                            }
+                        }
+                        Op::Signal { target, sem, inc } if w.is_tracked(target) => avail[index(sem)] += inc as u64,
+                        Op::LocalDma { sem, bytes, .. } => avail[index(sem)] += bytes as u64,
+                        Op::RemoteDma { target, send_sem, recv_sem, bytes, .. } => {
+                            avail[index(send_sem)] += bytes as u64;
+                            if w.is_tracked(target) {
+                                avail[index(recv_sem)] += bytes as u64;
+                            }
+                        }
+                        _ => {}
+                    }
+                    bounds[gi] = b + 1;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        s.have_bounds[u] = true;
     }
 }

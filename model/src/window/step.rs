@@ -92,7 +92,7 @@ fn header(key: DmaKey, flags: u32) -> u32 {
 }
 
 impl Window<'_> {
-    fn sem_word(&self, slot: SemSlot) -> usize {
+    pub(super) fn sem_word(&self, slot: SemSlot) -> usize {
         let spd = self.program.sems_per_device;
         let d = slot.0 as usize / spd;
         self.tracked.len() + self.position[d] as usize * spd + slot.0 as usize % spd
@@ -140,12 +140,12 @@ impl Window<'_> {
         self.records(state).map(|r| (r.key, r.flags))
     }
 
-    fn current_op(&self, state: &[u32], d: DeviceId) -> Option<Op> {
+    pub(super) fn current_op(&self, state: &[u32], d: DeviceId) -> Option<Op> {
         self.program.devices[d.index()].ops.get(self.pc(state, d) as usize).copied()
     }
 
     /// Whether tracked device `e` has entered invocation `k` or gone past it.
-    fn has_entered(&self, state: &[u32], e: DeviceId, k: u32) -> bool {
+    pub(super) fn has_entered(&self, state: &[u32], e: DeviceId, k: u32) -> bool {
         match self.program.lifecycle(e, self.pc(state, e)) {
             None => true,
             Some((inv, running)) => inv > k || (inv == k && running),
