@@ -47,6 +47,11 @@ pub struct SizesConfig {
     pub exact: Budget,
     /// The budget of one window exploration.
     pub window: Budget,
+    /// The budget of a second, unreduced exploration of a window that reached a
+    /// violation: the reduced graph of a nearly correct kernel is close to one path that
+    /// meets the violation late, while the full graph, breadth-first, usually has a far
+    /// shorter execution to it (the counterexample then shown).
+    pub short_window: Budget,
     /// The largest window radius tried (a window violation at radius `K` is retried at
     /// `K + 1`, up to this).
     pub max_radius: usize,
@@ -61,6 +66,7 @@ impl Default for SizesConfig {
         SizesConfig {
             exact: Budget { max_states: Some(20_000), max_seconds: Some(10.0), max_memory_bytes: Some(4 << 30) },
             window: Budget { max_states: Some(100_000_000), max_seconds: None, max_memory_bytes: Some(8 << 30) },
+            short_window: Budget { max_states: Some(200_000), max_seconds: Some(5.0), max_memory_bytes: Some(1 << 30) },
             max_radius: 2,
             confirm: Budget { max_states: Some(2_000_000), max_seconds: Some(60.0), max_memory_bytes: Some(4 << 30) },
             confirm_extra: 3,
@@ -319,16 +325,26 @@ fn window_method_on_defaults(
                 WindowVerdict::Proved => {}
                 WindowVerdict::Violation { names, violation: v, schedule } => {
                     // The window's own execution, on the real ring: found, it is a bug.
-                    let followed = follow_window(&class.window, &schedule);
-                    add(&mut how.window_stats, &followed.stats);
-                    if let Some(cex) = followed.counterexample.filter(|cex| replays(program, cex)) {
-                        how.escalated_from.push(radius);
-                        how.confirmed_by = Some(Confirmation {
-                            search: Search::FollowWindow,
-                            active: how.tracked,
-                            states: followed.stats.states,
-                        });
-                        return Ok((SizeVerdict::Violation { counterexample: cex }, Method::Window(how), checked));
+                    // A shorter one from the unreduced window graph, if it has one within
+                    // its small budget, is tried first.
+                    let short = explore_window(&class.window, Reduction::None, &config.short_window);
+                    add(&mut how.window_stats, &short.stats);
+                    let shorter = match short.verdict {
+                        WindowVerdict::Violation { schedule: s, .. } if s.len() < schedule.len() => Some(s),
+                        _ => None,
+                    };
+                    for schedule in shorter.iter().chain([&schedule]) {
+                        let followed = follow_window(&class.window, schedule);
+                        add(&mut how.window_stats, &followed.stats);
+                        if let Some(cex) = followed.counterexample.filter(|cex| replays(program, cex)) {
+                            how.escalated_from.push(radius);
+                            how.confirmed_by = Some(Confirmation {
+                                search: Search::FollowWindow,
+                                active: how.tracked,
+                                states: followed.stats.states,
+                            });
+                            return Ok((SizeVerdict::Violation { counterexample: cex }, Method::Window(how), checked));
+                        }
                     }
                     let mut lines = vec![v.to_string()];
                     lines.extend(names);

@@ -104,3 +104,18 @@ fn sizes_of_a_kernel_file() {
     assert_eq!(size["method"], "window", "{size}");
     assert!(size["confirmed_by"]["active"].as_u64().is_some(), "{size}");
 }
+
+#[test]
+fn a_window_counterexample_is_short_when_the_unreduced_window_has_a_short_one() {
+    // The reduced window graph of psum/no-barrier meets the violation only after some ten
+    // thousand events; the unreduced one, breadth-first, after a handful.
+    let args = ["check", "psum", "--mutant", "no-barrier", "--sizes", "64..64", "--exact-max-states", "0", "--json"];
+    let (code, out, err) = semcheck(&args);
+    assert_eq!(code, 1, "{out}{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let size = &v["report"]["sizes"][0];
+    assert_eq!(size["method"], "window", "{size}");
+    assert_eq!(size["counterexample"]["violation"]["rule"], "outside-kernel", "{size}");
+    let events = size["counterexample"]["schedule"].as_array().unwrap().len();
+    assert!(events <= 10, "a {events}-event counterexample");
+}
