@@ -6,7 +6,10 @@
 use std::cmp::Ordering;
 use std::fmt::Write as _;
 
-use rustc_hash::FxHashMap;
+use std::hash::BuildHasher;
+
+use hashbrown::HashTable;
+use rustc_hash::{FxBuildHasher, FxHashMap};
 use serde::Serialize;
 
 /// One input contribution: `(origin device, block, part)` (`x_2[block 1, top]`).
@@ -67,7 +70,8 @@ pub enum Notation {
 #[derive(Clone, Debug)]
 pub struct ValueTable {
     values: Vec<Value>,
-    index: FxHashMap<Value, ValueId>,
+    /// The ids of `values`, hashed by their value (each value is stored once, in `values`).
+    index: HashTable<ValueId>,
     sums: FxHashMap<(ValueId, ValueId), ValueId>,
     funcs: Vec<String>,
     applies: FxHashMap<(u32, ValueId), ValueId>,
@@ -90,7 +94,7 @@ impl ValueTable {
     pub fn new() -> ValueTable {
         let mut t = ValueTable {
             values: Vec::new(),
-            index: FxHashMap::default(),
+            index: HashTable::new(),
             sums: FxHashMap::default(),
             funcs: Vec::new(),
             applies: FxHashMap::default(),
@@ -103,12 +107,15 @@ impl ValueTable {
 
     /// Interns a value.
     pub fn intern(&mut self, value: Value) -> ValueId {
-        if let Some(&id) = self.index.get(&value) {
+        let hash = FxBuildHasher.hash_one(&value);
+        let values = &self.values;
+        if let Some(&id) = self.index.find(hash, |id| values[id.0 as usize] == value) {
             return id;
         }
         let id = ValueId(self.values.len() as u32);
-        self.values.push(value.clone());
-        self.index.insert(value, id);
+        self.values.push(value);
+        let values = &self.values;
+        self.index.insert_unique(hash, id, |id| FxBuildHasher.hash_one(&values[id.0 as usize]));
         id
     }
 
@@ -292,7 +299,7 @@ impl ValueTable {
         }
         let keep = |v: &ValueId| (v.0 as usize) < len;
         self.values.truncate(len);
-        self.index.retain(|_, v| keep(v));
+        self.index.retain(|v| keep(v));
         self.sums.retain(|(a, b), v| keep(a) && keep(b) && keep(v));
         self.applies.retain(|(_, a), v| keep(a) && keep(v));
         for memo in &mut self.renamed {
