@@ -188,16 +188,6 @@ pub struct SizeResult {
     pub seconds: f64,
 }
 
-/// Decides one size of `case`; `exact_cheap` says whether exact exploration is still to
-/// be tried, and is cleared when it stops deciding.
-pub fn check_size(case: &Case, config: &SizesConfig, exact_cheap: &mut bool) -> Result<SizeResult, ModelError> {
-    let start = Instant::now();
-    let program = crate::program(case)?;
-    let mut result = check_program(&program, config, exact_cheap);
-    result.seconds = start.elapsed().as_secs_f64();
-    Ok(result)
-}
-
 /// Decides one compiled ring program: exact exploration if `exact_cheap` (cleared when
 /// it does not decide within [`SizesConfig::exact`]), else the window method. A program
 /// outside the window method's conditions that exact exploration does not decide within
@@ -457,6 +447,10 @@ impl SizesReport {
 /// `each` with every result as it comes. `exact_cheap`: whether to try exact exploration
 /// first (it is cleared at the first size exact exploration does not decide within
 /// [`SizesConfig::exact`]).
+///
+/// The next sizes are compiled (for a kernel file: traced by JAX) on other threads, one
+/// per core, each a size ahead, while this one is checked; a size's `seconds` count its
+/// compiling and its checking.
 pub fn check_sizes(
     case: &Case,
     sizes: &[usize],
@@ -465,12 +459,35 @@ pub fn check_sizes(
     mut each: impl FnMut(&SizeResult),
 ) -> Result<SizesReport, ModelError> {
     let mut out = Vec::with_capacity(sizes.len());
-    for &n in sizes {
-        let mut c = case.clone();
-        c.devices = n;
-        let result = check_size(&c, config, exact_cheap)?;
-        each(&result);
-        out.push(result);
-    }
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(sizes.len()).max(1);
+    std::thread::scope(|scope| {
+        // Compiler `w` compiles sizes `w`, `w + workers`, ...; each waits with at most one
+        // compiled size, and they are taken in order.
+        let compiled: Vec<_> = (0..workers)
+            .map(|w| {
+                let (send, receive) = std::sync::mpsc::sync_channel(1);
+                scope.spawn(move || {
+                    for &n in sizes.iter().skip(w).step_by(workers) {
+                        let start = Instant::now();
+                        let program = crate::program(&Case { devices: n, ..case.clone() });
+                        let failed = program.is_err();
+                        if send.send((program, start.elapsed().as_secs_f64())).is_err() || failed {
+                            return;
+                        }
+                    }
+                });
+                receive
+            })
+            .collect();
+        for i in 0..sizes.len() {
+            let (program, compile_seconds) = compiled[i % workers].recv().expect("a compiler sends every size in turn");
+            let start = Instant::now();
+            let mut result = check_program(&program?, config, exact_cheap);
+            result.seconds = compile_seconds + start.elapsed().as_secs_f64();
+            each(&result);
+            out.push(result);
+        }
+        Ok(())
+    })?;
     Ok(SizesReport { sizes: out, config: *config })
 }
