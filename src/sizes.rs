@@ -428,6 +428,9 @@ pub struct SizesReport {
     pub sizes: Vec<SizeResult>,
     /// The configuration.
     pub config: SizesConfig,
+    /// Wall-clock seconds of the whole range (less than the sum of the sizes' seconds:
+    /// sizes are compiled while others are checked).
+    pub seconds: f64,
 }
 
 impl SizesReport {
@@ -458,6 +461,7 @@ pub fn check_sizes(
     exact_cheap: &mut bool,
     mut each: impl FnMut(&SizeResult),
 ) -> Result<SizesReport, ModelError> {
+    let started = Instant::now();
     let mut out = Vec::with_capacity(sizes.len());
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(sizes.len()).max(1);
     std::thread::scope(|scope| {
@@ -489,5 +493,5 @@ pub fn check_sizes(
         }
         Ok(())
     })?;
-    Ok(SizesReport { sizes: out, config: *config })
+    Ok(SizesReport { sizes: out, config: *config, seconds: started.elapsed().as_secs_f64() })
 }
