@@ -49,7 +49,7 @@ use crate::mesh::DeviceId;
 use crate::program::{CellId, ComputeKind, Op, Program};
 use crate::semantics::DmaOrder;
 use crate::state::{DmaRecord, RECEIVED, SENT};
-use crate::stubborn::{SeedSearch, Unit, Units};
+use crate::stubborn::{progress_bounds, SeedSearch, Unit, Units};
 
 /// Static indexes used by the reduction, built once per program.
 #[derive(Clone, Debug, Default)]
@@ -441,7 +441,6 @@ impl Program {
         for (i, a) in s.avail.iter_mut().enumerate() {
             *a = state[off + i] as u64;
         }
-        s.used.iter_mut().for_each(|x| *x = 0);
         // Every increment an in-flight DMA can still make, except unit `u`'s own.
         for (j, r) in s.dmas.iter().enumerate() {
             match self.dma_op(r.key) {
@@ -457,52 +456,9 @@ impl Program {
                 _ => {}
             }
         }
-        let base = u * n;
-        s.bounds[base..base + n].copy_from_slice(&state[..n]);
-        loop {
-            let mut changed = false;
-            for g in 0..n {
-                if g == u {
-                    continue; // the excluded device never moves
-                }
-                let dp = &self.devices[g];
-                loop {
-                    let b = s.bounds[base + g];
-                    let Some(&op) = dp.ops.get(b as usize) else { break };
-                    match op {
-                        Op::Wait { sem, amount } => {
-                            let i = sem.0 as usize;
-                            if s.avail[i] < s.used[i] + amount as u64 {
-                                break;
-                            }
-                            s.used[i] += amount as u64;
-                        }
-                        Op::EntryBarrier => {
-                            let k = dp.info[b as usize].invocation;
-                            let all = (0..n).all(|e| {
-                                let enter = self.devices[e].enter_pc[k as usize];
-                                state[e] > enter || s.bounds[base + e] > enter
-                            });
-                            if !all {
-                                break;
-                            }
-                        }
-                        Op::Signal { sem, inc, .. } => s.avail[sem.0 as usize] += inc as u64,
-                        Op::LocalDma { sem, bytes, .. } => s.avail[sem.0 as usize] += bytes as u64,
-                        Op::RemoteDma { send_sem, recv_sem, bytes, .. } => {
-                            s.avail[send_sem.0 as usize] += bytes as u64;
-                            s.avail[recv_sem.0 as usize] += bytes as u64;
-                        }
-                        _ => {}
-                    }
-                    s.bounds[base + g] = b + 1;
-                    changed = true;
-                }
-            }
-            if !changed {
-                break;
-            }
-        }
+        let bounds = &mut s.bounds[u * n..(u + 1) * n];
+        bounds.copy_from_slice(&state[..n]);
+        progress_bounds(|g| &self.devices[g], bounds, u, &mut s.avail, &mut s.used, |sem| Some(sem.0 as usize));
         s.have_bounds[u] = true;
     }
 }

@@ -6,6 +6,8 @@
 //! and which units must join a set containing one ([`Units`]); its soundness argument is
 //! about that relation, not about this search.
 
+use crate::program::{DeviceProgram, Op, SemSlot};
+
 /// A member of a stubborn set (what a unit stands for is the reduction's business: a
 /// device's next operation, one event of an in-flight DMA, a class of tokens).
 pub(crate) type Unit = usize;
@@ -88,5 +90,69 @@ impl SeedSearch {
         };
         self.found = found;
         result
+    }
+}
+
+/// The progress-bound fixpoint both reductions share: runs every device but `excluded`
+/// (indexes `0..bounds.len()`, `device(i)` its program) as far as it can from `bounds`
+/// (their pcs on entry, their bounds on return). A wait passes while `avail` (what could
+/// be available: the caller puts in the semaphores' values and the in-flight increments)
+/// covers it beyond `used`; an operation passed adds its increments to `avail`; an entry
+/// barrier passes once every device's bound is past that invocation's entry. `slot` maps
+/// a semaphore to its index in `avail` and `used`, `None` for one whose increments are
+/// not counted (a device's the caller does not track).
+pub(crate) fn progress_bounds<'p>(
+    device: impl Fn(usize) -> &'p DeviceProgram,
+    bounds: &mut [u32],
+    excluded: usize,
+    avail: &mut [u64],
+    used: &mut [u64],
+    slot: impl Fn(SemSlot) -> Option<usize>,
+) {
+    used.fill(0);
+    let add = |sem: SemSlot, amount: u32, avail: &mut [u64]| {
+        if let Some(i) = slot(sem) {
+            avail[i] += amount as u64;
+        }
+    };
+    loop {
+        let mut changed = false;
+        for g in 0..bounds.len() {
+            if g == excluded {
+                continue; // the excluded device never moves
+            }
+            let dp = device(g);
+            loop {
+                let b = bounds[g];
+                let Some(&op) = dp.ops.get(b as usize) else { break };
+                match op {
+                    Op::Wait { sem, amount } => {
+                        let i = slot(sem).expect("a device waits on its own semaphores");
+                        if avail[i] < used[i] + amount as u64 {
+                            break;
+                        }
+                        used[i] += amount as u64;
+                    }
+                    Op::EntryBarrier => {
+                        let k = dp.info[b as usize].invocation as usize;
+                        if !(0..bounds.len()).all(|e| bounds[e] > device(e).enter_pc[k]) {
+                            break;
+                        }
+                    }
+                    Op::Signal { sem, inc, .. } => add(sem, inc, avail),
+                    Op::LocalDma { sem, bytes, .. } => add(sem, bytes, avail),
+                    Op::RemoteDma { send_sem, recv_sem, bytes, .. } => {
+                        add(send_sem, bytes, avail);
+                        add(recv_sem, bytes, avail);
+                    }
+                    _ => {}
+                }
+                bounds[g] = b + 1;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
     }
 }

@@ -109,7 +109,7 @@ use crate::ir::SemKind;
 use crate::mesh::DeviceId;
 use crate::program::{CellId, ComputeKind, Op, Program, SemSlot};
 use crate::state::{RECEIVED, SENT};
-use crate::stubborn::{SeedSearch, Unit, Units};
+use crate::stubborn::{progress_bounds, SeedSearch, Unit, Units};
 
 use super::step::WindowEvent;
 use super::Window;
@@ -270,7 +270,7 @@ impl Window<'_> {
         st.have_bounds.resize(units, false);
         st.avail.resize(t * self.program.sems_per_device, 0);
         st.used.resize(t * self.program.sems_per_device, 0);
-        if !s.search.smallest(&mut Ctx { w: self, state, s: st }) {
+        if !s.search.smallest(&mut WindowUnits { w: self, state, s: st }) {
             out.extend_from_slice(enabled);
             return;
         }
@@ -294,13 +294,13 @@ impl Window<'_> {
 
 /// The units of one window state: device `i < T`, the sending (`T + 2j`) and the landing
 /// (`T + 2j + 1`) of in-flight DMA `j < R`, token class `T + 2R + c`.
-struct Ctx<'a, 'p> {
+struct WindowUnits<'a, 'p> {
     w: &'a Window<'p>,
     state: &'a [u32],
     s: &'a mut StateScratch,
 }
 
-impl Units for Ctx<'_, '_> {
+impl Units for WindowUnits<'_, '_> {
     fn count(&self) -> usize {
         self.s.have_bounds.len()
     }
@@ -329,7 +329,7 @@ impl Units for Ctx<'_, '_> {
     }
 }
 
-impl Ctx<'_, '_> {
+impl WindowUnits<'_, '_> {
     fn t(&self) -> usize {
         self.w.tracked.len()
     }
@@ -646,7 +646,6 @@ impl Ctx<'_, '_> {
         for (i, a) in avail.iter_mut().enumerate() {
             *a = self.state[t + i] as u64;
         }
-        used.iter_mut().for_each(|x| *x = 0);
         let index = |sem: SemSlot| w.sem_word(sem) - t;
         for (j, &(key, flags)) in s.records.iter().enumerate() {
             match program.dma_op(key) {
@@ -668,56 +667,11 @@ impl Ctx<'_, '_> {
                 avail[index(tok.sem)] += left as u64 * tok.inc as u64;
             }
         }
-        let base = u * t;
-        let bounds = &mut s.bounds[base..base + t];
+        let bounds = &mut s.bounds[u * t..(u + 1) * t];
         bounds.copy_from_slice(&self.state[..t]);
-        loop {
-            let mut changed = false;
-            for gi in 0..t {
-                if gi == u {
-                    continue; // the excluded device never moves
-                }
-                let dp = &program.devices[w.tracked[gi].index()];
-                loop {
-                    let b = bounds[gi];
-                    let Some(&op) = dp.ops.get(b as usize) else { break };
-                    match op {
-                        Op::Wait { sem, amount } => {
-                            let i = index(sem);
-                            if avail[i] < used[i] + amount as u64 {
-                                break;
-                            }
-                            used[i] += amount as u64;
-                        }
-                        Op::EntryBarrier => {
-                            let k = dp.info[b as usize].invocation as usize;
-                            let all = w
-                                .tracked
-                                .iter()
-                                .enumerate()
-                                .all(|(ei, e)| bounds[ei] > program.devices[e.index()].enter_pc[k]);
-                            if !all {
-                                break;
-                            }
-                        }
-                        Op::Signal { target, sem, inc } if w.is_tracked(target) => avail[index(sem)] += inc as u64,
-                        Op::LocalDma { sem, bytes, .. } => avail[index(sem)] += bytes as u64,
-                        Op::RemoteDma { target, send_sem, recv_sem, bytes, .. } => {
-                            avail[index(send_sem)] += bytes as u64;
-                            if w.is_tracked(target) {
-                                avail[index(recv_sem)] += bytes as u64;
-                            }
-                        }
-                        _ => {}
-                    }
-                    bounds[gi] = b + 1;
-                    changed = true;
-                }
-            }
-            if !changed {
-                break;
-            }
-        }
+        let spd = program.sems_per_device;
+        let slot = |sem: SemSlot| w.is_tracked(DeviceId((sem.0 as usize / spd) as u16)).then(|| index(sem));
+        progress_bounds(|g| &program.devices[w.tracked[g].index()], bounds, u, avail, used, slot);
         s.have_bounds[u] = true;
     }
 }
