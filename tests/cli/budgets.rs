@@ -55,10 +55,10 @@ fn the_time_budget_counts_compiling_and_stops_the_explorer_and_stress() {
     assert!(out.contains("stopped by the time budget of 0.5 s while running 10000000 stress runs"), "{out}");
 }
 
-#[test]
-fn ctrl_c_stops_an_exploration_with_a_partial_report() {
+/// Runs `semcheck ARGS`, sends it SIGINT (Ctrl-C) after 0.7 s: its exit code and stdout.
+fn interrupted(args: &[&str]) -> (Option<i32>, String) {
     let child = Command::new(env!("CARGO_BIN_EXE_semcheck"))
-        .args(["check", "psum_scatter", "--devices", "4", "--reduction", "none", "--symmetry", "off"])
+        .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -67,8 +67,14 @@ fn ctrl_c_stops_an_exploration_with_a_partial_report() {
     let killed = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
     assert!(killed.success());
     let out = child.wait_with_output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(3), "{text}");
+    (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+#[test]
+fn ctrl_c_stops_an_exploration_with_a_partial_report() {
+    let (code, text) =
+        interrupted(&["check", "psum_scatter", "--devices", "4", "--reduction", "none", "--symmetry", "off"]);
+    assert_eq!(code, Some(3), "{text}");
     assert!(text.contains("INCOMPLETE") && text.contains("stopped by an interrupt"), "{text}");
     assert!(text.contains("states stored"), "{text}");
 }
@@ -85,18 +91,8 @@ fn a_budget_stops_a_multi_size_check_and_says_which_sizes_were_decided() {
 
 #[test]
 fn ctrl_c_stops_a_kill_matrix_with_a_partial_report() {
-    let child = Command::new(env!("CARGO_BIN_EXE_semcheck"))
-        .args(["mutate", "psum_scatter", "--devices", "12", "--json"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(700));
-    let killed = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
-    assert!(killed.success());
-    let out = child.wait_with_output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(3), "{text}");
+    let (code, text) = interrupted(&["mutate", "psum_scatter", "--devices", "12", "--json"]);
+    assert_eq!(code, Some(3), "{text}");
     let v: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(v["verdict"], "incomplete");
     assert_eq!(v["incomplete"]["reason"], "interrupted");
