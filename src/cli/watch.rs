@@ -92,6 +92,18 @@ struct State {
     bar: Option<ProgressBar>,
 }
 
+impl State {
+    /// Work `what` starts (`cooperative` when it polls the stop request itself).
+    fn begin(&mut self, what: &str, cooperative: bool) {
+        self.doing = Some(what.to_string());
+        self.cooperative = cooperative;
+        if cooperative {
+            self.last = None;
+        }
+        self.requested_at = None;
+    }
+}
+
 static WATCH: OnceLock<Watch> = OnceLock::new();
 
 /// The command's watch (without budgets until [`start`] gives them).
@@ -174,12 +186,7 @@ impl Watch {
     /// work polls [`Watch::control`]'s stop request and reports by itself.
     pub(crate) fn doing(&self, what: &str, cooperative: bool) {
         let mut s = self.lock();
-        s.doing = Some(what.to_string());
-        s.cooperative = cooperative;
-        if cooperative {
-            s.last = None;
-        }
-        s.requested_at = None;
+        s.begin(what, cooperative);
         if s.bar.is_none() && std::io::stderr().is_terminal() {
             let bar = ProgressBar::new_spinner();
             bar.set_style(ProgressStyle::with_template("{spinner} {msg}").expect("a valid template"));
@@ -195,10 +202,7 @@ impl Watch {
     /// in child processes): budgets and Ctrl-C hold, and no progress line is drawn over
     /// its output.
     pub(crate) fn working(&self, what: &str) {
-        let mut s = self.lock();
-        s.doing = Some(what.to_string());
-        s.cooperative = false;
-        s.requested_at = None;
+        self.lock().begin(what, false);
     }
 
     /// What the command has decided so far, said by the partial report if the watchdog
