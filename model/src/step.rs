@@ -213,24 +213,24 @@ impl Program {
                 }
                 self.race(state, scells, dcells, d, pc, None)?;
                 let off = self.cell_offset();
-                // Every value from the cells as they were: source and destination may
-                // overlap.
+                // Every value from the cells as they were (source and destination may
+                // overlap), computed before any is written.
+                let formula_src: Vec<ValueId> = match kind {
+                    ComputeKind::Formula(_) => scells.iter().map(|s| ValueId(state[off + s.0 as usize])).collect(),
+                    _ => Vec::new(),
+                };
                 let mut out = Vec::with_capacity(dcells.len());
                 for (i, c) in dcells.iter().enumerate() {
                     let slot = off + c.0 as usize;
                     let s = scells.get(i).map(|s| ValueId(state[off + s.0 as usize]));
-                    let v = match (kind, s) {
+                    out.push(match (kind, s) {
                         (ComputeKind::Zero, _) => ValueId::ZERO,
                         (ComputeKind::Copy, Some(s)) => s,
                         (ComputeKind::Add, Some(s)) => values.add(ValueId(state[slot]), s),
                         (ComputeKind::Apply(f), Some(s)) => values.apply(f, s),
-                        (ComputeKind::Formula(k), _) => {
-                            let src: Vec<ValueId> = scells.iter().map(|s| ValueId(state[off + s.0 as usize])).collect();
-                            self.formulas[k as usize].eval(i, &src, values)
-                        }
+                        (ComputeKind::Formula(k), _) => self.formulas[k as usize].eval(i, &formula_src, values),
                         (_, None) => ValueId::UNDEF,
-                    };
-                    out.push(v);
+                    });
                 }
                 for (c, v) in dcells.iter().zip(out) {
                     state[off + c.0 as usize] = v.0;
