@@ -97,3 +97,16 @@ def test_ejkernel_all_gather_matmul_is_tpu_inference_s_kernel(exports, ejkernel,
     # The same kernel body as tpu-inference's, statement for statement.
     (t,) = exports.get(os.path.join(EXTERNAL, "tpu_inference_all_gather_matmul.py"), 3)["kernels"]
     assert ops(k) == ops(t)
+
+
+def test_tpu_inference_gmm_fused_rs_is_unsupported_with_its_reason(exports, tpu_inference):
+    doc = exports.get(os.path.join(EXTERNAL, "tpu_inference_gmm_fused_rs.py"), 2)
+    assert doc["errors"] == [] and doc["script"]["status"] == "ok"
+    (k,) = doc["kernels"]
+    assert k["status"] == "unsupported" and k["name"].startswith("gmm_v2_fused_rs-")
+    (err,) = k["errors"]
+    # fill_metadata's loop counts tiles from the scalar-prefetched group sizes.
+    assert err["construct"] == "loop carry"
+    assert err["loc"]["file"].endswith("fused_moe/gmm_v2_gather_scatter.py")
+    assert err["loc"]["code"].startswith("num_gm, _ = lax.fori_loop(")
+    assert err["loc"]["stack"][0]["file"].endswith("fused_moe/gmm_fused_rs_nodedup.py")
