@@ -110,3 +110,14 @@ def test_tpu_inference_gmm_fused_rs_is_unsupported_with_its_reason(exports, tpu_
     assert err["loc"]["file"].endswith("fused_moe/gmm_v2_gather_scatter.py")
     assert err["loc"]["code"].startswith("num_gm, _ = lax.fori_loop(")
     assert err["loc"]["stack"][0]["file"].endswith("fused_moe/gmm_fused_rs_nodedup.py")
+
+
+def test_tpu_inference_hierrs_sc_is_unsupported_with_its_reason(exports, tpu_inference):
+    doc = exports.get(os.path.join(EXTERNAL, "tpu_inference_hierrs_sc.py"), 8)
+    assert doc["errors"] == [] and doc["script"]["status"] == "ok"
+    (k,) = doc["kernels"]
+    assert k["name"] == "scs_kernel" and k["status"] == "unsupported"
+    (err,) = k["errors"]
+    # One pl.kernel over the scalar-subcore and the vector-subcore meshes.
+    assert err["construct"] == "several meshes"
+    assert err["loc"]["file"].endswith("collectives/hierrs_sc/kernel.py")
