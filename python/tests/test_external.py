@@ -4,13 +4,14 @@ tests are skipped, saying so."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 
 import pytest
 
-from helpers import ops, statements
+from helpers import line_of, ops, sem_uses, statements
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXTERNAL = os.path.join(os.path.dirname(HERE), "external")
@@ -18,12 +19,21 @@ sys.path.insert(0, EXTERNAL)
 import fetch  # noqa: E402
 
 
+def _fetched(name: str, version: str) -> str:
+    try:
+        return fetch.package(name, version)
+    except (subprocess.CalledProcessError, RuntimeError, OSError) as e:
+        pytest.skip(f"{name} {version} could not be fetched: {e}")
+
+
 @pytest.fixture(scope="module")
 def tpu_inference() -> str:
-    try:
-        return fetch.package("tpu-inference", "0.32.0")
-    except (subprocess.CalledProcessError, RuntimeError, OSError) as e:
-        pytest.skip(f"tpu-inference 0.32.0 could not be fetched: {e}")
+    return _fetched("tpu-inference", "0.32.0")
+
+
+@pytest.fixture(scope="module")
+def ejkernel() -> str:
+    return _fetched("ejkernel", "0.0.80.3")
 
 
 def test_jax_all_gather(exports):
@@ -56,3 +66,58 @@ def test_tpu_inference_fused_moe_is_unsupported_with_its_reason(exports, tpu_inf
     (err,) = k["errors"]
     assert err["construct"] == "dynamic slice size"
     assert err["loc"]["file"].endswith("tpu_inference/kernels/fused_moe/v1/kernel.py")
+
+
+def test_ejkernel_reduce_scatter_matmul(exports, ejkernel):
+    doc = exports.get(os.path.join(EXTERNAL, "ejkernel_reduce_scatter_matmul.py"), 3)
+    assert doc["errors"] == [] and doc["script"]["status"] == "ok"
+    (k,) = doc["kernels"]
+    assert k["status"] == "ok" and k["grid"] == [3]
+    assert k["entry"]["uses_barrier_semaphore"] and k["entry"]["collective_id"] == 0
+    starts = [s for s in statements(k["body"]) if s["op"] == "dma_start"]
+    # One step's two remote sends (left and right); every other copy is HBM <-> VMEM.
+    assert sum(s["dma"]["kind"] == "remote" for s in starts) == 2
+    # The capacity handshake: each step signals both neighbours and waits for both.
+    for name in ("left_capacity_sem", "right_capacity_sem"):
+        assert sorted(u["op"] for u in sem_uses(k, name)) == ["signal", "wait"]
+    # `acc[...] = acc[...] + jnp.dot(x, y.T)`: one value of every cell it reads, not cellwise.
+    dot = line_of(k["body"][0]["loc"]["file"], "jnp.dot(x_f32, y_f32.T)")
+    (acc,) = {json.dumps(s["value"]) for s in statements(k["body"]) if s["op"] == "store" and s["loc"]["line"] == dot
+              and not s["cellwise"]}
+    assert '"dot_general' in acc and json.loads(acc)["kind"] == "add"
+    assert k["body"][0]["loc"]["file"].startswith(ejkernel)
+
+
+def test_ejkernel_all_gather_matmul_is_tpu_inference_s_kernel(exports, ejkernel, tpu_inference):
+    doc = exports.get(os.path.join(EXTERNAL, "ejkernel_all_gather_matmul.py"), 3)
+    assert doc["errors"] == [] and doc["script"]["status"] == "ok"
+    (k,) = doc["kernels"]
+    assert k["status"] == "ok" and k["grid"] == [5, 1, 1]
+    assert k["body"][0]["loc"]["file"].startswith(ejkernel)
+    # The same kernel body as tpu-inference's, statement for statement.
+    (t,) = exports.get(os.path.join(EXTERNAL, "tpu_inference_all_gather_matmul.py"), 3)["kernels"]
+    assert ops(k) == ops(t)
+
+
+def test_tpu_inference_gmm_fused_rs_is_unsupported_with_its_reason(exports, tpu_inference):
+    doc = exports.get(os.path.join(EXTERNAL, "tpu_inference_gmm_fused_rs.py"), 2)
+    assert doc["errors"] == [] and doc["script"]["status"] == "ok"
+    (k,) = doc["kernels"]
+    assert k["status"] == "unsupported" and k["name"].startswith("gmm_v2_fused_rs-")
+    (err,) = k["errors"]
+    # fill_metadata's loop counts tiles from the scalar-prefetched group sizes.
+    assert err["construct"] == "loop carry"
+    assert err["loc"]["file"].endswith("fused_moe/gmm_v2_gather_scatter.py")
+    assert err["loc"]["code"].startswith("num_gm, _ = lax.fori_loop(")
+    assert err["loc"]["stack"][0]["file"].endswith("fused_moe/gmm_fused_rs_nodedup.py")
+
+
+def test_tpu_inference_hierrs_sc_is_unsupported_with_its_reason(exports, tpu_inference):
+    doc = exports.get(os.path.join(EXTERNAL, "tpu_inference_hierrs_sc.py"), 8)
+    assert doc["errors"] == [] and doc["script"]["status"] == "ok"
+    (k,) = doc["kernels"]
+    assert k["name"] == "scs_kernel" and k["status"] == "unsupported"
+    (err,) = k["errors"]
+    # One pl.kernel over the scalar-subcore and the vector-subcore meshes.
+    assert err["construct"] == "several meshes"
+    assert err["loc"]["file"].endswith("collectives/hierrs_sc/kernel.py")
