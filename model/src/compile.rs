@@ -80,15 +80,22 @@ pub fn compile(kernel: &Kernel, mesh: &Mesh, spec: &Spec, repeat: u32) -> Result
 /// `(origin, block, part)`, `block` the first index and `part` the second for ranks up to
 /// 2 (the seeds' `x_ref[block, half]`); for higher ranks `part` is the last index and
 /// `block` the others flattened row-major, so distinct cells hold distinct atoms.
-pub fn input_atom(origin: u16, index: &[usize], shape: &[usize]) -> Atom {
+pub fn input_atom(input: u16, origin: u16, index: &[usize], shape: &[usize]) -> Atom {
     match index {
-        [] => Atom { origin, block: 0, part: 0 },
-        [i] => Atom { origin, block: *i as u16, part: 0 },
+        [] => Atom { origin, block: 0, part: 0, input },
+        [i] => Atom { origin, block: *i as u16, part: 0, input },
         [rest @ .., last] => {
             let block = rest.iter().zip(shape).fold(0usize, |acc, (&i, &s)| acc * s + i);
-            Atom { origin, block: block as u16, part: *last as u16 }
+            Atom { origin, block: block as u16, part: *last as u16, input }
         }
     }
+}
+
+/// Which input buffer `buffer` is, counting the kernel's input buffers in declaration
+/// order ([`Atom::input`]); `None` for a buffer that is not an input.
+pub fn input_ordinal(kernel: &Kernel, buffer: usize) -> Option<u16> {
+    let buffers = &kernel.buffers;
+    buffers[buffer].role.has_input().then(|| buffers[..buffer].iter().filter(|b| b.role.has_input()).count() as u16)
 }
 
 /// JAX's build rules for `collective_id` (`jax/_src/tpu_custom_call.py`), with JAX's own
@@ -141,6 +148,9 @@ struct Compiler<'a> {
     sems_per_device: usize,
     ops_total: usize,
     formulas: Vec<Formula>,
+    /// The index of each formula in `formulas`: equal formulas (the same computation on
+    /// every device) share one, so a rotation maps a device's computation onto the next's.
+    formula_ids: rustc_hash::FxHashMap<Formula, u32>,
 }
 
 fn unravel(mut flat: usize, shape: &[usize]) -> Vec<usize> {
@@ -204,19 +214,18 @@ impl<'a> Compiler<'a> {
             sems_per_device,
             ops_total: 0,
             formulas: Vec::new(),
+            formula_ids: Default::default(),
         })
     }
 
     fn fill_initial_values(&mut self) {
         for (i, cell) in self.cells.iter().enumerate() {
-            if !self.kernel.buffers[cell.buffer].role.has_input() {
-                continue;
-            }
+            let Some(input) = input_ordinal(self.kernel, cell.buffer) else { continue };
             let atom = match cell.owner {
-                Some(d) => input_atom(d.0, &cell.index, &self.kernel.buffers[cell.buffer].shape),
+                Some(d) => input_atom(input, d.0, &cell.index, &self.kernel.buffers[cell.buffer].shape),
                 None => {
                     let at = |k: usize| cell.index.get(k).copied().unwrap_or(0) as u16;
-                    Atom { origin: at(0), block: 0, part: at(1) }
+                    Atom { origin: at(0), block: 0, part: at(1), input }
                 }
             };
             self.initial[i] = self.values.atom(atom);
@@ -528,8 +537,13 @@ impl<'a> Compiler<'a> {
             (0..dcells.len()).map(|i| self.values.func(&format!("{{}}[{i}]"))).collect()
         };
         let label = format!("{dname} = {}", self.render_data(value, &src, &leaves, &mut 0));
-        self.formulas.push(Formula { root, leaves, cellwise, arg_tags, position_tags });
-        let kind = ComputeKind::Formula(self.formulas.len() as u32 - 1);
+        let formula = Formula { root, leaves, cellwise, arg_tags, position_tags };
+        let next = self.formulas.len() as u32;
+        let id = *self.formula_ids.entry(formula.clone()).or_insert_with(|| {
+            self.formulas.push(formula);
+            next
+        });
+        let kind = ComputeKind::Formula(id);
         Ok((Op::Compute { kind, dst: self.span(dcells), src: self.span(src) }, label))
     }
 

@@ -8,7 +8,7 @@
 use crate::value::{ValueId, ValueTable};
 
 /// A node of a compiled formula.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Node {
     /// The empty sum.
     Zero,
@@ -22,7 +22,7 @@ pub enum Node {
 }
 
 /// How a formula reads its leaves and which value each destination cell gets.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Formula {
     /// The value, from the leaves.
     pub root: Node,
@@ -148,7 +148,7 @@ mod tests {
     #[test]
     fn matmul_of_two_views_reads_every_cell_and_keeps_arguments_apart() {
         let mut t = ValueTable::new();
-        let x: Vec<ValueId> = (0..3).map(|o| t.atom(Atom { origin: o, block: 0, part: 0 })).collect();
+        let x: Vec<ValueId> = (0..3).map(|o| t.atom(Atom::first_input(o, 0, 0))).collect();
         let dot = t.func("dot({}, {})");
         let tags = vec![t.func("#0({})"), t.func("#1({})")];
         let pos = vec![t.func("{}[0]"), t.func("{}[1]")];

@@ -287,23 +287,42 @@ const UNSET: u32 = u32::MAX;
 struct Bijection {
     fwd: Vec<u32>,
     inv: Vec<u32>,
+    /// The last pair that contradicted what was known.
+    conflict: Option<(u32, u32)>,
 }
 
 impl Bijection {
     fn new(n: usize) -> Bijection {
-        Bijection { fwd: vec![UNSET; n], inv: vec![UNSET; n] }
+        Bijection { fwd: vec![UNSET; n], inv: vec![UNSET; n], conflict: None }
     }
 
-    /// Records `a -> b`; false if it contradicts what is known.
+    /// Records `a -> b`; false (and the pair kept as [`Bijection::conflict`]) if it
+    /// contradicts what is known.
     fn unify(&mut self, a: u32, b: u32) -> bool {
         let (f, i) = (self.fwd[a as usize], self.inv[b as usize]);
         if f == UNSET && i == UNSET {
             self.fwd[a as usize] = b;
             self.inv[b as usize] = a;
             true
+        } else if f == b && i == a {
+            true
         } else {
-            f == b && i == a
+            self.conflict = Some((a, b));
+            false
         }
+    }
+
+    /// Why the last conflicting pair contradicts the earlier ones, with `name` naming
+    /// elements.
+    fn explain(&self, name: impl Fn(u32) -> String) -> Option<String> {
+        let (a, b) = self.conflict?;
+        let (f, i) = (self.fwd[a as usize], self.inv[b as usize]);
+        let earlier = if f != UNSET && f != b {
+            format!("{} already goes to {}", name(a), name(f))
+        } else {
+            format!("{} already goes there", name(i))
+        };
+        Some(format!("it would send {} to {}, but by the operations before it {earlier}", name(a), name(b)))
     }
 }
 
@@ -330,7 +349,15 @@ fn detect(p: &Program) -> Result<Rotation, Asymmetry> {
             let ok = a.info[pc as usize].invocation == b.info[pc as usize].invocation
                 && unify_ops(p, a.ops[pc as usize], b.ops[pc as usize], next, &mut cells, &mut sems);
             if !ok {
-                return fail(format!("`{}` is not the rotation of `{}`", p.describe_op(e, pc), p.describe_op(d, pc)));
+                let why = cells
+                    .explain(|c| p.cell_full_name(CellId(c)))
+                    .or_else(|| sems.explain(|s| p.sem_full_name(SemSlot(s))))
+                    .map_or_else(String::new, |w| format!(": {w}"));
+                return fail(format!(
+                    "`{}` is not the rotation of `{}`{why}",
+                    p.describe_op(e, pc),
+                    p.describe_op(d, pc)
+                ));
             }
         }
     }
@@ -528,7 +555,7 @@ mod tests {
     use crate::value::Notation;
 
     fn atom(origin: usize, block: usize) -> Atom {
-        Atom { origin: origin as u16, block: block as u16, part: 0 }
+        Atom::first_input(origin as u16, block as u16, 0)
     }
 
     /// ppermute to the device `shift` to the right; with `guard`, device 0 also zeroes

@@ -287,7 +287,7 @@ mod tests {
             acc += &y;
         })
         .unwrap();
-        let atom = |o: usize, b: usize| Atom { origin: o as u16, block: b as u16, part: 0 };
+        let atom = |o: usize, b: usize| Atom::first_input(o as u16, b as u16, 0);
         let outputs = (0..n)
             .map(|d| Expectation {
                 device: DeviceId(d as u16),

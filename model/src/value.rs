@@ -12,7 +12,8 @@ use hashbrown::HashTable;
 use rustc_hash::{FxBuildHasher, FxHashMap};
 use serde::Serialize;
 
-/// One input contribution: `(origin device, block, part)` (`x_2[block 1, top]`).
+/// One input contribution: `(origin device, block, part)` of input buffer `input`
+/// (`x_2[block 1, top]`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct Atom {
     /// The device whose input this is.
@@ -21,6 +22,27 @@ pub struct Atom {
     pub block: u16,
     /// The part of the block (0 when it is not split).
     pub part: u16,
+    /// Which of the kernel's input buffers (in declaration order) it comes from: the same
+    /// cell of two inputs holds two different values.
+    pub input: u16,
+}
+
+impl Atom {
+    /// The atom of cell `(block, part)` of device `origin`'s first input.
+    pub fn first_input(origin: u16, block: u16, part: u16) -> Atom {
+        Atom { origin, block, part, input: 0 }
+    }
+}
+
+/// The letter an input's atoms print with: `x`, `y`, `z` for the first three inputs (the
+/// first is the seed's `x`), then `in3_`, `in4_`, ...
+fn input_letter(input: u16) -> String {
+    match input {
+        0 => "x".into(),
+        1 => "y".into(),
+        2 => "z".into(),
+        k => format!("in{k}_"),
+    }
 }
 
 /// The id of an interned value.
@@ -345,10 +367,11 @@ impl ValueTable {
                 match term {
                     Term::Atom(a) => match notation {
                         Notation::Plain => {
-                            let _ = write!(out, "x{}", a.origin);
+                            let _ = write!(out, "{}{}", input_letter(a.input), a.origin);
                         }
                         Notation::BlockHalves { .. } => {
-                            let _ = write!(out, "{}{}({})", half_letter(a.part), a.block, a.origin);
+                            let input = if a.input == 0 { String::new() } else { input_letter(a.input) };
+                            let _ = write!(out, "{input}{}{}({})", half_letter(a.part), a.block, a.origin);
                         }
                     },
                     Term::Apply(f, v) => {
@@ -367,7 +390,7 @@ impl ValueTable {
         let mut origins = Vec::new();
         for (term, count) in terms {
             let Term::Atom(a) = term else { return None };
-            if *key.get_or_insert((a.block, a.part)) != (a.block, a.part) {
+            if a.input != 0 || *key.get_or_insert((a.block, a.part)) != (a.block, a.part) {
                 return None;
             }
             for _ in 0..*count {
@@ -400,7 +423,7 @@ mod tests {
     use super::*;
 
     fn atom(origin: u16, block: u16, part: u16) -> Atom {
-        Atom { origin, block, part }
+        Atom::first_input(origin, block, part)
     }
 
     #[test]

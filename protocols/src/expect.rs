@@ -4,7 +4,7 @@ use semcheck_model::{Atom, DeviceId, Expectation, Expected};
 
 /// The atom of device `origin`'s input, block `block`, part `part`.
 pub(crate) fn atom(origin: usize, block: usize, part: usize) -> Atom {
-    Atom { origin: origin as u16, block: block as u16, part: part as u16 }
+    Atom::first_input(origin as u16, block as u16, part as u16)
 }
 
 /// `device`'s `buffer[index]` must hold `value` at exit.

@@ -9,7 +9,7 @@
 //! * `--expect all_gather|psum|psum_scatter|ppermute`: the collective's own definition on
 //!   the kernel's first input and first output buffer, whose cell shapes must fit it.
 
-use semcheck_model::compile::input_atom;
+use semcheck_model::compile::{input_atom, input_ordinal};
 use semcheck_model::ir::{BufferDecl, Kernel};
 use semcheck_model::{compile, Atom, ErrorKind, Expectation, Expected, Mesh, ModelError, Notation, Spec};
 
@@ -85,7 +85,9 @@ pub fn reference_spec(name: &str, kernel: &Kernel, mesh: &Mesh) -> Result<Spec, 
             output.name, input.name
         ))
     };
-    let atom = |origin: usize, index: &[usize]| -> Atom { input_atom(origin as u16, index, ins) };
+    let ordinal = kernel.buffers.iter().position(|b| std::ptr::eq(b, input)).and_then(|i| input_ordinal(kernel, i));
+    let ordinal = ordinal.expect("the input is one of the kernel's input buffers");
+    let atom = |origin: usize, index: &[usize]| -> Atom { input_atom(ordinal, origin as u16, index, ins) };
     let mut outputs = Vec::new();
     for d in 0..n {
         for idx in cells(outs) {

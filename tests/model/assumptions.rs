@@ -194,7 +194,7 @@ fn jax_all_gather(n: usize) -> (Kernel, Spec) {
     for d in 0..n {
         for s in 0..n {
             for h in 0..2 {
-                let atom = Atom { origin: s as u16, block: h as u16, part: 0 };
+                let atom = Atom::first_input(s as u16, h as u16, 0);
                 outputs.push(Expectation {
                     device: DeviceId(d as u16),
                     buffer: "o_ref".into(),

@@ -94,7 +94,7 @@ fn silent_corruption_is_a_wrong_result_in_the_seed_notation() {
                 device: DeviceId(d),
                 buffer: "o".into(),
                 index: vec![],
-                value: Expected::Sum(vec![Atom { origin: d, block: 0, part: 0 }]),
+                value: Expected::Sum(vec![Atom::first_input(d, 0, 0)]),
             })
             .collect(),
     };
@@ -106,6 +106,31 @@ fn silent_corruption_is_a_wrong_result_in_the_seed_notation() {
     }));
     assert_eq!(rule, Rule::WrongResult);
     assert!(msg.contains("o = x0+x0") && msg.contains("says x0"), "{msg}");
+}
+
+#[test]
+fn two_inputs_hold_different_values() {
+    // The output should be the first input; the kernel copies the second. Both inputs hold
+    // one cell per device, so only the input an atom comes from tells them apart.
+    let spec = Spec {
+        notation: Notation::Plain,
+        outputs: (0..2)
+            .map(|d| Expectation {
+                device: DeviceId(d),
+                buffer: "o".into(),
+                index: vec![],
+                value: Expected::Sum(vec![Atom::first_input(d, 0, 0)]),
+            })
+            .collect(),
+    };
+    let (rule, msg) = violation(check(2, spec, |k| {
+        let _x = k.input("x", MemorySpace::Vmem, &[]);
+        let y = k.input("y", MemorySpace::Vmem, &[]);
+        let mut o = k.output("o", MemorySpace::Vmem, &[]);
+        o.assign(&y);
+    }));
+    assert_eq!(rule, Rule::WrongResult);
+    assert!(msg.contains("o = y0") && msg.contains("says x0"), "{msg}");
 }
 
 #[test]

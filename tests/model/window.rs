@@ -474,7 +474,7 @@ fn shift_with_special_d0(n: usize, d0_waits: bool) -> Program {
             device: DeviceId(d as u16),
             buffer: "y_ref".to_string(),
             index: vec![],
-            value: Expected::Sum(vec![Atom { origin: ((d + n - 1) % n) as u16, block: 0, part: 0 }]),
+            value: Expected::Sum(vec![Atom::first_input(((d + n - 1) % n) as u16, 0, 0)]),
         })
         .collect();
     let spec = Spec { notation: Notation::Plain, outputs };
