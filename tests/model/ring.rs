@@ -42,3 +42,29 @@ fn every_catalogue_kernel_is_classified() {
     let why = ring.rotation().unwrap_err();
     assert!(why.reason.contains("is not the rotation of"), "{why}");
 }
+
+#[test]
+fn an_asymmetry_names_the_conflicting_cell() {
+    use semcheck::model::dsl::trace;
+    use semcheck::model::ir::MemorySpace;
+    use semcheck::model::{compile, Mesh, Notation, Spec};
+    // Every device copies x[0] to o[0]; then device 0 copies x[0] again where every other
+    // device copies x[1]: rotating d0 onto d1 would send d0 x[0] to both d1 x[0] and x[1].
+    let kernel = trace("skewed", |k| {
+        let x = k.input("x", MemorySpace::Vmem, &[2]);
+        let o = k.output("o", MemorySpace::Vmem, &[2]);
+        o.at(0).assign(&x.at(0));
+        o.at(1).assign(&x.at(k.axis_index("x").equals(0).select(0, 1)));
+    })
+    .unwrap();
+    let spec = Spec { notation: Notation::Plain, outputs: vec![] };
+    let program = compile(&kernel, &Mesh::ring(3).unwrap(), &spec, 1).unwrap();
+    let ring = Ring::of(&program).unwrap();
+    let why = ring.rotation().unwrap_err();
+    assert!(
+        why.reason.contains(
+            "it would send d0 x[0] to d1 x[1], but by the operations before it d0 x[0] already goes to d1 x[0]"
+        ),
+        "{why}"
+    );
+}

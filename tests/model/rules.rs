@@ -126,7 +126,7 @@ fn two_inputs_hold_different_values() {
     let (rule, msg) = violation(check(2, spec, |k| {
         let _x = k.input("x", MemorySpace::Vmem, &[]);
         let y = k.input("y", MemorySpace::Vmem, &[]);
-        let mut o = k.output("o", MemorySpace::Vmem, &[]);
+        let o = k.output("o", MemorySpace::Vmem, &[]);
         o.assign(&y);
     }));
     assert_eq!(rule, Rule::WrongResult);
