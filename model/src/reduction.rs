@@ -46,7 +46,7 @@
 use crate::event::Event;
 use crate::ir::SemKind;
 use crate::mesh::DeviceId;
-use crate::program::{CellId, ComputeKind, Op, Program};
+use crate::program::{CellId, Op, Program};
 use crate::semantics::DmaOrder;
 use crate::state::{DmaRecord, RECEIVED, SENT};
 use crate::stubborn::{progress_bounds, SeedSearch, Unit, Units};
@@ -243,18 +243,11 @@ impl Program {
                         found.extend(n..n + 2 * s.dmas.len());
                     }
                 }
-                Op::LocalDma { src, dst, .. } | Op::RemoteDma { src, dst, .. } => {
+                // A write's dependents include a read's (`dst += src` reads `dst` too).
+                Op::LocalDma { src, dst, .. } | Op::RemoteDma { src, dst, .. } | Op::Compute { src, dst, .. } => {
                     self.ensure_bounds(state, s, u);
                     self.cell_dependents(state, s, u, Some(d), self.span(src), false, found);
                     self.cell_dependents(state, s, u, Some(d), self.span(dst), true, found);
-                }
-                Op::Compute { kind, dst, src } => {
-                    self.ensure_bounds(state, s, u);
-                    self.cell_dependents(state, s, u, Some(d), self.span(src), false, found);
-                    self.cell_dependents(state, s, u, Some(d), self.span(dst), true, found);
-                    if kind == ComputeKind::Add {
-                        self.cell_dependents(state, s, u, Some(d), self.span(dst), false, found);
-                    }
                 }
             }
         } else {

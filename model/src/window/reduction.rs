@@ -107,7 +107,7 @@ use rustc_hash::FxHashMap;
 use crate::event::DmaKey;
 use crate::ir::SemKind;
 use crate::mesh::DeviceId;
-use crate::program::{CellId, ComputeKind, Op, Program, SemSlot};
+use crate::program::{CellId, Op, Program, SemSlot};
 use crate::state::{RECEIVED, SENT};
 use crate::stubborn::{progress_bounds, SeedSearch, Unit, Units};
 
@@ -424,10 +424,8 @@ impl WindowUnits<'_, '_> {
                 }
                 self.ensure_bounds(u);
                 self.cell_dependents(u, Some(u), src, false, found);
+                // A write's dependents include a read's (`dst += src` reads `dst` too).
                 self.cell_dependents(u, Some(u), dst, true, found);
-                if matches!(op, Op::Compute { kind: ComputeKind::Add, .. }) {
-                    self.cell_dependents(u, Some(u), dst, false, found);
-                }
             }
         }
     }
