@@ -77,7 +77,8 @@ pub enum Value {
 /// How values are printed: the seed's notations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum Notation {
-    /// `x0+x3`: atoms by origin device.
+    /// `x0+x3`: atoms by input (`x`, `y`, ...) and origin device, then the cell past the
+    /// input's first: `x0[2]` (block 2), `y1[2, 1]` (block 2, part 1).
     Plain,
     /// `T2(2+1+0)`: block 2, top half (`T`/`B` for part 0/1), from devices 2, 1, 0, in the
     /// order the seed writes them: the order of accumulation on a ring of `devices`, where
@@ -368,6 +369,16 @@ impl ValueTable {
                     Term::Atom(a) => match notation {
                         Notation::Plain => {
                             let _ = write!(out, "{}{}", input_letter(a.input), a.origin);
+                            // Cells past an input's first are told apart by their index.
+                            match (a.block, a.part) {
+                                (0, 0) => {}
+                                (b, 0) => {
+                                    let _ = write!(out, "[{b}]");
+                                }
+                                (b, p) => {
+                                    let _ = write!(out, "[{b}, {p}]");
+                                }
+                            }
                         }
                         Notation::BlockHalves { .. } => {
                             let input = if a.input == 0 { String::new() } else { input_letter(a.input) };
@@ -424,6 +435,17 @@ mod tests {
 
     fn atom(origin: u16, block: u16, part: u16) -> Atom {
         Atom::first_input(origin, block, part)
+    }
+
+    #[test]
+    fn plain_notation_tells_inputs_and_cells_apart() {
+        let mut t = ValueTable::new();
+        let a = t.atom(atom(0, 0, 0));
+        let b = t.atom(atom(0, 2, 0));
+        let c = t.atom(Atom { origin: 1, block: 2, part: 1, input: 1 });
+        let ab = t.add(a, b);
+        let sum = t.add(ab, c);
+        assert_eq!(t.display(sum, Notation::Plain), "x0+x0[2]+y1[2, 1]");
     }
 
     #[test]
