@@ -161,7 +161,9 @@ pub fn focused_search(program: &Program, active: &[DeviceId], environment: Envir
 /// Follows a window execution on the real ring: the tracked devices' events in the
 /// window's order, and, whenever the next one is not enabled yet, the environment (the
 /// devices outside the window, and the landings of copies into them) one event at a
-/// time, in id order, until it is. Tokens are skipped: the environment's own increments
+/// time until it is, nearest to the window first (ring distance of the device, or of the
+/// DMA's issuer, from the center; ties in id order), so that far devices move only when
+/// the near ones are blocked on them. Tokens are skipped: the environment's own increments
 /// stand for them. A window violation whose timing the real environment can produce is
 /// found this way in one run, whatever the ring's size; when the environment cannot
 /// supply an increment in time the run stops, and nothing is concluded.
@@ -175,6 +177,19 @@ pub fn follow_window(window: &Window<'_>, schedule: &[WindowEvent]) -> Focused {
                 && matches!(program.dma_op(k), Op::RemoteDma { target, .. } if !window.is_tracked(target));
             !window.is_tracked(k.issuer) || into_untracked
         }
+    };
+    let n = program.num_devices();
+    let center = window.center().index();
+    let distance = |d: DeviceId| {
+        let k = (d.index() + n - center) % n;
+        k.min(n - k)
+    };
+    let nearness = |e: &Event| match e.dma() {
+        None => match *e {
+            Event::Step(d) => distance(d),
+            _ => unreachable!("an event without a DMA is a step"),
+        },
+        Some(k) => distance(k.issuer),
     };
     let mut values = program.values.clone();
     let mut state = program.initial_state();
@@ -195,7 +210,7 @@ pub fn follow_window(window: &Window<'_>, schedule: &[WindowEvent]) -> Focused {
             } else {
                 enabled.clear();
                 program.enabled(&state, &mut enabled);
-                match enabled.iter().copied().find(|x| in_environment(x)) {
+                match enabled.iter().copied().filter(|x| in_environment(x)).min_by_key(nearness) {
                     Some(x) => x,
                     None => break 'follow,
                 }

@@ -119,3 +119,19 @@ fn a_window_counterexample_is_short_when_the_unreduced_window_has_a_short_one() 
     let events = size["counterexample"]["schedule"].as_array().unwrap().len();
     assert!(events <= 10, "a {events}-event counterexample");
 }
+
+#[test]
+fn a_followed_window_counterexample_moves_the_devices_near_the_window() {
+    // psum/no-capacity's window is too large for the unreduced short search; the window's
+    // execution is followed on the ring, and the devices near the window move first (in id
+    // order, the whole ring moved: 15,696 events at N = 64).
+    let args = ["check", "psum", "--mutant", "no-capacity", "--sizes", "64..64", "--exact-max-states", "0", "--json"];
+    let (code, out, err) = semcheck(&args);
+    assert_eq!(code, 1, "{out}{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let size = &v["report"]["sizes"][0];
+    assert_eq!(size["method"], "window", "{size}");
+    assert_eq!(size["counterexample"]["violation"]["rule"], "race", "{size}");
+    let events = size["counterexample"]["schedule"].as_array().unwrap().len();
+    assert!(events <= 200, "a {events}-event counterexample");
+}
