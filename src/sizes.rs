@@ -331,7 +331,7 @@ fn window_method_on_defaults(
                             how.confirmed_by = Some(Confirmation {
                                 search: Search::FollowWindow,
                                 active: how.tracked,
-                                states: followed.stats.states,
+                                states: followed.stats.transitions,
                             });
                             return Ok((SizeVerdict::Violation { counterexample: cex }, Method::Window(how), checked));
                         }
