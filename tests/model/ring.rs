@@ -53,8 +53,8 @@ fn an_asymmetry_names_the_conflicting_cell() {
     let kernel = trace("skewed", |k| {
         let x = k.input("x", MemorySpace::Vmem, &[2]);
         let o = k.output("o", MemorySpace::Vmem, &[2]);
-        o.at(0).assign(&x.at(0));
-        o.at(1).assign(&x.at(k.axis_index("x").equals(0).select(0, 1)));
+        o.at(0).assign(x.at(0));
+        o.at(1).assign(x.at(k.axis_index("x").equals(0).select(0, 1)));
     })
     .unwrap();
     let spec = Spec { notation: Notation::Plain, outputs: vec![] };
