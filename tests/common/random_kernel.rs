@@ -2,12 +2,13 @@
 //! `tests/engines/assumptions.rs`): signals, waits, local and remote copies of whole two-cell
 //! buffers or of single cells, waits with a smaller descriptor than the copy, computations,
 //! branches on the device id, and small protocols whose verdict depends on the hardware
-//! assumptions (two DMAs of one pair in flight on one receive semaphore, a half wait).
+//! assumptions (two DMAs of one pair in flight on one receive semaphore, a half wait); with
+//! outputs, per device and shared, to be checked against what they compute in lock step.
 
 use proptest::prelude::*;
 use semcheck::model::dsl::{trace, KernelBuilder, Ref, Sem};
 use semcheck::model::expr::Expr;
-use semcheck::model::ir::{Kernel, MemorySpace};
+use semcheck::model::ir::{BufferRole, Kernel, MemorySpace};
 use semcheck::model::{DmaLanding, DmaOrder, Semantics};
 
 #[derive(Clone, Debug)]
@@ -225,13 +226,29 @@ pub const SEMANTICS: [Semantics; 4] = [
 /// The kernel of `body` on a ring of `n` (with a collective id if `collective`), or `None`
 /// when the DSL refuses it.
 pub fn kernel(n: usize, collective: bool, body: &[S]) -> Option<Kernel> {
+    build(n, collective, body, false)
+}
+
+/// [`kernel`] with outputs: the second buffer is each device's output, and after `body`
+/// every device stores its first output cell into cell `d % 2` of a two-cell output in
+/// memory all devices share (two devices write the same cell from N = 3: the last store
+/// wins, so the shared output depends on the schedule, a wrong result). Meant to be
+/// checked against its lock-step specification (`semcheck::frontend::spec::lockstep_spec`),
+/// so that wrong results, on each device's outputs and on the shared ones, are compared.
+#[allow(dead_code)] // the engines' tests use the kernels without outputs
+pub fn kernel_with_outputs(n: usize, collective: bool, body: &[S]) -> Option<Kernel> {
+    build(n, collective, body, true)
+}
+
+fn build(n: usize, collective: bool, body: &[S], outputs: bool) -> Option<Kernel> {
     trace("random", |k| {
         if collective {
             k.collective_id(0);
         }
+        let b = if outputs { k.output("b", MemorySpace::Hbm, &[2]) } else { k.scratch("b", MemorySpace::Hbm, &[2]) };
         let e = Env {
             n,
-            bufs: vec![k.input("a", MemorySpace::Hbm, &[2]), k.scratch("b", MemorySpace::Hbm, &[2])],
+            bufs: vec![k.input("a", MemorySpace::Hbm, &[2]), b],
             sems: vec![k.regular_semaphore("s0"), k.regular_semaphore("s1")],
             send: k.dma_semaphore("send"),
             recv: k.dma_semaphore("recv"),
@@ -239,6 +256,10 @@ pub fn kernel(n: usize, collective: bool, body: &[S]) -> Option<Kernel> {
         };
         for s in body {
             emit(k, &e, s);
+        }
+        if outputs {
+            let shared = k.shared_hbm("o", BufferRole::Output, &[2]);
+            shared.at(k.axis_index("x").floor_mod(2)).assign(e.bufs[1].at(0));
         }
     })
     .ok()

@@ -13,10 +13,11 @@ use semcheck::checker::counterexample::{run_events, Namer};
 use semcheck::checker::{explore, Budget, Config, Outcome, Reduction, Symmetry, Threads, Verdict};
 use semcheck::model::Program;
 
-/// What the modes found: the reference verdict's name and whether the program was
-/// rotation-symmetric; `None` when full exploration ran out of budget.
+/// What the modes found: the reference verdict's name, the rule it breaks, and whether the
+/// program was rotation-symmetric; `None` when full exploration ran out of budget.
 pub struct Agreement {
     pub verdict: &'static str,
+    pub rule: Option<semcheck::model::Rule>,
     pub symmetric: bool,
 }
 
@@ -83,7 +84,8 @@ pub fn agree(program: &Program, budget: Budget) -> Result<Option<Agreement>, Str
             ));
         }
     }
-    Ok(Some(Agreement { verdict: full.verdict.name(), symmetric }))
+    let rule = full.verdict.violation().map(|v| v.rule);
+    Ok(Some(Agreement { verdict: full.verdict.name(), rule, symmetric }))
 }
 
 fn check_replay(program: &Program, mode: &str, cex: &semcheck::checker::Counterexample) -> Result<(), String> {

@@ -1,7 +1,8 @@
 //! Randomised differential test of the reductions: small random kernels (signals, waits,
 //! local and remote copies of whole two-cell buffers or of single cells, waits with a
 //! smaller descriptor than the copy, computations, branches on the device id, with and
-//! without a collective id) are explored in every mode (`modes.rs`: with and without
+//! without a collective id; half of them with outputs, per device and shared, checked
+//! against what they compute in lock step) are explored in every mode (`modes.rs`: with and without
 //! partial-order reduction and rotation symmetry, on one and two threads), under every
 //! combination of the hardware assumptions (`--dma-order`, `--dma-landing`), and the
 //! verdicts, outcomes and counterexamples must agree. Finer than the verdicts: the reduced
@@ -16,12 +17,13 @@ use std::cell::Cell;
 use std::collections::{BTreeSet, HashSet};
 
 use crate::modes;
-use crate::random_kernel::{kernel, stmt, S, SEMANTICS};
+use crate::random_kernel::{kernel, kernel_with_outputs, stmt, S, SEMANTICS};
 use proptest::prelude::*;
 use proptest::test_runner::{Config as RunnerConfig, RngAlgorithm, TestRng, TestRunner};
 use semcheck::checker::Budget;
+use semcheck::frontend::spec::lockstep_spec;
 use semcheck::model::reduction::PorScratch;
-use semcheck::model::{compile, Mesh, Notation, Program, Spec, StepOutcome, ValueTable};
+use semcheck::model::{compile, Mesh, Notation, Program, Rule, Spec, StepOutcome, ValueTable};
 
 /// The terminal states of `program`'s graph (full, or reduced by its stubborn sets; a
 /// path ends at the event that breaks a rule), or `None` beyond `cap` states. `values` is
@@ -78,20 +80,45 @@ fn keeps_terminal_states(program: &Program) -> Result<usize, String> {
     Ok(full.len())
 }
 
+/// What the corpus exercised, beyond the verdicts.
+#[derive(Debug, Default)]
+struct Coverage {
+    /// Assumptions under which a kernel that breaks a rule also has terminal states, all
+    /// reached by its reduced graph.
+    terminal_beside_violation: Cell<usize>,
+    /// Kernels checked against their lock-step outputs (per device and shared).
+    specified: Cell<usize>,
+    /// Assumptions under which such a kernel breaks `wrong-result`.
+    wrong_results: Cell<usize>,
+}
+
+fn bump(c: &Cell<usize>, yes: bool) {
+    c.set(c.get() + usize::from(yes));
+}
+
 /// The verdict of full exploration under each of [`SEMANTICS`] once every mode agreed, or
-/// `None` when the kernel does not compile or a full exploration runs out of budget.
-/// `terminal_beside_violation` counts the assumptions under which a kernel that breaks a
-/// rule also has terminal states, all reached by its reduced graph.
+/// `None` when the kernel does not compile or a full exploration runs out of budget. With
+/// `outputs`, the kernel has outputs ([`kernel_with_outputs`]) and the specification is
+/// what it computes in lock step.
 fn verdicts(
     n: usize,
     collective: bool,
     repeat: u32,
     body: &[S],
-    terminal_beside_violation: &Cell<usize>,
+    outputs: bool,
+    coverage: &Coverage,
 ) -> Result<Option<Vec<&'static str>>, String> {
-    let Some(kernel) = kernel(n, collective, body) else { return Ok(None) };
-    let spec = Spec { notation: Notation::Plain, outputs: vec![] };
-    let Ok(compiled) = compile(&kernel, &Mesh::ring(n).unwrap(), &spec, repeat) else { return Ok(None) };
+    let built = if outputs { kernel_with_outputs(n, collective, body) } else { kernel(n, collective, body) };
+    let Some(kernel) = built else { return Ok(None) };
+    let mesh = Mesh::ring(n).unwrap();
+    let spec = if outputs {
+        let Ok((spec, _)) = lockstep_spec(&kernel, &mesh, repeat) else { return Ok(None) };
+        spec
+    } else {
+        Spec { notation: Notation::Plain, outputs: vec![] }
+    };
+    let Ok(compiled) = compile(&kernel, &mesh, &spec, repeat) else { return Ok(None) };
+    bump(&coverage.specified, !spec.outputs.is_empty());
     let budget = Budget { max_states: Some(50_000), ..Budget::default() };
     let mut out = Vec::new();
     for semantics in SEMANTICS {
@@ -99,8 +126,8 @@ fn verdicts(
         let terminal = keeps_terminal_states(&program).map_err(|e| format!("{semantics}: {e}"))?;
         match modes::agree(&program, budget).map_err(|e| format!("{semantics}: {e}"))? {
             Some(agreed) => {
-                let counted = agreed.verdict == "violation" && terminal > 0;
-                terminal_beside_violation.set(terminal_beside_violation.get() + usize::from(counted));
+                bump(&coverage.terminal_beside_violation, agreed.verdict == "violation" && terminal > 0);
+                bump(&coverage.wrong_results, agreed.rule == Some(Rule::WrongResult));
                 out.push(agreed.verdict);
             }
             None => return Ok(None),
@@ -118,11 +145,11 @@ fn reductions_never_change_a_verdict_under_any_assumption() {
     let proved = Cell::new(0usize);
     let order_matters = Cell::new(0usize);
     let landing_matters = Cell::new(0usize);
-    let terminal = Cell::new(0usize);
-    let strategy = (2..4usize, any::<bool>(), 1..3u32, prop::collection::vec(stmt(), 1..9));
+    let coverage = Coverage::default();
+    let strategy = (2..4usize, any::<bool>(), 1..3u32, prop::collection::vec(stmt(), 1..9), any::<bool>());
     runner
-        .run(&strategy, |(n, collective, repeat, body)| {
-            let all = verdicts(n, collective, repeat, &body, &terminal);
+        .run(&strategy, |(n, collective, repeat, body, outputs)| {
+            let all = verdicts(n, collective, repeat, &body, outputs, &coverage);
             prop_assert!(all.is_ok(), "{}", all.unwrap_err());
             let Ok(Some(name)) = all else { return Ok(()) };
             compared.set(compared.get() + 1);
@@ -134,12 +161,17 @@ fn reductions_never_change_a_verdict_under_any_assumption() {
         .unwrap();
     let (compared, proved) = (compared.get(), proved.get());
     let (order, landing) = (order_matters.get(), landing_matters.get());
-    let terminal = terminal.get();
-    eprintln!("{compared} kernels compared under 4 assumptions each: {proved} proved by default; the DMA order decides {order}, the landing {landing}; terminal states compared beside a violation {terminal} times");
+    let terminal = coverage.terminal_beside_violation.get();
+    let (specified, wrong) = (coverage.specified.get(), coverage.wrong_results.get());
+    eprintln!("{compared} kernels compared under 4 assumptions each: {proved} proved by default; the DMA order decides {order}, the landing {landing}; terminal states compared beside a violation {terminal} times; {specified} kernels checked against their lock-step outputs, {wrong} wrong results");
     // The corpus must be substantial, hold correct kernels, and exercise both options, or the
     // test proves little.
     assert!(compared > 400, "only {compared} kernels compared");
     assert!(proved > 20, "only {proved} kernels proved");
     assert!(order >= 5 && landing >= 5, "the options decide too few verdicts: order {order}, landing {landing}");
     assert!(terminal > 1000, "terminal states compared beside a violation only {terminal} times");
+    assert!(
+        specified > 30 && wrong > 10,
+        "outputs checked too rarely: {specified} specified kernels, {wrong} wrong results"
+    );
 }
