@@ -49,7 +49,7 @@ use crate::mesh::DeviceId;
 use crate::program::{CellId, Op, Program};
 use crate::semantics::DmaOrder;
 use crate::state::{DmaRecord, RECEIVED, SENT};
-use crate::stubborn::{progress_bounds, SeedSearch, Unit, Units};
+use crate::stubborn::{add_dma_increments, progress_bounds, SeedSearch, Unit, Units};
 
 /// Static indexes used by the reduction, built once per program.
 #[derive(Clone, Debug, Default)]
@@ -435,20 +435,8 @@ impl Program {
             *a = state[off + i] as u64;
         }
         // Every increment an in-flight DMA can still make, except unit `u`'s own.
-        for (j, r) in s.dmas.iter().enumerate() {
-            match self.dma_op(r.key) {
-                Op::LocalDma { sem, bytes, .. } if u != land_unit(n, j) => s.avail[sem.0 as usize] += bytes as u64,
-                Op::RemoteDma { send_sem, recv_sem, bytes, .. } => {
-                    if r.flags & SENT == 0 && u != send_unit(n, j) {
-                        s.avail[send_sem.0 as usize] += bytes as u64;
-                    }
-                    if r.flags & RECEIVED == 0 && u != land_unit(n, j) {
-                        s.avail[recv_sem.0 as usize] += bytes as u64;
-                    }
-                }
-                _ => {}
-            }
-        }
+        let records = s.dmas.iter().map(|r| (r.key, r.flags));
+        add_dma_increments(self, records, n, u, &mut s.avail, |sem| sem.0 as usize);
         let bounds = &mut s.bounds[u * n..(u + 1) * n];
         bounds.copy_from_slice(&state[..n]);
         progress_bounds(|g| &self.devices[g], bounds, u, &mut s.avail, &mut s.used, |sem| Some(sem.0 as usize));

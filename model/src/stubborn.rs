@@ -6,7 +6,9 @@
 //! and which units must join a set containing one ([`Units`]); its soundness argument is
 //! about that relation, not about this search.
 
-use crate::program::{DeviceProgram, Op, SemSlot};
+use crate::event::DmaKey;
+use crate::program::{DeviceProgram, Op, Program, SemSlot};
+use crate::state::{RECEIVED, SENT};
 
 /// A member of a stubborn set (what a unit stands for is the reduction's business: a
 /// device's next operation, one event of an in-flight DMA, a class of tokens).
@@ -90,6 +92,35 @@ impl SeedSearch {
         };
         self.found = found;
         result
+    }
+}
+
+/// Adds to `avail` every semaphore increment the in-flight DMAs `records` (`(key, SENT
+/// and RECEIVED bits)`) can still make, except those of unit `u`: DMA `j`'s sending is
+/// unit `base + 2j`, its landing (or a local copy's completion) `base + 2j + 1`, the
+/// numbering both reductions use. `index` maps a semaphore to its place in `avail`.
+pub(crate) fn add_dma_increments(
+    program: &Program,
+    records: impl Iterator<Item = (DmaKey, u32)>,
+    base: Unit,
+    u: Unit,
+    avail: &mut [u64],
+    index: impl Fn(SemSlot) -> usize,
+) {
+    for (j, (key, flags)) in records.enumerate() {
+        let (send, land) = (base + 2 * j, base + 2 * j + 1);
+        match program.dma_op(key) {
+            Op::LocalDma { sem, bytes, .. } if u != land => avail[index(sem)] += bytes as u64,
+            Op::RemoteDma { send_sem, recv_sem, bytes, .. } => {
+                if flags & SENT == 0 && u != send {
+                    avail[index(send_sem)] += bytes as u64;
+                }
+                if flags & RECEIVED == 0 && u != land {
+                    avail[index(recv_sem)] += bytes as u64;
+                }
+            }
+            _ => {}
+        }
     }
 }
 

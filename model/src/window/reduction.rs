@@ -109,7 +109,7 @@ use crate::ir::SemKind;
 use crate::mesh::DeviceId;
 use crate::program::{CellId, Op, Program, SemSlot};
 use crate::state::{RECEIVED, SENT};
-use crate::stubborn::{progress_bounds, SeedSearch, Unit, Units};
+use crate::stubborn::{add_dma_increments, progress_bounds, SeedSearch, Unit, Units};
 
 use super::step::WindowEvent;
 use super::Window;
@@ -645,20 +645,7 @@ impl WindowUnits<'_, '_> {
             *a = self.state[t + i] as u64;
         }
         let index = |sem: SemSlot| w.sem_word(sem) - t;
-        for (j, &(key, flags)) in s.records.iter().enumerate() {
-            match program.dma_op(key) {
-                Op::LocalDma { sem, bytes, .. } if u != t + 2 * j + 1 => avail[index(sem)] += bytes as u64,
-                Op::RemoteDma { send_sem, recv_sem, bytes, .. } => {
-                    if flags & SENT == 0 && u != t + 2 * j {
-                        avail[index(send_sem)] += bytes as u64;
-                    }
-                    if flags & RECEIVED == 0 && u != t + 2 * j + 1 {
-                        avail[index(recv_sem)] += bytes as u64;
-                    }
-                }
-                _ => {}
-            }
-        }
+        add_dma_increments(program, s.records.iter().copied(), t, u, avail, index);
         for (c, tok) in w.tokens.iter().enumerate() {
             if u != t + 2 * r + c {
                 let left = tok.budget.saturating_sub(w.tokens_used(self.state, c as u32));
