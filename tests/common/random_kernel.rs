@@ -235,7 +235,6 @@ pub fn kernel(n: usize, collective: bool, body: &[S]) -> Option<Kernel> {
 /// wins, so the shared output depends on the schedule, a wrong result). Meant to be
 /// checked against its lock-step specification (`semcheck::frontend::spec::lockstep_spec`),
 /// so that wrong results, on each device's outputs and on the shared ones, are compared.
-#[allow(dead_code)] // the engines' tests use the kernels without outputs
 pub fn kernel_with_outputs(n: usize, collective: bool, body: &[S]) -> Option<Kernel> {
     build(n, collective, body, true)
 }

@@ -9,25 +9,37 @@ use semcheck::model::{compile, Mesh, Notation, Spec};
 /// and the same rule broken at its end: shuttle never takes a step the model rules out (a
 /// later DMA of a pair landing first under pair-fifo, part of a copy landing under whole),
 /// so it never breaks a kernel the model proves. And it does find the violations that only
-/// a reordering or a partial landing allows.
+/// a reordering or a partial landing allows. Half the kernels have outputs checked against
+/// their lock-step values, so shuttle's wrong results (shared outputs included) replay too.
 #[test]
 fn shuttle_honours_every_assumption_on_random_kernels() {
-    use crate::random_kernel::{kernel, stmt, SEMANTICS};
+    use crate::random_kernel::{kernel, kernel_with_outputs, stmt, SEMANTICS};
     use proptest::prelude::*;
     use proptest::test_runner::{Config as RunnerConfig, RngAlgorithm, TestRng, TestRunner};
     use semcheck::checker::runtime::schedule::on_model;
     use semcheck::checker::runtime::shuttle_engine::{check, Campaign, SchedulerKind};
+    use semcheck::frontend::spec::lockstep_spec;
+    use semcheck::model::Rule;
     use std::cell::Cell;
 
     let config = RunnerConfig { cases: 500, failure_persistence: None, ..RunnerConfig::default() };
     let mut runner = TestRunner::new_with_rng(config, TestRng::deterministic_rng(RngAlgorithm::ChaCha));
     let (runs, found, needs_order, needs_landing) = (Cell::new(0), Cell::new(0), Cell::new(0), Cell::new(0));
-    let strategy = (2..4usize, any::<bool>(), prop::collection::vec(stmt(), 1..7));
+    let wrong = Cell::new(0);
+    let strategy = (2..4usize, any::<bool>(), prop::collection::vec(stmt(), 1..7), any::<bool>());
     runner
-        .run(&strategy, |(n, collective, body)| {
-            let Some(kernel) = kernel(n, collective, &body) else { return Ok(()) };
-            let spec = Spec { notation: Notation::Plain, outputs: vec![] };
-            let Ok(compiled) = compile(&kernel, &Mesh::ring(n).unwrap(), &spec, 1) else { return Ok(()) };
+        .run(&strategy, |(n, collective, body, outputs)| {
+            let built = if outputs { kernel_with_outputs(n, collective, &body) } else { kernel(n, collective, &body) };
+            let Some(kernel) = built else { return Ok(()) };
+            let mesh = Mesh::ring(n).unwrap();
+            let spec = match outputs {
+                true => match lockstep_spec(&kernel, &mesh, 1) {
+                    Ok((spec, _)) => spec,
+                    Err(_) => return Ok(()),
+                },
+                false => Spec { notation: Notation::Plain, outputs: vec![] },
+            };
+            let Ok(compiled) = compile(&kernel, &mesh, &spec, 1) else { return Ok(()) };
             let budget = Budget { max_states: Some(50_000), ..Budget::default() };
             let mut model = Vec::new();
             for semantics in SEMANTICS {
@@ -53,6 +65,7 @@ fn shuttle_honours_every_assumption_on_random_kernels() {
                     verdict.name()
                 );
                 found.set(found.get() + 1);
+                wrong.set(wrong.get() + usize::from(cex.violation.rule == Rule::WrongResult));
                 // SEMANTICS: any/whole, pair-fifo/whole, any/cells, pair-fifo/cells.
                 let stronger_order = [Some(1), None, Some(3), None][i];
                 let stronger_landing = [None, None, Some(0), Some(1)][i];
@@ -64,10 +77,12 @@ fn shuttle_honours_every_assumption_on_random_kernels() {
         })
         .unwrap();
     let (runs, found, order, landing) = (runs.get(), found.get(), needs_order.get(), needs_landing.get());
+    let wrong = wrong.get();
     eprintln!(
-        "{runs} shuttle campaigns: {found} violations, each replayed on the model; {order} need a reordering, {landing} a partial landing"
+        "{runs} shuttle campaigns: {found} violations, each replayed on the model ({wrong} wrong results); {order} need a reordering, {landing} a partial landing"
     );
     assert!(runs > 300, "only {runs} campaigns");
+    assert!(wrong >= 3, "shuttle found only {wrong} wrong results");
     assert!(
         order >= 3 && landing >= 3,
         "shuttle found too few violations that need an assumption: order {order}, landing {landing}"
