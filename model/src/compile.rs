@@ -76,10 +76,11 @@ pub fn compile(kernel: &Kernel, mesh: &Mesh, spec: &Spec, repeat: u32) -> Result
     Ok(program)
 }
 
-/// The input atom of cell `index` of a device's input buffer of cell shape `shape`:
-/// `(origin, block, part)`, `block` the first index and `part` the second for ranks up to
-/// 2 (the seeds' `x_ref[block, half]`); for higher ranks `part` is the last index and
-/// `block` the others flattened row-major, so distinct cells hold distinct atoms.
+/// The input atom of cell `index` of device `origin`'s input buffer number `input` (its
+/// [`input_ordinal`]) of cell shape `shape`: `(origin, block, part)`, `block` the first
+/// index and `part` the second for ranks up to 2 (the seeds' `x_ref[block, half]`); for
+/// higher ranks `part` is the last index and `block` the others flattened row-major, so
+/// distinct cells, of one input or of two, hold distinct atoms.
 pub fn input_atom(input: u16, origin: u16, index: &[usize], shape: &[usize]) -> Atom {
     match index {
         [] => Atom { origin, block: 0, part: 0, input },
