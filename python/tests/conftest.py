@@ -12,6 +12,9 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
+# The package lives next to the tests: importable whichever directory pytest starts in.
+if os.path.dirname(HERE) not in sys.path:
+    sys.path.insert(0, os.path.dirname(HERE))
 SEEDS = os.path.join(REPO, "protocols", "pallas")
 KERNELS = os.path.join(HERE, "kernels")
 

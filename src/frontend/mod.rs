@@ -136,7 +136,11 @@ pub fn choose<'d>(doc: &'d Document, path: &Path, name: Option<&str>) -> Result<
     let all: Vec<String> = doc
         .kernels
         .iter()
-        .map(|k| if k.communicates { k.name.clone() } else { format!("{} (does not communicate)", k.name) })
+        .map(|k| match (k.status.as_str(), k.communicates) {
+            ("ok", true) => k.name.clone(),
+            ("ok", false) => format!("{} (does not communicate)", k.name),
+            (status, _) => format!("{} ({status})", k.name),
+        })
         .collect();
     if let Some(n) = name {
         return doc.kernels.iter().find(|k| k.name == n).ok_or_else(|| {

@@ -180,6 +180,14 @@ fn unsupported_and_refused_kernels_exit_2_naming_the_construct_and_line() {
         assert_eq!(out.status.code(), Some(2), "{file}: {err}");
         assert!(err.contains(needle), "{file}: {err}");
     }
+    // An unknown --kernel lists the file's kernels; one that could not be read is not
+    // said not to communicate (whether it does is unknown).
+    let file = dir.join("semaphore_read.py");
+    let out = semcheck_cmd().arg("check").arg(&file).args(["--devices", "2", "--kernel", "nosuch"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("has no kernel `nosuch`") && err.contains("(unsupported)"), "{err}");
+    assert!(!err.contains("does not communicate"), "{err}");
     for args in [&["check", "missing.py", "--devices", "2"][..], &["check", "x.py", "--devices", "0"]] {
         assert_eq!(semcheck_cmd().args(args).output().unwrap().status.code(), Some(2), "{args:?}");
     }
