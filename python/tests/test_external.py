@@ -121,3 +121,41 @@ def test_tpu_inference_hierrs_sc_is_unsupported_with_its_reason(exports, tpu_inf
     # One pl.kernel over the scalar-subcore and the vector-subcore meshes.
     assert err["construct"] == "several meshes"
     assert err["loc"]["file"].endswith("collectives/hierrs_sc/kernel.py")
+
+
+def test_tpu_inference_rpa_cp_ring_is_unsupported_with_its_reason(exports, tpu_inference):
+    doc = exports.get(os.path.join(EXTERNAL, "tpu_inference_rpa_cp_ring.py"), 2)
+    assert doc["errors"] == [] and doc["script"]["status"] == "ok"
+    # The decode-case and the mixed-case launch; the ring runs in both.
+    assert [k["name"].split("-")[0] for k in doc["kernels"]] == ["RPAd", "RPAm"]
+    for k in doc["kernels"]:
+        assert k["status"] == "unsupported"
+        (err,) = k["errors"]
+        # The sequence loop's bounds are loaded from the scalar-prefetched distribution.
+        assert err["construct"] == "loop carry"
+        assert err["loc"]["file"].endswith("experimental/rpa_v3_cp/kernel.py")
+        assert err["loc"]["line"] == line_of(err["loc"]["file"], "@pl.loop(start_seq_idx, end_seq_idx)")
+
+
+def test_tpu_inference_gmm_ag_rs_fails_in_the_library(exports, tpu_inference):
+    doc = exports.get(os.path.join(EXTERNAL, "tpu_inference_gmm_ag_rs.py"), 2)
+    # gmm_v2_ag_gmm1's kernel calls dma_gather_gm_start with its old six arguments.
+    assert doc["script"]["status"] == "raised" and doc["kernels"] == []
+    (err,) = doc["errors"]
+    assert err["construct"] == "script error"
+    assert err["message"].startswith("TypeError: dma_gather_gm_start() takes 4 positional arguments but 6")
+    assert err["loc"]["file"].endswith("fused_moe/gmm_fused/gmm_v2_ag_rs.py")
+    assert err["loc"]["code"] == "dma_gather_gm_start("
+
+
+def test_tpu_inference_gmm_scatter_ici_is_unsupported_with_its_reason(exports, tpu_inference):
+    doc = exports.get(os.path.join(EXTERNAL, "tpu_inference_gmm_scatter_ici.py"), 2)
+    assert doc["errors"] == [] and doc["script"]["status"] == "ok"
+    (k,) = doc["kernels"]
+    assert k["status"] == "unsupported" and k["name"].endswith("-scatter_ici_nodedup")
+    (err,) = k["errors"]
+    # fill_metadata's loop counts tiles from the scalar-prefetched group sizes, as in gmm_fused_rs.
+    assert err["construct"] == "loop carry"
+    assert err["loc"]["file"].endswith("fused_moe/gmm_v2_gather_scatter.py")
+    assert err["loc"]["code"].startswith("num_gm, _ = lax.fori_loop(")
+    assert err["loc"]["stack"][0]["file"].endswith("fused_moe/gmm_fused/gmm_v2_ag_rs.py")
