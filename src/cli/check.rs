@@ -29,7 +29,7 @@ pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
     if let Some(sizes) = &args.sizes {
         return super::sizes::run(args, sizes);
     }
-    let cases = args.case.cases(2)?;
+    let cases = args.case.cases(2, style(args.json))?;
     let mut checked = Vec::new();
     let w = watch();
     for case in cases {

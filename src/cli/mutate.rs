@@ -72,7 +72,7 @@ fn baseline_code(baselines: &[Outcome]) -> i32 {
 }
 
 pub(crate) fn run(args: &MutateArgs) -> Result<i32, ModelError> {
-    let cases = args.case.cases(2)?;
+    let cases = args.case.cases(2, style(args.json))?;
     // The watchdog ends a run that exceeds the memory budget or is interrupted.
     let w = watch();
     w.case(&format!("mutate {}", cases.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(", ")), style(args.json));

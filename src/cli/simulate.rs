@@ -54,11 +54,12 @@ fn default_devices(target: &str) -> usize {
 pub(crate) fn run(args: &SimulateArgs) -> Result<i32, ModelError> {
     let mut code = EXIT_PROVED;
     let w = watch();
-    for case in args.case.cases(default_devices(&args.case.target))? {
+    let report = if args.format == SimFormat::Json { Style::Json } else { Style::Text };
+    for case in args.case.cases(default_devices(&args.case.target), report)? {
         if w.interrupted() {
             break;
         }
-        w.case(&case.to_string(), if args.format == SimFormat::Json { Style::Json } else { Style::Text });
+        w.case(&case.to_string(), report);
         w.doing("compiling the kernel", false);
         let program = semcheck::program(&case)?;
         code = code.max(simulate(&case, &program, args.format));

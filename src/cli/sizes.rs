@@ -46,7 +46,7 @@ pub(crate) fn run(args: &CheckArgs, sizes: &SizeRange) -> Result<i32, ModelError
     }
     // The case at the smallest size (a kernel file is exported there once, and the
     // export is reused when that size is checked).
-    let cases = args.case.cases(sizes.0[0])?;
+    let cases = args.case.cases(sizes.0[0], style(args.json))?;
     if cases.len() > 1 {
         let names: Vec<String> = cases
             .iter()

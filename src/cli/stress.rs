@@ -35,7 +35,7 @@ pub(crate) struct StressArgs {
 const MAX_STRESS_DEVICES: usize = 512;
 
 pub(crate) fn run(args: &StressArgs) -> Result<i32, ModelError> {
-    let cases = args.case.cases(4)?;
+    let cases = args.case.cases(4, style(args.json))?;
     let [case] = cases.as_slice() else {
         return Err(ModelError::new(ErrorKind::UnknownName, "stress runs one mesh size: give --devices N"));
     };

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use semcheck::{Case, ErrorKind, ModelError, Source};
 
 use super::args::CaseArgs;
+use super::watch::{watch, Style};
 
 /// The mesh sizes of `--devices`: one size, a range `2-6` or a list `2,3,4`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -72,8 +73,9 @@ impl CaseArgs {
     }
 
     /// The cases these arguments name, one per mesh size; `default_devices` applies when
-    /// `--devices` is absent.
-    pub(crate) fn cases(&self, default_devices: usize) -> Result<Vec<Case>, ModelError> {
+    /// `--devices` is absent. Listing a kernel file's kernels runs its script, under the
+    /// command's budgets and Ctrl-C (a partial report in `report`'s style if they end it).
+    pub(crate) fn cases(&self, default_devices: usize, report: Style) -> Result<Vec<Case>, ModelError> {
         let source = if is_file(&self.target) {
             if self.mutant.is_some() {
                 return Err(usage("--mutant names a catalogue mutant; a kernel file is checked as written"));
@@ -107,7 +109,12 @@ impl CaseArgs {
                 Source::Catalogue { protocol, mutant } => semcheck::catalogue_case(protocol, mutant.as_deref(), n)?,
                 Source::Python { path, kernel: None, expect } => {
                     // One case per communicating kernel of the file (at this mesh size).
-                    let doc = semcheck::frontend::document(path, n)?;
+                    let w = watch();
+                    w.case(&format!("{} N={n}", path.display()), report);
+                    w.doing("running the script to export its kernels", false);
+                    let doc = semcheck::frontend::document(path, n);
+                    w.idle();
+                    let doc = doc?;
                     let names: Vec<String> =
                         semcheck::frontend::default_kernels(&doc).iter().map(|k| k.name.clone()).collect();
                     if names.len() > 1 {

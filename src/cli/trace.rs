@@ -63,7 +63,7 @@ pub(crate) struct TraceArgs {
 }
 
 pub(crate) fn run(args: &TraceArgs) -> Result<i32, ModelError> {
-    let cases = args.case.cases(2)?;
+    let cases = args.case.cases(2, Style::Note)?;
     let [case] = cases.as_slice() else {
         return Err(ModelError::new(ErrorKind::UnknownName, "trace shows one counterexample: give --devices N"));
     };

@@ -6,8 +6,9 @@
 //! Ctrl-C is pressed it requests a stop ([`Stop`]). The explorer polls that request and
 //! returns an `incomplete` verdict with the counts it reached, which the command reports
 //! as usual (exit 3). Work that does not poll (compiling a kernel, the lock-step
-//! simulation, a stress campaign, replaying, minimising) is ended by the watchdog itself:
-//! it prints the partial report (what the command was doing, for how long, with how much
+//! simulation, a stress campaign, replaying, minimising, running a kernel file's script to
+//! export it) is ended by the watchdog itself, which kills the script's process if one
+//! runs: it prints the partial report (what the command was doing, for how long, with how much
 //! memory, how far an exploration got) and exits with code 3. A second Ctrl-C ends the
 //! process at once, also with code 3.
 //!
@@ -136,6 +137,7 @@ pub(crate) fn start(limits: Limits) {
         let w = watch();
         if w.interrupted.swap(true, Ordering::AcqRel) {
             eprintln!("\nsemcheck: interrupted again; stopping now");
+            semcheck::frontend::stop_exports();
             std::process::exit(EXIT_INCOMPLETE);
         }
         w.stop.request(StopReason::Interrupted);
@@ -318,6 +320,7 @@ impl Watch {
             }
         };
         let _ = out.flush();
+        semcheck::frontend::stop_exports();
         std::process::exit(EXIT_INCOMPLETE);
     }
 }

@@ -17,9 +17,9 @@ pub mod spec;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use semcheck_model::{compile, ErrorKind, ModelError, Program};
 
@@ -68,6 +68,48 @@ pub fn document(path: &Path, devices: usize) -> Result<Arc<Document>, ModelError
     Ok(doc)
 }
 
+/// The exporter processes running now, so that a command ended by its budget or by
+/// Ctrl-C does not leave a user's script running behind it ([`stop_exports`]).
+fn running() -> &'static Mutex<Vec<(u64, Child)>> {
+    static RUNNING: OnceLock<Mutex<Vec<(u64, Child)>>> = OnceLock::new();
+    RUNNING.get_or_init(|| Mutex::new(Vec::new()))
+}
+
+/// Waits for an exporter process, polling, so that [`stop_exports`] can kill it meanwhile.
+fn wait_for_export(child: Child) -> std::io::Result<std::process::ExitStatus> {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    running().lock().unwrap_or_else(|e| e.into_inner()).push((id, child));
+    loop {
+        let mut all = running().lock().unwrap_or_else(|e| e.into_inner());
+        let Some(i) = all.iter().position(|(k, _)| *k == id) else {
+            return Err(std::io::Error::other("stopped"));
+        };
+        match all[i].1.try_wait() {
+            Ok(Some(status)) => {
+                all.swap_remove(i);
+                return Ok(status);
+            }
+            Ok(None) => {}
+            Err(e) => {
+                all.swap_remove(i);
+                return Err(e);
+            }
+        }
+        drop(all);
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Kills every exporter process still running (the user's scripts, run under JAX): called
+/// before a command ends early.
+pub fn stop_exports() {
+    for (_, mut child) in running().lock().unwrap_or_else(|e| e.into_inner()).drain(..) {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}
+
 /// Runs the exporter on a script.
 fn export(path: &Path, devices: usize) -> Result<Document, ModelError> {
     if !path.is_file() {
@@ -88,18 +130,27 @@ fn export(path: &Path, devices: usize) -> Result<Document, ModelError> {
         pythonpath.push(old);
     }
     let start = Instant::now();
-    let result = Command::new(&py.python)
+    let err_path = out.with_extension("stderr");
+    let err_file = std::fs::File::create(&err_path)
+        .map_err(|e| ModelError::new(ErrorKind::Environment, format!("cannot create {}: {e}", err_path.display())))?;
+    let child = Command::new(&py.python)
         .args(["-m", "semcheck_pallas", "export"])
         .arg(path)
         .args(["--devices", &devices.to_string(), "--out"])
         .arg(&out)
         .env("PYTHONPATH", pythonpath)
-        .output()
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(err_file)
+        .spawn()
         .map_err(|e| ModelError::new(ErrorKind::Environment, format!("cannot run {}: {e}", py.python.display())))?;
+    let status = wait_for_export(child);
     tracing::info!("exported {} at N = {devices} in {:.2} s", path.display(), start.elapsed().as_secs_f64());
     let text = std::fs::read_to_string(&out);
     let _ = std::fs::remove_file(&out);
-    let stderr = String::from_utf8_lossy(&result.stderr);
+    let stderr = std::fs::read_to_string(&err_path).unwrap_or_default();
+    let _ = std::fs::remove_file(&err_path);
+    let result = status.map_err(|e| ModelError::new(ErrorKind::Environment, format!("the Python front end: {e}")))?;
     let text = text.map_err(|_| {
         let tail: Vec<&str> = stderr.lines().rev().take(15).collect();
         let tail: Vec<&str> = tail.into_iter().rev().collect();
@@ -116,7 +167,7 @@ fn export(path: &Path, devices: usize) -> Result<Document, ModelError> {
             format!(
                 "the Python front end failed on {} (exit {:?}):\n  {}{hint}",
                 path.display(),
-                result.status.code(),
+                result.code(),
                 tail.join("\n  ")
             ),
         )

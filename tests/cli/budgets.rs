@@ -98,3 +98,29 @@ fn ctrl_c_stops_a_kill_matrix_with_a_partial_report() {
     assert_eq!(v["incomplete"]["reason"], "interrupted");
     assert!(v["incomplete"]["detail"].as_str().unwrap().contains("mutants of psum_scatter N=12"), "{text}");
 }
+
+#[test]
+fn a_kernel_script_that_never_ends_is_stopped_by_the_budget_and_by_ctrl_c_and_killed() {
+    // The script sleeps, then leaves a mark: if semcheck left it running, the mark appears.
+    let dir = std::env::temp_dir().join(format!("semcheck-hang-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mark = dir.join("still-running");
+    let script = dir.join("hang.py");
+    std::fs::write(
+        &script,
+        format!("import time\ntime.sleep(4)\nopen({:?}, 'w').close()\n", mark.display().to_string()),
+    )
+    .unwrap();
+    let path = script.display().to_string();
+    // JAX's import takes about a second: at 3 s the script is sleeping.
+    let (code, out, err) = semcheck(&["check", &path, "--devices", "2", "--max-seconds", "3"]);
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(out.contains("stopped by the time budget of 3 s while running the script to export its kernels"), "{out}");
+    let (code, text) = interrupted(&["check", &path, "--devices", "2", "--json"]);
+    assert_eq!(code, Some(3), "{text}");
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["incomplete"]["reason"], "interrupted", "{v}");
+    std::thread::sleep(Duration::from_secs(5));
+    assert!(!mark.exists(), "a script semcheck stopped went on running");
+    let _ = std::fs::remove_dir_all(&dir);
+}
