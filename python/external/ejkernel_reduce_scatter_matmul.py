@@ -25,14 +25,11 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fetch  # noqa: E402
 
-root = fetch.package("ejkernel", "0.0.80.3")
-sys.path.insert(0, root)
-fetch.namespace(root, "ejkernel", "ejkernel.kernels", "ejkernel.kernels._pallas", "ejkernel.kernels._pallas.tpu",
-                "ejkernel.kernels._pallas.tpu.reduce_scatter_matmul")
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
-from ejkernel.kernels._pallas.tpu.reduce_scatter_matmul import _pallas_impl as rsmm  # noqa: E402
+
+rsmm = fetch.module("ejkernel", "0.0.80.3", "ejkernel.kernels._pallas.tpu.reduce_scatter_matmul._pallas_impl")
 
 n = jax.device_count()
 mesh = jax.make_mesh((n,), ("x",))

@@ -1,6 +1,7 @@
 """Fetching the public packages the external kernels come from, at pinned versions.
 
-Nothing of them is copied into this repository: each driver calls :func:`package`,
+Nothing of them is copied into this repository: each driver calls :func:`module`
+(through :func:`package`),
 which runs ``pip download --no-deps`` into a cache directory (``SEMCHECK_EXTERNAL_CACHE``,
 else ``$XDG_CACHE_HOME/semcheck/external`` or ``~/.cache/semcheck/external``) and unpacks
 the wheel there, once.
@@ -8,6 +9,7 @@ the wheel there, once.
 
 from __future__ import annotations
 
+import importlib
 import os
 import subprocess
 import sys
@@ -52,6 +54,18 @@ def namespace(root: str, *dotted: str) -> None:
         mod = types.ModuleType(name)
         mod.__path__ = [path]
         sys.modules[name] = mod
+
+
+def module(name: str, version: str, dotted: str) -> types.ModuleType:
+    """Imports module ``dotted`` of the package ``name==version`` (fetched by
+    :func:`package`), every package above it a plain :func:`namespace`, so that none of
+    their ``__init__`` runs."""
+    root = package(name, version)
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    parts = dotted.split(".")
+    namespace(root, *(".".join(parts[:i]) for i in range(1, len(parts))))
+    return importlib.import_module(dotted)
 
 
 def stub(name: str, **attrs: object) -> None:

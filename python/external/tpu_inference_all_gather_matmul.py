@@ -13,13 +13,11 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fetch  # noqa: E402
 
-root = fetch.package("tpu-inference", "0.32.0")
-sys.path.insert(0, root)
-fetch.namespace(root, "tpu_inference", "tpu_inference.kernels")
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
-from tpu_inference.kernels.collectives import all_gather_matmul as agmm  # noqa: E402
+
+agmm = fetch.module("tpu-inference", "0.32.0", "tpu_inference.kernels.collectives.all_gather_matmul")
 
 n = jax.device_count()
 mesh = jax.make_mesh((n,), ("x",))

@@ -14,15 +14,13 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fetch  # noqa: E402
 
-root = fetch.package("tpu-inference", "0.32.0")
-sys.path.insert(0, root)
-fetch.namespace(root, "tpu_inference", "tpu_inference.kernels")
 # The kernel's tuned-block-size table logs through vLLM's logger; the standard one does.
 fetch.stub("tpu_inference.logger", init_logger=fetch.logger)
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
-from tpu_inference.kernels.fused_moe.v1 import kernel as moe  # noqa: E402
+
+moe = fetch.module("tpu-inference", "0.32.0", "tpu_inference.kernels.fused_moe.v1.kernel")
 
 n = jax.device_count()
 mesh = jax.make_mesh((1, n), ("data", "model"))

@@ -26,16 +26,13 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fetch  # noqa: E402
 
-root = fetch.package("tpu-inference", "0.32.0")
-sys.path.insert(0, root)
-fetch.namespace(root, "tpu_inference", "tpu_inference.kernels", "tpu_inference.kernels.experimental",
-                "tpu_inference.kernels.experimental.fused_moe", "tpu_inference.kernels.experimental.fused_moe.gmm_fused")
 fetch.pretend_tpu("v6e")
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 from jax.sharding import PartitionSpec as P  # noqa: E402
-from tpu_inference.kernels.experimental.fused_moe.gmm_fused import gmm_v2_ag_rs as agrs  # noqa: E402
+
+agrs = fetch.module("tpu-inference", "0.32.0", "tpu_inference.kernels.experimental.fused_moe.gmm_fused.gmm_v2_ag_rs")
 
 n = jax.device_count()
 mesh = jax.make_mesh((n,), ("expert",), axis_types=(jax.sharding.AxisType.Auto,))

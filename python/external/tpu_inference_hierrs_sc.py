@@ -22,14 +22,12 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fetch  # noqa: E402
 
-root = fetch.package("tpu-inference", "0.32.0")
-sys.path.insert(0, root)
-fetch.namespace(root, "tpu_inference", "tpu_inference.kernels", "tpu_inference.kernels.collectives")
 fetch.pretend_tpu("7x")
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
-from tpu_inference.kernels.collectives.hierrs_sc import wrapper  # noqa: E402
+
+wrapper = fetch.module("tpu-inference", "0.32.0", "tpu_inference.kernels.collectives.hierrs_sc.wrapper")
 
 n = jax.device_count()
 mesh = jax.make_mesh((n,), ("x",), axis_types=(jax.sharding.AxisType.Auto,))

@@ -28,17 +28,14 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fetch  # noqa: E402
 
-root = fetch.package("tpu-inference", "0.32.0")
-sys.path.insert(0, root)
-fetch.namespace(root, "tpu_inference", "tpu_inference.kernels", "tpu_inference.kernels.experimental",
-                "tpu_inference.kernels.experimental.rpa_v3_cp")
 fetch.pretend_tpu("v6e")
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 from jax import lax  # noqa: E402
 from jax.sharding import PartitionSpec as P  # noqa: E402
-from tpu_inference.kernels.experimental.rpa_v3_cp import kernel as rpa  # noqa: E402
+
+rpa = fetch.module("tpu-inference", "0.32.0", "tpu_inference.kernels.experimental.rpa_v3_cp.kernel")
 
 rpa.get_tpu_version = lambda: 6  # a v6e, as fetch.pretend_tpu says
 

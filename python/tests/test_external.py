@@ -36,6 +36,28 @@ def ejkernel() -> str:
     return _fetched("ejkernel", "0.0.80.3")
 
 
+def _unsupported(exports, driver: str, devices: int) -> list[tuple[dict, dict]]:
+    """Exports ``driver``: its script runs, and every kernel is refused with one
+    unsupported construct: ``(kernel, error)`` for each."""
+    doc = exports.get(os.path.join(EXTERNAL, driver), devices)
+    assert doc["errors"] == [] and doc["script"]["status"] == "ok"
+    out = []
+    for k in doc["kernels"]:
+        assert k["status"] == "unsupported", k["name"]
+        (err,) = k["errors"]
+        out.append((k, err))
+    return out
+
+
+def _tile_count_loop(err: dict, caller: str) -> None:
+    """``err`` is gmm_v2_gather_scatter's fill_metadata loop, which counts tiles from the
+    scalar-prefetched group sizes (run-time data), called from ``caller``."""
+    assert err["construct"] == "loop carry"
+    assert err["loc"]["file"].endswith("fused_moe/gmm_v2_gather_scatter.py")
+    assert err["loc"]["code"].startswith("num_gm, _ = lax.fori_loop(")
+    assert err["loc"]["stack"][0]["file"].endswith(caller)
+
+
 def test_jax_all_gather(exports):
     doc = exports.get(os.path.join(EXTERNAL, "jax_all_gather.py"), 3)
     assert doc["errors"] == []
@@ -59,11 +81,7 @@ def test_tpu_inference_all_gather_matmul(exports, tpu_inference):
 
 
 def test_tpu_inference_fused_moe_is_unsupported_with_its_reason(exports, tpu_inference):
-    doc = exports.get(os.path.join(EXTERNAL, "tpu_inference_fused_moe.py"), 2)
-    assert doc["errors"] == []
-    (k,) = doc["kernels"]
-    assert k["status"] == "unsupported"
-    (err,) = k["errors"]
+    ((_, err),) = _unsupported(exports, "tpu_inference_fused_moe.py", 2)
     assert err["construct"] == "dynamic slice size"
     assert err["loc"]["file"].endswith("tpu_inference/kernels/fused_moe/v1/kernel.py")
 
@@ -100,37 +118,24 @@ def test_ejkernel_all_gather_matmul_is_tpu_inference_s_kernel(exports, ejkernel,
 
 
 def test_tpu_inference_gmm_fused_rs_is_unsupported_with_its_reason(exports, tpu_inference):
-    doc = exports.get(os.path.join(EXTERNAL, "tpu_inference_gmm_fused_rs.py"), 2)
-    assert doc["errors"] == [] and doc["script"]["status"] == "ok"
-    (k,) = doc["kernels"]
-    assert k["status"] == "unsupported" and k["name"].startswith("gmm_v2_fused_rs-")
-    (err,) = k["errors"]
-    # fill_metadata's loop counts tiles from the scalar-prefetched group sizes.
-    assert err["construct"] == "loop carry"
-    assert err["loc"]["file"].endswith("fused_moe/gmm_v2_gather_scatter.py")
-    assert err["loc"]["code"].startswith("num_gm, _ = lax.fori_loop(")
-    assert err["loc"]["stack"][0]["file"].endswith("fused_moe/gmm_fused_rs_nodedup.py")
+    ((k, err),) = _unsupported(exports, "tpu_inference_gmm_fused_rs.py", 2)
+    assert k["name"].startswith("gmm_v2_fused_rs-")
+    _tile_count_loop(err, "fused_moe/gmm_fused_rs_nodedup.py")
 
 
 def test_tpu_inference_hierrs_sc_is_unsupported_with_its_reason(exports, tpu_inference):
-    doc = exports.get(os.path.join(EXTERNAL, "tpu_inference_hierrs_sc.py"), 8)
-    assert doc["errors"] == [] and doc["script"]["status"] == "ok"
-    (k,) = doc["kernels"]
-    assert k["name"] == "scs_kernel" and k["status"] == "unsupported"
-    (err,) = k["errors"]
+    ((k, err),) = _unsupported(exports, "tpu_inference_hierrs_sc.py", 8)
+    assert k["name"] == "scs_kernel"
     # One pl.kernel over the scalar-subcore and the vector-subcore meshes.
     assert err["construct"] == "several meshes"
     assert err["loc"]["file"].endswith("collectives/hierrs_sc/kernel.py")
 
 
 def test_tpu_inference_rpa_cp_ring_is_unsupported_with_its_reason(exports, tpu_inference):
-    doc = exports.get(os.path.join(EXTERNAL, "tpu_inference_rpa_cp_ring.py"), 2)
-    assert doc["errors"] == [] and doc["script"]["status"] == "ok"
+    kernels = _unsupported(exports, "tpu_inference_rpa_cp_ring.py", 2)
     # The decode-case and the mixed-case launch; the ring runs in both.
-    assert [k["name"].split("-")[0] for k in doc["kernels"]] == ["RPAd", "RPAm"]
-    for k in doc["kernels"]:
-        assert k["status"] == "unsupported"
-        (err,) = k["errors"]
+    assert [k["name"].split("-")[0] for k, _ in kernels] == ["RPAd", "RPAm"]
+    for _, err in kernels:
         # The sequence loop's bounds are loaded from the scalar-prefetched distribution.
         assert err["construct"] == "loop carry"
         assert err["loc"]["file"].endswith("experimental/rpa_v3_cp/kernel.py")
@@ -149,13 +154,6 @@ def test_tpu_inference_gmm_ag_rs_fails_in_the_library(exports, tpu_inference):
 
 
 def test_tpu_inference_gmm_scatter_ici_is_unsupported_with_its_reason(exports, tpu_inference):
-    doc = exports.get(os.path.join(EXTERNAL, "tpu_inference_gmm_scatter_ici.py"), 2)
-    assert doc["errors"] == [] and doc["script"]["status"] == "ok"
-    (k,) = doc["kernels"]
-    assert k["status"] == "unsupported" and k["name"].endswith("-scatter_ici_nodedup")
-    (err,) = k["errors"]
-    # fill_metadata's loop counts tiles from the scalar-prefetched group sizes, as in gmm_fused_rs.
-    assert err["construct"] == "loop carry"
-    assert err["loc"]["file"].endswith("fused_moe/gmm_v2_gather_scatter.py")
-    assert err["loc"]["code"].startswith("num_gm, _ = lax.fori_loop(")
-    assert err["loc"]["stack"][0]["file"].endswith("fused_moe/gmm_fused/gmm_v2_ag_rs.py")
+    ((k, err),) = _unsupported(exports, "tpu_inference_gmm_scatter_ici.py", 2)
+    assert k["name"].endswith("-scatter_ici_nodedup")
+    _tile_count_loop(err, "fused_moe/gmm_fused/gmm_v2_ag_rs.py")
