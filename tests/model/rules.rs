@@ -16,6 +16,19 @@ fn no_spec() -> Spec {
     Spec { notation: Notation::Plain, outputs: vec![] }
 }
 
+/// Every device's `o` must hold its own first input, once.
+fn own_input_in_o() -> Spec {
+    let outputs = (0..2)
+        .map(|d| Expectation {
+            device: DeviceId(d),
+            buffer: "o".into(),
+            index: vec![],
+            value: Expected::Sum(vec![Atom::first_input(d, 0, 0)]),
+        })
+        .collect();
+    Spec { notation: Notation::Plain, outputs }
+}
+
 fn violation(v: Verdict) -> (Rule, String) {
     match v {
         Verdict::Violation(c) => (c.violation.rule, c.violation.message),
@@ -87,18 +100,7 @@ fn local_access_during_a_dma_is_a_race() {
 #[test]
 fn silent_corruption_is_a_wrong_result_in_the_seed_notation() {
     // Each device adds its own input twice; the spec wants it once.
-    let spec = Spec {
-        notation: Notation::Plain,
-        outputs: (0..2)
-            .map(|d| Expectation {
-                device: DeviceId(d),
-                buffer: "o".into(),
-                index: vec![],
-                value: Expected::Sum(vec![Atom::first_input(d, 0, 0)]),
-            })
-            .collect(),
-    };
-    let (rule, msg) = violation(check(2, spec, |k| {
+    let (rule, msg) = violation(check(2, own_input_in_o(), |k| {
         let x = k.input("x", MemorySpace::Vmem, &[]);
         let mut o = k.output("o", MemorySpace::Vmem, &[]);
         o.assign(&x);
@@ -112,18 +114,7 @@ fn silent_corruption_is_a_wrong_result_in_the_seed_notation() {
 fn two_inputs_hold_different_values() {
     // The output should be the first input; the kernel copies the second. Both inputs hold
     // one cell per device, so only the input an atom comes from tells them apart.
-    let spec = Spec {
-        notation: Notation::Plain,
-        outputs: (0..2)
-            .map(|d| Expectation {
-                device: DeviceId(d),
-                buffer: "o".into(),
-                index: vec![],
-                value: Expected::Sum(vec![Atom::first_input(d, 0, 0)]),
-            })
-            .collect(),
-    };
-    let (rule, msg) = violation(check(2, spec, |k| {
+    let (rule, msg) = violation(check(2, own_input_in_o(), |k| {
         let _x = k.input("x", MemorySpace::Vmem, &[]);
         let y = k.input("y", MemorySpace::Vmem, &[]);
         let o = k.output("o", MemorySpace::Vmem, &[]);
