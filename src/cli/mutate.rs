@@ -36,7 +36,8 @@ pub(crate) struct MutateArgs {
     /// Print JSON instead of text.
     #[arg(long)]
     pub(crate) json: bool,
-    /// Stop a mutant's exploration (verdict incomplete) after this many seconds [default: 10].
+    /// Stop a mutant's exploration (verdict incomplete) after this many seconds [default: 10];
+    /// running a kernel file's script and compiling the kernel get the same budget.
     #[arg(long, value_parser = positive_seconds)]
     pub(crate) max_seconds: Option<f64>,
     /// Stop a mutant's exploration (verdict incomplete) after this many distinct states.
@@ -72,13 +73,17 @@ fn baseline_code(baselines: &[Outcome]) -> i32 {
 }
 
 pub(crate) fn run(args: &MutateArgs) -> Result<i32, ModelError> {
-    let cases = args.case.cases(2, style(args.json))?;
-    // The watchdog ends a run that exceeds the memory budget or is interrupted.
+    let config = args.config();
+    // The watchdog ends a run that exceeds the memory budget or is interrupted. Running a
+    // kernel file's script and compiling the kernel get one mutant's time budget; the
+    // explorations that follow keep their own.
     let w = watch();
+    w.limit_seconds(config.budget.max_seconds);
+    let cases = args.case.cases(2, style(args.json))?;
     w.case(&format!("mutate {}", cases.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(", ")), style(args.json));
     w.doing("compiling the kernel", false);
     let bases = cases.iter().map(semcheck::program).collect::<Result<Vec<_>, _>>()?;
-    let config = args.config();
+    w.limit_seconds(None);
     w.doing("checking the kernel itself", false);
     // The original kernel, without budget beyond the per-mutant one: what "survived" is
     // measured against.

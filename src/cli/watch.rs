@@ -164,6 +164,12 @@ impl Watch {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// From now on the time budget of a case is `seconds` (a command whose stages have
+    /// budgets of their own, like `mutate`, sets it per stage).
+    pub(crate) fn limit_seconds(&self, seconds: Option<f64>) {
+        self.lock().limits.seconds = seconds;
+    }
+
     /// Whether Ctrl-C was pressed: the command checks no further case.
     pub(crate) fn interrupted(&self) -> bool {
         self.interrupted.load(Ordering::Acquire)

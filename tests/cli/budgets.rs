@@ -116,6 +116,10 @@ fn a_kernel_script_that_never_ends_is_stopped_by_the_budget_and_by_ctrl_c_and_ki
     let (code, out, err) = semcheck(&["check", &path, "--devices", "2", "--max-seconds", "3"]);
     assert_eq!(code, 3, "{out}{err}");
     assert!(out.contains("stopped by the time budget of 3 s while running the script to export its kernels"), "{out}");
+    // mutate runs the script under one mutant's time budget.
+    let (code, out, err) = semcheck(&["mutate", &path, "--devices", "2", "--max-seconds", "3"]);
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(out.contains("stopped by the time budget of 3 s while running the script to export its kernels"), "{out}");
     let (code, text) = interrupted(&["check", &path, "--devices", "2", "--json"]);
     assert_eq!(code, Some(3), "{text}");
     let v: Value = serde_json::from_str(&text).unwrap();
