@@ -240,6 +240,19 @@ class KernelBuilder:
             mark_uses(self.jaxpr)
             w.walk(self.jaxpr, env)
             rec["ignored"] = w.ignored
+            if w.errors:
+                # Every unsupported construct the walk met, in kernel order, once per
+                # construct and line (a function called from several places, or a check
+                # made twice on one loop, is one thing to change).
+                rec["status"] = "unsupported"
+                seen = set()
+                for e in w.errors:
+                    key = (e.construct, (e.loc or {}).get("file"), (e.loc or {}).get("line"))
+                    if key not in seen:
+                        seen.add(key)
+                        rec["errors"].append(e.record())
+                rec["communicates"] = w.communicates
+                return rec
             entry = self.build_rules(w, kind)
             rec["entry"] = entry
             rec["communicates"] = w.communicates or (kind == "tensorcore" and _has_shared(w))

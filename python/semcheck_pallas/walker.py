@@ -12,6 +12,12 @@ of:
 Effectful equations become statements (dicts, element-level; :mod:`.cells` turns views
 into cells). Anything the walker cannot translate faithfully raises
 :class:`~semcheck_pallas.errors.Unsupported` with the construct and its location.
+
+One unsupported construct does not end the walk: the equation that uses it is recorded in
+``errors``, its results are bound to :class:`Poisoned`, and the walk goes on, so a kernel
+author learns of every unsupported construct at once. An equation that reads a poisoned
+binding is skipped without a second error (it is a consequence of the first) and poisons
+its own results. The statements of a kernel with errors are never checked.
 """
 
 from __future__ import annotations
@@ -26,6 +32,11 @@ from jax._src import tree_util
 from . import exprs as E
 from . import location
 from .errors import Unsupported
+
+
+class Tainted(Exception):
+    """An equation read a :class:`Poisoned` binding: it is skipped, and its results are
+    poisoned in turn."""
 
 # --------------------------------------------------------------------------- bindings
 
@@ -63,6 +74,14 @@ class ValB:
     shape: tuple
     dtype: str
     cellwise: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class Poisoned:
+    """The result of an equation the walker could not translate (see ``errors``)."""
+
+
+POISONED = Poisoned()
 
 
 @dataclasses.dataclass
@@ -144,6 +163,10 @@ class KernelWalker:
         self.blocks: list[list[dict]] = [self.body]
         self.barrier: int | None = None
         self.ignored: list[dict] = []
+        self.errors: list[Unsupported] = []
+        # (construct, message) of each DMA start that could not be translated: a wait on
+        # the same descriptor fails the same way and is not reported again.
+        self.failed_starts: set[tuple[str, str]] = set()
         self.counter = 0
         self.epoch = 0
         self.writes: dict[int, int] = {}
@@ -215,6 +238,8 @@ class KernelWalker:
         if isinstance(x, jax_core.Var):
             if x not in env:
                 raise self.unsupported("unbound variable", f"jaxpr variable {x} has no binding")
+            if isinstance(env[x], Poisoned):
+                raise Tainted()
             return env[x]
         if isinstance(x, (bool, np.bool_)):
             return ExprB(E.const(int(x)), "b")
@@ -356,11 +381,26 @@ class KernelWalker:
 
     def walk(self, jaxpr: jax_core.Jaxpr, env: dict) -> list:
         """Walks the equations of ``jaxpr`` with ``env`` binding its variables; returns
-        the bindings of its outvars."""
+        the bindings of its outvars (:data:`POISONED` where an error left none). An
+        unsupported construct is recorded in ``errors`` and the walk goes on."""
         for eqn in jaxpr.eqns:
             self.loc = location.of_eqn(eqn, self.kernel_function)
-            self.equation(eqn, env)
-        return [self.read(env, v) for v in jaxpr.outvars]
+            try:
+                self.equation(eqn, env)
+            except Unsupported as u:
+                self.errors.append(u)
+                self.bind_outs(env, eqn, [POISONED] * len(eqn.outvars))
+            except Tainted:
+                self.bind_outs(env, eqn, [POISONED] * len(eqn.outvars))
+        return [self.read_or_poisoned(env, v) for v in jaxpr.outvars]
+
+    def read_or_poisoned(self, env: dict, v: Any) -> Any:
+        """The binding of ``v``, :data:`POISONED` included (for values handed on to a
+        sub-jaxpr, whose own equations skip what they cannot use)."""
+        try:
+            return self.read(env, v)
+        except Tainted:
+            return POISONED
 
     def bind_outs(self, env: dict, eqn: Any, outs: Sequence[Any]) -> None:
         for v, o in zip(eqn.outvars, outs):
@@ -584,21 +624,30 @@ class KernelWalker:
         if eqn.params.get("add"):
             raise self.unsupported("dma_start(add=True)", "an accumulating DMA (add=True) is not supported")
         src, dst, dst_sem, src_sem, device_id = eqn.params["tree"].unflatten(eqn.invars)
-        d = self.dma(env, src, dst, dst_sem, src_sem, device_id, eqn.params.get("device_id_type"))
-        if d["kind"] == "remote":
+        if device_id is not None:
             self.communicates = True
+        try:
+            d = self.dma(env, src, dst, dst_sem, src_sem, device_id, eqn.params.get("device_id_type"))
+        except Unsupported as u:
+            self.failed_starts.add((u.construct, u.message))
+            raise
         self.emit({"op": "dma_start", "dma": d, "priority": int(eqn.params.get("priority", 0) or 0)})
 
     def p_dma_wait(self, eqn: Any, env: dict) -> None:
         src, dst, dst_sem, src_sem, device_id = eqn.params["tree"].unflatten(eqn.invars)
         id_type = eqn.params.get("device_id_type")
-        if eqn.params.get("insert_dummy_device"):
-            # wait_send: JAX swapped the descriptor (src<->dst, sems swapped).
-            d = self.dma(env, dst, src, src_sem, dst_sem, device_id, id_type)
-            part = "send"
-        else:
-            d = self.dma(env, src, dst, dst_sem, src_sem, device_id, id_type)
-            part = "recv" if d["kind"] == "remote" else "all"
+        try:
+            if eqn.params.get("insert_dummy_device"):
+                # wait_send: JAX swapped the descriptor (src<->dst, sems swapped).
+                d = self.dma(env, dst, src, src_sem, dst_sem, device_id, id_type)
+                part = "send"
+            else:
+                d = self.dma(env, src, dst, dst_sem, src_sem, device_id, id_type)
+                part = "recv" if d["kind"] == "remote" else "all"
+        except Unsupported as u:
+            if (u.construct, u.message) in self.failed_starts:
+                raise Tainted() from u
+            raise
         self.emit({"op": "dma_wait", "part": part, "dma": d})
 
     # ---------------------------------------------------------------- loads and stores
@@ -704,7 +753,7 @@ class KernelWalker:
         sub = params.get("jaxpr") or params.get("call_jaxpr") or params.get("fun_jaxpr")
         if sub is None:
             raise self.unsupported(eqn.primitive.name, f"call primitive `{eqn.primitive.name}` without a jaxpr")
-        args = [self.read(env, x) for x in eqn.invars]
+        args = [self.read_or_poisoned(env, x) for x in eqn.invars]
         loc = self.loc
         inner, sub_env = self.sub_env(sub, args)
         outs = self.walk(inner, sub_env)
@@ -718,7 +767,7 @@ class KernelWalker:
 
     def p_cond(self, eqn: Any, env: dict) -> None:
         index = self.expr(env, eqn.invars[0], "the condition of pl.when / lax.cond")
-        args = [self.read(env, x) for x in eqn.invars[1:]]
+        args = [self.read_or_poisoned(env, x) for x in eqn.invars[1:]]
         loc = self.loc
         bodies, outs = [], []
         start_epoch, start_writes = self.epoch, dict(self.writes)
@@ -733,7 +782,9 @@ class KernelWalker:
         results = []
         for k in range(len(eqn.outvars)):
             branch_outs = [o[k] for o in outs]
-            if all(isinstance(b, ExprB) and b.kind != "f" for b in branch_outs):
+            if any(isinstance(b, Poisoned) for b in branch_outs):
+                results.append(POISONED)
+            elif all(isinstance(b, ExprB) and b.kind != "f" for b in branch_outs):
                 results.append(ExprB(E.op("select_n", index, *[b.expr for b in branch_outs]),
                                      branch_outs[0].kind))
             elif all(isinstance(b, RefB) for b in branch_outs) and len(set(branch_outs)) == 1:
@@ -757,7 +808,7 @@ class KernelWalker:
                 raise self.unsupported("run_scoped ref_transforms", "transformed scoped allocations are not supported")
         jaxpr = eqn.params["jaxpr"]
         inner = getattr(jaxpr, "jaxpr", jaxpr)
-        consts = [self.read(env, x) for x in eqn.invars]
+        consts = [self.read_or_poisoned(env, x) for x in eqn.invars]
         names = tuple(inner.debug_info.arg_names) if inner.debug_info and inner.debug_info.arg_names else ()
         sems, bufs, allocs = [], [], []
         for k, v in enumerate(inner.invars):
@@ -774,7 +825,7 @@ class KernelWalker:
         body, outs = self.block(lambda: self.walk(inner, env2))
         self.loc = loc
         for o in outs:
-            if not isinstance(o, ExprB):
+            if not isinstance(o, (ExprB, Poisoned)):
                 raise self.unsupported("run_scoped result", "pl.run_scoped returns data or refs")
         self.emit({"op": "scoped", "semaphores": sems, "buffers": bufs, "body": body})
         self.bind_outs(env, eqn, outs)
@@ -784,15 +835,25 @@ class KernelWalker:
         """Common part of scan and while: ``carries`` are the initial bindings;
         ``cond``/``body`` are ``(jaxpr, consts)`` pairs taking the carries."""
         loc = self.loc
-        names, init = [], []
+        # Set when the loop cannot be translated for an error already recorded: its
+        # body is still walked for the constructs in it, and the loop then skipped.
+        tainted = False
+        names, init, var_b = [], [], []
         for k, c in enumerate(carries):
-            if isinstance(c, ExprB) and c.kind != "f":
+            if isinstance(c, Poisoned):
+                tainted = True
+                var_b.append(POISONED)
+            elif isinstance(c, ExprB) and c.kind != "f":
                 names.append(self.fresh(hint if k == 0 else "c"))
                 init.append(c.expr)
+                var_b.append(ExprB(("var", names[-1]), c.kind))
             else:
-                raise self.unsupported("loop carry", "a loop carries data (an array or a loaded value) from one "
-                                       "iteration to the next; only integer carries are supported")
-        var_b = [ExprB(("var", n), c.kind) for n, c in zip(names, carries)]
+                # Recorded, and the body still walked (with this carry poisoned) for the
+                # constructs after it.
+                self.errors.append(self.unsupported(
+                    "loop carry", "a loop carries data (an array or a loaded value) from one iteration to the "
+                    "next; only integer carries are supported"))
+                var_b.append(POISONED)
         cond_expr = None
         if cond is not None:
             cjaxpr, cconsts = cond
@@ -802,9 +863,12 @@ class KernelWalker:
             (c_out,) = self.walk(inner, cenv)
             if len(self.blocks[-1]) != before or self.epoch != depth_epoch:
                 raise self.unsupported("while condition", "the condition of a while loop has effects")
-            if not isinstance(c_out, ExprB):
+            if isinstance(c_out, Poisoned):
+                tainted = True
+            elif not isinstance(c_out, ExprB):
                 raise self.unsupported("run-time data", "the condition of a while loop depends on run-time data")
-            cond_expr = c_out.expr
+            else:
+                cond_expr = c_out.expr
             self.loc = loc
         bjaxpr, bconsts = body
         inner, benv = self.sub_env(bjaxpr, list(bconsts) + var_b)
@@ -812,10 +876,17 @@ class KernelWalker:
         stmts, outs = self.block(lambda: self.walk(inner, benv))
         self.loc = loc
         nexts = []
-        for k, o in enumerate(outs[: len(names)]):
+        for b, o in zip(var_b, outs):
+            if isinstance(b, Poisoned):
+                continue
+            if isinstance(o, Poisoned):
+                tainted = True
+                continue
             if not (isinstance(o, ExprB) and o.kind != "f"):
                 raise self.unsupported("loop carry", "a loop carries data from one iteration to the next")
             nexts.append(o.expr)
+        if tainted:
+            raise Tainted()
         self.emit({"op": "loop", "vars": names, "init": init, "count": count, "cond": cond_expr,
                    "next": nexts, "body": stmts})
         return var_b, outs
@@ -825,7 +896,7 @@ class KernelWalker:
         if p.get("reverse"):
             raise self.unsupported("reversed scan", "a reversed lax.scan is not supported")
         nc, ncarry = p["num_consts"], p["num_carry"]
-        ins = [self.read(env, x) for x in eqn.invars]
+        ins = [self.read_or_poisoned(env, x) for x in eqn.invars]
         consts, carries, xs = ins[:nc], ins[nc: nc + ncarry], ins[nc + ncarry:]
         if xs:
             raise self.unsupported("scan over xs", "lax.scan over arrays (xs) is not supported; use fori_loop")
@@ -839,7 +910,7 @@ class KernelWalker:
     def p_while(self, eqn: Any, env: dict) -> None:
         p = eqn.params
         cn, bn = p["cond_nconsts"], p["body_nconsts"]
-        ins = [self.read(env, x) for x in eqn.invars]
+        ins = [self.read_or_poisoned(env, x) for x in eqn.invars]
         cconsts, bconsts, carries = ins[:cn], ins[cn: cn + bn], ins[cn + bn:]
         var_b, _ = self.loop(eqn, env, carries=carries, count=None, cond=(p["cond_jaxpr"], cconsts),
                              body=(p["body_jaxpr"], bconsts), hint="i")

@@ -43,6 +43,19 @@ def test_unsupported_construct_is_named_with_its_line(exports, name, construct, 
     assert reported_at(err["loc"], path, line_of(path, text))
 
 
+def test_every_unsupported_construct_is_named_and_its_consequences_are_not(exports):
+    path = os.path.join(UNSUPPORTED, "several.py")
+    (k,) = exports.get(path, 2)["kernels"]
+    assert k["status"] == "unsupported"
+    # In kernel order; the uses of the loop's data carry and of its result are not
+    # reported a second time.
+    assert [(e["construct"], e["loc"]["line"]) for e in k["errors"]] == [
+        ("loop carry", line_of(path, "# loop carry")),
+        ("dma_start(add=True)", line_of(path, "d.start(add=True)")),
+        ("run-time data", line_of(path, "@pl.when(x_ref[0, 0] > 0)")),
+    ]
+
+
 def test_kept_value_names_where_it_was_loaded(exports):
     (k,) = exports.get(os.path.join(UNSUPPORTED, "kept_value.py"), 2)["kernels"]
     assert "kept_value.py:7" in k["errors"][0]["message"]

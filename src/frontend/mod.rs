@@ -230,11 +230,15 @@ pub fn kernel(doc: &Document, path: &Path, name: Option<&str>) -> Result<import:
     match k.status.as_str() {
         "ok" => {}
         "unsupported" => {
-            let what: Vec<String> = k.errors.iter().map(|e| e.describe()).collect();
-            return Err(ModelError::new(
-                ErrorKind::Unsupported,
-                format!("kernel {} of {}: unsupported construct: {}", k.name, path.display(), what.join("; ")),
-            ));
+            let what = match k.errors.as_slice() {
+                [one] => format!("unsupported construct: {}", one.describe()),
+                all => format!(
+                    "{} unsupported constructs:{}",
+                    all.len(),
+                    all.iter().enumerate().map(|(i, e)| format!("\n  {}. {}", i + 1, e.describe())).collect::<String>()
+                ),
+            };
+            return Err(ModelError::new(ErrorKind::Unsupported, format!("kernel {} of {}: {what}", k.name, path.display())));
         }
         "refused" => {
             let reason = k.refusal.as_ref().map_or("no reason given", |r| r.reason.as_str());
