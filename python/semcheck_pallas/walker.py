@@ -766,7 +766,16 @@ class KernelWalker:
         return self.blocks.pop(), result
 
     def p_cond(self, eqn: Any, env: dict) -> None:
-        index = self.expr(env, eqn.invars[0], "the condition of pl.when / lax.cond")
+        # A condition that cannot be translated is recorded (or, poisoned, is a
+        # consequence) and the branches are still walked for the constructs in them.
+        tainted = False
+        try:
+            index = self.expr(env, eqn.invars[0], "the condition of pl.when / lax.cond")
+        except Unsupported as u:
+            self.errors.append(u)
+            index, tainted = E.const(0), True
+        except Tainted:
+            index, tainted = E.const(0), True
         args = [self.read_or_poisoned(env, x) for x in eqn.invars[1:]]
         loc = self.loc
         bodies, outs = [], []
@@ -779,6 +788,8 @@ class KernelWalker:
             bodies.append(body)
             outs.append(o)
         self.epoch, self.writes = start_epoch, start_writes
+        if tainted:
+            raise Tainted()
         results = []
         for k in range(len(eqn.outvars)):
             branch_outs = [o[k] for o in outs]
@@ -862,11 +873,14 @@ class KernelWalker:
             depth_epoch = self.epoch
             (c_out,) = self.walk(inner, cenv)
             if len(self.blocks[-1]) != before or self.epoch != depth_epoch:
-                raise self.unsupported("while condition", "the condition of a while loop has effects")
-            if isinstance(c_out, Poisoned):
+                self.errors.append(self.unsupported("while condition", "the condition of a while loop has effects"))
+                tainted = True
+            elif isinstance(c_out, Poisoned):
                 tainted = True
             elif not isinstance(c_out, ExprB):
-                raise self.unsupported("run-time data", "the condition of a while loop depends on run-time data")
+                self.errors.append(self.unsupported("run-time data",
+                                                    "the condition of a while loop depends on run-time data"))
+                tainted = True
             else:
                 cond_expr = c_out.expr
             self.loc = loc

@@ -53,6 +53,8 @@ def test_every_unsupported_construct_is_named_and_its_consequences_are_not(expor
         ("loop carry", line_of(path, "# loop carry")),
         ("dma_start(add=True)", line_of(path, "d.start(add=True)")),
         ("run-time data", line_of(path, "@pl.when(x_ref[0, 0] > 0)")),
+        # The branch under a condition that cannot be translated is still read.
+        ("semaphore_read", line_of(path, "pl.semaphore_read(sem)")),
     ]
 
 

@@ -238,7 +238,10 @@ pub fn kernel(doc: &Document, path: &Path, name: Option<&str>) -> Result<import:
                     all.iter().enumerate().map(|(i, e)| format!("\n  {}. {}", i + 1, e.describe())).collect::<String>()
                 ),
             };
-            return Err(ModelError::new(ErrorKind::Unsupported, format!("kernel {} of {}: {what}", k.name, path.display())));
+            return Err(ModelError::new(
+                ErrorKind::Unsupported,
+                format!("kernel {} of {}: {what}", k.name, path.display()),
+            ));
         }
         "refused" => {
             let reason = k.refusal.as_ref().map_or("no reason given", |r| r.reason.as_str());

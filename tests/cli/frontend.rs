@@ -174,9 +174,10 @@ fn unsupported_and_refused_kernels_exit_2_naming_the_construct_and_line() {
         ("dma_add.py", "dma_add.py:8: dma_start(add=True)"),
         ("barrier_no_cid.py", "collective_id has to be specified when using a custom barrier"),
         ("script_error.py", "script_error.py:4: script error"),
-        ("several.py", "3 unsupported constructs:\n  1. several.py:12: loop carry"),
+        ("several.py", "4 unsupported constructs:\n  1. several.py:12: loop carry"),
         ("several.py", "\n  2. several.py:15: dma_start(add=True)"),
         ("several.py", "\n  3. several.py:18: run-time data"),
+        ("several.py", "\n  4. several.py:22: semaphore_read"),
     ] {
         let out = semcheck_cmd().arg("check").arg(dir.join(file)).args(["--devices", "2"]).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);

@@ -4,7 +4,7 @@ from jax.experimental.pallas import tpu as pltpu
 from _harness import N, call, remote
 
 
-def kernel(x_ref, o_ref, send, recv):
+def kernel(x_ref, o_ref, send, recv, sem):
     def body(i, acc):
         o_ref[...] = acc  # uses the loop's data carry: not reported again
         return acc + 1.0
@@ -19,6 +19,7 @@ def kernel(x_ref, o_ref, send, recv):
     def _():
         d.start()
         d.wait()
+        pl.semaphore_wait(sem, pl.semaphore_read(sem))  # inside the data-dependent branch
 
 
-call(kernel, scratch=[pltpu.SemaphoreType.DMA] * 2, in_space=pltpu.VMEM, out_space=pltpu.VMEM)
+call(kernel, scratch=[pltpu.SemaphoreType.DMA] * 2 + [pltpu.SemaphoreType.REGULAR], in_space=pltpu.VMEM, out_space=pltpu.VMEM)
