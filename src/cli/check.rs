@@ -2,14 +2,14 @@
 //! engine.
 
 use semcheck::checker::{explore_with, Verdict};
-use semcheck::ModelError;
+use semcheck::{Case, ModelError};
 use serde_json::json;
 
 use super::args::CheckArgs;
 use super::report::Checked;
 use super::shuttle::EngineArg;
 use super::watch::{style, watch};
-use super::{emit, EXIT_INCOMPLETE, EXIT_PROVED, EXIT_VIOLATION};
+use super::{emit, EXIT_INCOMPLETE, EXIT_PROVED, EXIT_USAGE, EXIT_VIOLATION};
 
 /// The exit code of several verdicts: a violation anywhere is 1, else anything incomplete
 /// is 3, else 0.
@@ -29,52 +29,77 @@ pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
     if let Some(sizes) = &args.sizes {
         return super::sizes::run(args, sizes);
     }
-    let cases = args.case.cases(2, style(args.json))?;
-    let mut checked = Vec::new();
+    let mut cases = args.case.each_case(2, style(args.json))?;
+    if let [Err(_)] = cases.as_slice() {
+        // One case, which cannot be checked: the error is the result.
+        return Err(cases.remove(0).unwrap_err().1);
+    }
+    // Several cases (kernels of a file, mesh sizes): one that cannot be read or compiled
+    // is reported and the others are still checked.
+    let mut results: Vec<Result<Checked, (String, ModelError)>> = Vec::new();
     let w = watch();
     for case in cases {
         if w.interrupted() {
             break;
         }
-        w.case(&case.to_string(), style(args.json));
-        w.doing("compiling the kernel", false);
-        let program = semcheck::program(&case)?;
-        let c = match args.engine.engine {
-            EngineArg::Explore => {
-                let config = args.explore.config();
-                w.doing("exploring", true);
-                let outcome = explore_with(&program, &config, w.control());
-                w.doing("re-checking under the other hardware assumptions", false);
-                Checked::explored(case, program, outcome, &config)
-            }
-            EngineArg::Shuttle => {
-                // The campaign keeps the time budget itself and reports how many iterations
-                // ran; the watchdog only ends it if it does not stop within its grace period.
-                w.doing("running the shuttle campaign", true);
-                let outcome = super::shuttle::run(args, &case, &program)?;
-                Checked::sampled(case, program, outcome)
-            }
-        };
+        let result = case.and_then(|case| check_one(args, case));
         w.idle();
-        if !args.json {
-            emit(&c.text());
+        match &result {
+            Ok(c) if !args.json => emit(&c.text()),
+            Err((_, e)) if !args.json => eprintln!("semcheck: error: {e}"),
+            _ => {}
         }
-        checked.push(c);
+        results.push(result);
     }
-    let code = worst(checked.iter().map(|c| &c.outcome.verdict));
+    let mut code = worst(results.iter().flatten().map(|c| &c.outcome.verdict));
+    if results.iter().any(Result::is_err) && code != EXIT_VIOLATION {
+        code = EXIT_USAGE;
+    }
     if args.json {
-        let value = match checked.as_slice() {
-            [one] => {
+        let value = match results.as_slice() {
+            [Ok(one)] => {
                 let mut v = one.json();
                 v["peak_rss_bytes"] = json!(super::bench::peak_rss_bytes());
                 v
             }
             many => json!({
-                "verdict": match code { EXIT_VIOLATION => "violation", EXIT_INCOMPLETE => "incomplete", _ => "proved" },
-                "cases": many.iter().map(Checked::json).collect::<Vec<_>>(),
+                "verdict": match code {
+                    EXIT_VIOLATION => "violation",
+                    EXIT_USAGE => "error",
+                    EXIT_INCOMPLETE => "incomplete",
+                    _ => "proved",
+                },
+                "cases": many.iter().map(|r| match r {
+                    Ok(c) => c.json(),
+                    Err((case, e)) => json!({"case": case, "verdict": "error", "error": e.to_string()}),
+                }).collect::<Vec<_>>(),
             }),
         };
         emit(&format!("{}\n", serde_json::to_string_pretty(&value).expect("JSON of plain data")));
     }
     Ok(code)
+}
+
+/// Compiles and checks one case on the chosen engine; an error names the case.
+fn check_one(args: &CheckArgs, case: Case) -> Result<Checked, (String, ModelError)> {
+    let w = watch();
+    w.case(&case.to_string(), style(args.json));
+    w.doing("compiling the kernel", false);
+    let program = semcheck::program(&case).map_err(|e| (case.to_string(), e))?;
+    Ok(match args.engine.engine {
+        EngineArg::Explore => {
+            let config = args.explore.config();
+            w.doing("exploring", true);
+            let outcome = explore_with(&program, &config, w.control());
+            w.doing("re-checking under the other hardware assumptions", false);
+            Checked::explored(case, program, outcome, &config)
+        }
+        EngineArg::Shuttle => {
+            // The campaign keeps the time budget itself and reports how many iterations
+            // ran; the watchdog only ends it if it does not stop within its grace period.
+            w.doing("running the shuttle campaign", true);
+            let outcome = super::shuttle::run(args, &case, &program).map_err(|e| (case.to_string(), e))?;
+            Checked::sampled(case, program, outcome)
+        }
+    })
 }

@@ -54,6 +54,9 @@ pub(crate) fn is_file(target: &str) -> bool {
     target.ends_with(".py") || target.ends_with(".json") || target.contains('/') || target.contains('\\')
 }
 
+/// One case of a command, or why the case it stands for (named) could not be made.
+pub(crate) type CaseResult = Result<Case, (String, ModelError)>;
+
 fn usage(msg: impl Into<String>) -> ModelError {
     ModelError::new(ErrorKind::UnknownName, msg)
 }
@@ -75,7 +78,15 @@ impl CaseArgs {
     /// The cases these arguments name, one per mesh size; `default_devices` applies when
     /// `--devices` is absent. Listing a kernel file's kernels runs its script, under the
     /// command's budgets and Ctrl-C (a partial report in `report`'s style if they end it).
+    /// The first error, of the arguments or of any size, is the result.
     pub(crate) fn cases(&self, default_devices: usize, report: Style) -> Result<Vec<Case>, ModelError> {
+        self.each_case(default_devices, report)?.into_iter().map(|c| c.map_err(|(_, e)| e)).collect()
+    }
+
+    /// [`CaseArgs::cases`], keeping going past a size whose kernel file cannot be read
+    /// there (a script that fails at that N): its entry is the error, with the name of
+    /// the case it stands for. An error of the arguments themselves is the result.
+    pub(crate) fn each_case(&self, default_devices: usize, report: Style) -> Result<Vec<CaseResult>, ModelError> {
         let source = if is_file(&self.target) {
             if self.mutant.is_some() {
                 return Err(usage("--mutant names a catalogue mutant; a kernel file is checked as written"));
@@ -114,13 +125,19 @@ impl CaseArgs {
                     w.doing("running the script to export its kernels", false);
                     let doc = semcheck::frontend::document(path, n);
                     w.idle();
-                    let doc = doc?;
+                    let doc = match doc {
+                        Ok(doc) => doc,
+                        Err(e) => {
+                            cases.push(Err((format!("{} N={n}", path.display()), e)));
+                            continue;
+                        }
+                    };
                     let names: Vec<String> =
                         semcheck::frontend::default_kernels(&doc).iter().map(|k| k.name.clone()).collect();
                     if names.len() > 1 {
                         for name in names {
                             let src = Source::Python { path: path.clone(), kernel: Some(name), expect: expect.clone() };
-                            cases.push(Case::new(src, n).repeat(self.repeat.unwrap_or(1)).semantics(semantics));
+                            cases.push(Ok(Case::new(src, n).repeat(self.repeat.unwrap_or(1)).semantics(semantics)));
                         }
                         continue;
                     }
@@ -129,7 +146,7 @@ impl CaseArgs {
                 other => Case::new(other.clone(), n),
             };
             let repeat = self.repeat.unwrap_or(case.repeat);
-            cases.push(case.repeat(repeat).semantics(semantics));
+            cases.push(Ok(case.repeat(repeat).semantics(semantics)));
         }
         Ok(cases)
     }

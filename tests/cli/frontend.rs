@@ -184,6 +184,22 @@ fn unsupported_and_refused_kernels_exit_2_naming_the_construct_and_line() {
         assert_eq!(out.status.code(), Some(2), "{file}: {err}");
         assert!(err.contains(needle), "{file}: {err}");
     }
+    // A file with a kernel semcheck reads and one it cannot: the first is still checked at
+    // every size, the second reported; exit 2 (nothing broke, not everything was checked).
+    let mixed = dir.join("mixed.py");
+    let out = semcheck_cmd().arg("check").arg(&mixed).args(["--devices", "2-3"]).output().unwrap();
+    let (text, err) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(2), "{text}{err}");
+    assert!(text.contains("mixed.py:shift N=2: PROVED") && text.contains("mixed.py:shift N=3: PROVED"), "{text}");
+    assert_eq!(err.matches("kernel accumulate of").count(), 2, "{err}");
+    assert!(err.contains("mixed.py:15: dma_start(add=True)"), "{err}");
+    let out = semcheck_cmd().arg("check").arg(&mixed).args(["--devices", "2", "--json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["verdict"], "error", "{v}");
+    let verdicts: Vec<&str> = v["cases"].as_array().unwrap().iter().map(|c| c["verdict"].as_str().unwrap()).collect();
+    assert_eq!(verdicts, ["proved", "error"], "{v}");
+    assert!(v["cases"][1]["error"].as_str().unwrap().contains("dma_start(add=True)"), "{v}");
     // An unknown --kernel lists the file's kernels; one that could not be read is not
     // said not to communicate (whether it does is unknown).
     let file = dir.join("semaphore_read.py");
