@@ -46,7 +46,18 @@ pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
         w.idle();
         match &result {
             Ok(c) if !args.json => emit(&c.text()),
-            Err((_, e)) if !args.json => eprintln!("semcheck: error: {e}"),
+            Err((case, e)) if !args.json => {
+                // The same error at another size (an unsupported kernel is unsupported at
+                // every N) is said once.
+                let earlier = results.iter().find_map(|r| match r {
+                    Err((first, f)) if f.to_string() == e.to_string() => Some(first),
+                    _ => None,
+                });
+                match earlier {
+                    Some(first) => eprintln!("semcheck: error: {case}: the same error as {first}"),
+                    None => eprintln!("semcheck: error: {case}: {e}"),
+                }
+            }
             _ => {}
         }
         results.push(result);
