@@ -1,0 +1,142 @@
+//! Views to cells: the cells of a buffer view on a device, their names in reports, and
+//! the names of buffers and semaphores.
+
+use super::{Compiler, Here};
+use crate::error::{ErrorKind, ModelError};
+use crate::expr::Expr;
+use crate::ir::{Index, RefExpr, SemRef};
+use crate::mesh::DeviceId;
+use crate::program::{CellId, CellSpan, SemSlot};
+
+impl Compiler<'_> {
+    pub(super) fn sem_label(&self, r: &SemRef) -> String {
+        self.kernel.semaphore(r.sem).map_or_else(|| format!("semaphore #{}", r.sem.0), |d| d.name.clone())
+    }
+
+    pub(super) fn sem_name(&self, slot: SemSlot) -> String {
+        let (decl, index) = &self.sem_decls[slot.0 as usize % self.sems_per_device];
+        index.map_or_else(|| decl.name.clone(), |i| format!("{}[{i}]", decl.name))
+    }
+
+    pub(super) fn buffer_name(&self, r: &RefExpr) -> String {
+        self.kernel.buffer(r.buffer).map_or_else(|| format!("buffer #{}", r.buffer.0), |b| b.name.clone())
+    }
+
+    /// The cells of a view on `on`, and its byte count.
+    pub(super) fn cells_of(
+        &self,
+        r: &RefExpr,
+        on: DeviceId,
+        here: &Here<'_>,
+        what: &str,
+    ) -> Result<(Vec<CellId>, u32), ModelError> {
+        let decl = self.kernel.buffer(r.buffer).ok_or_else(|| {
+            self.err(
+                here,
+                what,
+                ErrorKind::UnknownBuffer,
+                format!("buffer #{} is not declared by this kernel", r.buffer.0),
+            )
+        })?;
+        // A view the front end could not express in cells fails here, with its reason.
+        for index in r.indexing.iter().flatten() {
+            if let Index::At(Expr::Fail(reason)) | Index::Slice { start: Expr::Fail(reason), .. } = index {
+                return Err(self.err(here, what, ErrorKind::Unsupported, reason.clone()));
+            }
+        }
+        // Per dimension: (offset, size, dropped).
+        let mut dims: Vec<(usize, usize, bool)> = decl.shape.iter().map(|&s| (0, s, false)).collect();
+        for indices in &r.indexing {
+            let mut free = dims.iter_mut().filter(|d| !d.2);
+            for (k, index) in indices.iter().enumerate() {
+                let dim = free.next().ok_or_else(|| {
+                    self.err(
+                        here,
+                        what,
+                        ErrorKind::OutOfRange,
+                        format!("too many indices for `{}` of shape {:?}", decl.name, decl.shape),
+                    )
+                })?;
+                match index {
+                    Index::At(e) => {
+                        let v = self.eval(e, here, what)?;
+                        if v < 0 || v as usize >= dim.1 {
+                            return Err(self.err(
+                                here,
+                                what,
+                                ErrorKind::OutOfRange,
+                                format!("index {v} out of range for dimension {k} of `{}` (size {})", decl.name, dim.1),
+                            ));
+                        }
+                        dim.0 += v as usize;
+                        dim.1 = 1;
+                        dim.2 = true;
+                    }
+                    Index::Slice { start, size } => {
+                        let v = self.eval(start, here, what)?;
+                        if v < 0 || *size == 0 || v as usize + size > dim.1 {
+                            return Err(self.err(
+                                here,
+                                what,
+                                ErrorKind::OutOfRange,
+                                format!(
+                                    "slice ds({v}, {size}) out of range for dimension {k} of `{}` (size {})",
+                                    decl.name, dim.1
+                                ),
+                            ));
+                        }
+                        dim.0 += v as usize;
+                        dim.1 = *size;
+                    }
+                }
+            }
+        }
+        let base = self.base[on.index()][r.buffer.0 as usize];
+        let mut cells = Vec::new();
+        let count: usize = dims.iter().map(|d| d.1).product();
+        for flat in 0..count {
+            let mut rest = flat;
+            let mut offset = 0usize;
+            let mut pos = vec![0usize; dims.len()];
+            for (i, d) in dims.iter().enumerate().rev() {
+                pos[i] = d.0 + rest % d.1;
+                rest /= d.1;
+            }
+            for (i, s) in decl.shape.iter().enumerate() {
+                offset = offset * s + pos[i];
+            }
+            cells.push(CellId(base + offset as u32));
+        }
+        Ok((cells, count as u32 * decl.cell_bytes))
+    }
+
+    /// `hbm_buf[1]` or `x_ref[0,1],x_ref[1,1]` for a list of cells of one buffer.
+    pub(super) fn view_name(&self, cells: &[CellId]) -> String {
+        if cells.is_empty() {
+            return String::new();
+        }
+        let first = &self.cells[cells[0].0 as usize];
+        let name = &self.kernel.buffers[first.buffer].name;
+        let idx: Vec<String> = cells
+            .iter()
+            .map(|c| {
+                let i: Vec<String> = self.cells[c.0 as usize].index.iter().map(|x| x.to_string()).collect();
+                i.join(",")
+            })
+            .collect();
+        if idx.iter().all(|s| s.is_empty()) {
+            name.clone()
+        } else if idx.len() == 1 {
+            format!("{name}[{}]", idx[0])
+        } else {
+            format!("{name}[{}]", idx.join(" "))
+        }
+    }
+
+    pub(super) fn span(&mut self, cells: Vec<CellId>) -> CellSpan {
+        let start = self.pool.len() as u32;
+        let len = cells.len() as u32;
+        self.pool.extend(cells);
+        CellSpan { start, len }
+    }
+}
