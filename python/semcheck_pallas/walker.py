@@ -849,6 +849,8 @@ class KernelWalker:
         # Set when the loop cannot be translated for an error already recorded: its
         # body is still walked for the constructs in it, and the loop then skipped.
         tainted = False
+        # The carries a while loop's condition reads: its bounds (fori_loop) or its own.
+        bounds = _carries_read(cond[0], len(cond[1])) if cond is not None else set()
         names, init, var_b = [], [], []
         for k, c in enumerate(carries):
             if isinstance(c, Poisoned):
@@ -861,9 +863,14 @@ class KernelWalker:
             else:
                 # Recorded, and the body still walked (with this carry poisoned) for the
                 # constructs after it.
-                self.errors.append(self.unsupported(
-                    "loop carry", "a loop carries data (an array or a loaded value) from one iteration to the "
-                    "next; only integer carries are supported"))
+                if k in bounds:
+                    self.errors.append(self.unsupported(
+                        "run-time data", "the trip count of a loop (its bounds or its condition) depends on data "
+                        "loaded from a buffer"))
+                else:
+                    self.errors.append(self.unsupported(
+                        "loop carry", "a loop carries data (an array or a loaded value) from one iteration to the "
+                        "next; only integer carries are supported"))
                 var_b.append(POISONED)
         cond_expr = None
         if cond is not None:
@@ -929,6 +936,17 @@ class KernelWalker:
         var_b, _ = self.loop(eqn, env, carries=carries, count=None, cond=(p["cond_jaxpr"], cconsts),
                              body=(p["body_jaxpr"], bconsts), hint="i")
         self.bind_outs(env, eqn, var_b)
+
+
+def _carries_read(closed: Any, nconsts: int) -> set[int]:
+    """The positions of the carries (the invars after ``nconsts`` constants) that the
+    output of a loop's condition jaxpr depends on."""
+    inner = getattr(closed, "jaxpr", closed)
+    needed = {v for v in inner.outvars if isinstance(v, jax_core.Var)}
+    for eqn in reversed(inner.eqns):
+        if any(v in needed for v in eqn.outvars):
+            needed.update(v for v in eqn.invars if isinstance(v, jax_core.Var))
+    return {k for k, v in enumerate(inner.invars[nconsts:]) if v in needed}
 
 
 def _transformed(ref: Any, transforms: Any) -> Any:

@@ -18,6 +18,7 @@ CASES = [
     ("dma_add", "dma_start(add=True)", "d.start(add=True)"),
     ("data_cond", "run-time data", "@pl.when(x_ref[0, 0] > 0)"),
     ("data_index", "run-time data", "d.start()"),
+    ("data_trip_count", "run-time data", "lax.fori_loop(0, count_ref[0], body, 0)"),
     ("bitcast", "bitcast ref transform", "d.start()"),
     ("strided", "strided slice", "d.start()"),
     ("core_index", "semaphore_signal(core_index=...)", "core_index=0"),

@@ -29,13 +29,10 @@ pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
     if let Some(sizes) = &args.sizes {
         return super::sizes::run(args, sizes);
     }
-    let mut cases = args.case.each_case(2, style(args.json))?;
-    if let [Err(_)] = cases.as_slice() {
-        // One case, which cannot be checked: the error is the result.
-        return Err(cases.remove(0).unwrap_err().1);
-    }
-    // Several cases (kernels of a file, mesh sizes): one that cannot be read or compiled
-    // is reported and the others are still checked.
+    let cases = args.case.each_case(2, style(args.json))?;
+    // One case that cannot be read or compiled: the error is the result. Among several
+    // (kernels of a file, mesh sizes) it is reported and the others are still checked.
+    let single = cases.len() == 1;
     let mut results: Vec<Result<Checked, (String, ModelError)>> = Vec::new();
     let w = watch();
     for case in cases {
@@ -44,6 +41,10 @@ pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
         }
         let result = case.and_then(|case| check_one(args, case));
         w.idle();
+        let result = match result {
+            Err((_, e)) if single => return Err(e),
+            other => other,
+        };
         match &result {
             Ok(c) if !args.json => emit(&c.text()),
             Err((case, e)) if !args.json => {
