@@ -31,25 +31,16 @@ fetch.pretend_tpu("v6e")
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 from jax.sharding import PartitionSpec as P  # noqa: E402
+from _moe_routing import chunk, group_sizes, hidden, inter, mesh, n, order, recv, tokens  # noqa: E402
 
 agrs = fetch.module("tpu-inference", "0.32.0", "tpu_inference.kernels.experimental.fused_moe.gmm_fused.gmm_v2_ag_rs")
 
-n = jax.device_count()
-mesh = jax.make_mesh((n,), ("expert",), axis_types=(jax.sharding.AxisType.Auto,))
-chunk = 16  # tokens per device
-tokens = chunk * n
-hidden = inter = 256
-order = sorted(range(tokens), key=lambda t: t % n)  # rows grouped by expert; row -> token
-# Rows a chip receives from the others: tokens of its chunk routed to another chip's expert.
-recv = [sum(1 for t in range(c * chunk, (c + 1) * chunk) if t % n != c) for c in range(n)]
-
 
 def moe(x, w1, w2, group_offset, total_recv):
-    group_sizes = jnp.full((n,), tokens // n, jnp.int32)
     rows = jnp.array(order, jnp.int32)
-    h = agrs.gmm_v2_ag_gmm1(x, w1, group_sizes, rows, group_offset=group_offset, fuse_act="silu", ep_size=n,
+    h = agrs.gmm_v2_ag_gmm1(x, w1, group_sizes(), rows, group_offset=group_offset, fuse_act="silu", ep_size=n,
                             ep_axis_name="expert")
-    out = agrs.gmm_v2_scatter_ici_nodedup(h, w2, group_sizes, rows, total_recv, group_offset=group_offset,
+    out = agrs.gmm_v2_scatter_ici_nodedup(h, w2, group_sizes(), rows, total_recv, group_offset=group_offset,
                                           ep_size=n, ep_axis_name="expert", chunk_size=chunk)
     return out
 

@@ -24,13 +24,9 @@ fetch.pretend_tpu("v6e")
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
-rs = fetch.module("tpu-inference", "0.32.0", "tpu_inference.kernels.experimental.fused_moe.gmm_fused_rs_nodedup")
+from _moe_routing import group_sizes, hidden, inter, mesh, n, order, tokens  # noqa: E402
 
-n = jax.device_count()
-mesh = jax.make_mesh((n,), ("expert",), axis_types=(jax.sharding.AxisType.Auto,))
-tokens = 16 * n
-hidden = inter = 256
-order = sorted(range(tokens), key=lambda t: t % n)  # rows grouped by expert
+rs = fetch.module("tpu-inference", "0.32.0", "tpu_inference.kernels.experimental.fused_moe.gmm_fused_rs_nodedup")
 
 
 def put(a, *spec):
@@ -41,7 +37,7 @@ out = rs.run_gmm_fused_rs(
     put(jnp.ones((tokens, hidden), jnp.bfloat16)),  # hidden_states, replicated
     put(jnp.ones((n, hidden, 2 * inter), jnp.bfloat16), "expert"),  # w1
     put(jnp.ones((n, inter, hidden), jnp.bfloat16), "expert"),  # w2
-    put(jnp.full((n,), tokens // n, jnp.int32)),  # group_sizes
+    put(group_sizes()),  # group_sizes
     put(jnp.array(order, jnp.int32)),  # lhs_indices
     put(jnp.array(order, jnp.int32)),  # output_indices
     put(jnp.ones((tokens, 1), jnp.float32), "expert", None),  # topk_weights
