@@ -122,13 +122,16 @@ def _verdicts_of(doc: dict, *, kernel: str | None, expect: str | None, repeat: i
         opts = (["--kernel", kernel] if kernel else []) + (["--expect", expect] if expect else []) \
             + (["--repeat", str(repeat)] if repeat else [])
         proc = _run([binary, "check", path, "--json", *opts], "semcheck check")
-        if proc.returncode == 2 or not proc.stdout.strip():
+        if not proc.stdout.strip():
+            # Exit 2 without a report: the only kernel could not be checked.
             raise SemcheckError(f"semcheck check refused the kernel (exit {proc.returncode}):\n"
                                 f"{proc.stderr.strip()[-4000:]}")
         try:
             out = json.loads(proc.stdout)
         except json.JSONDecodeError as e:
             raise SemcheckError(f"semcheck check printed no JSON ({e}):\n{proc.stdout[:2000]}") from None
+        # Of several kernels, one that could not be checked is a verdict "error" with
+        # its reason (the others are still checked).
         results = out.get("cases", [out])
         verdicts = []
         for r in results:
@@ -138,7 +141,8 @@ def _verdicts_of(doc: dict, *, kernel: str | None, expect: str | None, repeat: i
                 trace = "\n".join(f"  {i + 1:>4}. {e}" for i, e in enumerate(violation["trace"]))
             verdicts.append(KernelVerdict(kernel=r.get("kernel") or kernel or "?", devices=int(r.get("devices", 0)),
                                           verdict=r.get("verdict", "?"), rule=violation.get("rule"),
-                                          message=violation.get("message", ""), trace=trace, result=r))
+                                          message=violation.get("message", r.get("error", "")), trace=trace,
+                                          result=r))
         return verdicts
 
 

@@ -73,3 +73,14 @@ def test_assert_proved_prints_the_trace_of_a_violation():
         sp.assert_proved(os.path.join(SEEDS, "psum--no-capacity.py"), devices=2)
     text = str(e.value)
     assert "violation" in text and "psum--no-capacity.py:" in text
+
+
+@needs_binary
+def test_a_kernel_that_cannot_be_read_is_an_error_verdict_beside_the_others():
+    from conftest import KERNELS
+
+    verdicts = sp.check_file(os.path.join(KERNELS, "unsupported", "mixed.py"), devices=2)
+    assert [(v.kernel, v.verdict) for v in verdicts] == [("shift", "proved"), ("accumulate", "error")]
+    assert "mixed.py:15: dma_start(add=True)" in verdicts[1].message
+    with pytest.raises(AssertionError, match="accumulate at N = 2: error: .*dma_start"):
+        sp.assert_proved(os.path.join(KERNELS, "unsupported", "mixed.py"), devices=2)

@@ -33,7 +33,7 @@ pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
     // One case that cannot be read or compiled: the error is the result. Among several
     // (kernels of a file, mesh sizes) it is reported and the others are still checked.
     let single = cases.len() == 1;
-    let mut results: Vec<Result<Checked, (String, ModelError)>> = Vec::new();
+    let mut results: Vec<Result<Checked, (Case, ModelError)>> = Vec::new();
     let w = watch();
     for case in cases {
         if w.interrupted() {
@@ -83,7 +83,7 @@ pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
                 },
                 "cases": many.iter().map(|r| match r {
                     Ok(c) => c.json(),
-                    Err((case, e)) => json!({"case": case, "verdict": "error", "error": e.to_string()}),
+                    Err((case, e)) => Checked::error_json(case, e),
                 }).collect::<Vec<_>>(),
             }),
         };
@@ -92,12 +92,15 @@ pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
     Ok(code)
 }
 
-/// Compiles and checks one case on the chosen engine; an error names the case.
-fn check_one(args: &CheckArgs, case: Case) -> Result<Checked, (String, ModelError)> {
+/// Compiles and checks one case on the chosen engine; an error comes with its case.
+fn check_one(args: &CheckArgs, case: Case) -> Result<Checked, (Case, ModelError)> {
     let w = watch();
     w.case(&case.to_string(), style(args.json));
     w.doing("compiling the kernel", false);
-    let program = semcheck::program(&case).map_err(|e| (case.to_string(), e))?;
+    let program = match semcheck::program(&case) {
+        Ok(p) => p,
+        Err(e) => return Err((case, e)),
+    };
     Ok(match args.engine.engine {
         EngineArg::Explore => {
             let config = args.explore.config();
@@ -110,8 +113,10 @@ fn check_one(args: &CheckArgs, case: Case) -> Result<Checked, (String, ModelErro
             // The campaign keeps the time budget itself and reports how many iterations
             // ran; the watchdog only ends it if it does not stop within its grace period.
             w.doing("running the shuttle campaign", true);
-            let outcome = super::shuttle::run(args, &case, &program).map_err(|e| (case.to_string(), e))?;
-            Checked::sampled(case, program, outcome)
+            match super::shuttle::run(args, &case, &program) {
+                Ok(outcome) => Checked::sampled(case, program, outcome),
+                Err(e) => return Err((case, e)),
+            }
         }
     })
 }

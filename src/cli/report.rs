@@ -89,25 +89,18 @@ impl Checked {
             Verdict::Incomplete { reason, detail } => json!({"reason": reason, "detail": detail}),
             _ => Value::Null,
         };
-        let (file, kernel, defined) = match &self.case.source {
+        let (kernel, defined) = match &self.case.source {
             Source::Python { path, kernel, .. } => (
-                Some(path.display().to_string()),
                 kernel.clone(),
                 semcheck::frontend::kernel_location(path, self.case.devices, kernel.as_deref())
                     .map(|(file, line, function)| json!({"file": file, "line": line, "function": function})),
             ),
-            _ => (None, None, None),
+            _ => (None, None),
         };
-        json!({
-            "source": self.case.source,
-            "protocol": self.case.source.protocol(),
-            "mutant": self.case.source.mutant(),
-            "file": file,
+        let mut v = case_json(&self.case);
+        let more = json!({
             "kernel": kernel.unwrap_or_else(|| self.program.kernel.clone()),
             "kernel_defined_at": defined,
-            "devices": self.case.devices,
-            "repeat": self.case.repeat,
-            "semantics": self.case.semantics,
             "verdict": self.outcome.verdict.name(),
             "violation": violation,
             "incomplete": incomplete,
@@ -128,7 +121,21 @@ impl Checked {
                 (None, Some(basis)) => basis.json(),
                 (None, None) => Value::Null,
             },
-        })
+        });
+        v.as_object_mut().expect("an object").extend(more.as_object().expect("an object").clone());
+        v
+    }
+
+    /// The JSON object of a case that could not be checked (`verdict: error`).
+    pub(crate) fn error_json(case: &Case, error: &semcheck::ModelError) -> Value {
+        let mut v = case_json(case);
+        let kernel = match &case.source {
+            Source::Python { kernel, .. } => kernel.clone(),
+            _ => None,
+        };
+        let more = json!({"kernel": kernel, "verdict": "error", "error": error.to_string()});
+        v.as_object_mut().expect("an object").extend(more.as_object().expect("an object").clone());
+        v
     }
 
     /// How the explorer treated rotations: the number it stored states modulo, or why it
@@ -306,4 +313,21 @@ mod tests {
         assert!(!three.text().contains("warning"), "{}", three.text());
         assert_eq!(three.json()["coverage"]["never_executed"], serde_json::json!([]));
     }
+}
+
+/// What every case's JSON object says of the case itself: where its kernel comes from,
+/// the mesh size, the repeat count and the assumptions.
+fn case_json(case: &Case) -> Value {
+    json!({
+        "source": case.source,
+        "protocol": case.source.protocol(),
+        "mutant": case.source.mutant(),
+        "file": match &case.source {
+            Source::Python { path, .. } => Some(path.display().to_string()),
+            _ => None,
+        },
+        "devices": case.devices,
+        "repeat": case.repeat,
+        "semantics": case.semantics,
+    })
 }

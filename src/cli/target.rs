@@ -54,8 +54,9 @@ pub(crate) fn is_file(target: &str) -> bool {
     target.ends_with(".py") || target.ends_with(".json") || target.contains('/') || target.contains('\\')
 }
 
-/// One case of a command, or why the case it stands for (named) could not be made.
-pub(crate) type CaseResult = Result<Case, (String, ModelError)>;
+/// One case of a command, or why the case it stands for (the whole file at that size,
+/// when its script fails there) could not be made.
+pub(crate) type CaseResult = Result<Case, (Case, ModelError)>;
 
 fn usage(msg: impl Into<String>) -> ModelError {
     ModelError::new(ErrorKind::UnknownName, msg)
@@ -84,8 +85,8 @@ impl CaseArgs {
     }
 
     /// [`CaseArgs::cases`], keeping going past a size whose kernel file cannot be read
-    /// there (a script that fails at that N): its entry is the error, with the name of
-    /// the case it stands for. An error of the arguments themselves is the result.
+    /// there (a script that fails at that N): its entry is the error, with the case it
+    /// stands for. An error of the arguments themselves is the result.
     pub(crate) fn each_case(&self, default_devices: usize, report: Style) -> Result<Vec<CaseResult>, ModelError> {
         let source = if is_file(&self.target) {
             if self.mutant.is_some() {
@@ -128,7 +129,7 @@ impl CaseArgs {
                     let doc = match doc {
                         Ok(doc) => doc,
                         Err(e) => {
-                            cases.push(Err((format!("{} N={n}", path.display()), e)));
+                            cases.push(Err((Case::new(source.clone(), n), e)));
                             continue;
                         }
                     };
