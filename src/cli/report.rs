@@ -269,6 +269,23 @@ pub(crate) fn describe_engine(run: &EngineRun) -> String {
     }
 }
 
+/// What every case's JSON object says of the case itself: where its kernel comes from,
+/// the mesh size, the repeat count and the assumptions.
+fn case_json(case: &Case) -> Value {
+    json!({
+        "source": case.source,
+        "protocol": case.source.protocol(),
+        "mutant": case.source.mutant(),
+        "file": match &case.source {
+            Source::Python { path, .. } => Some(path.display().to_string()),
+            _ => None,
+        },
+        "devices": case.devices,
+        "repeat": case.repeat,
+        "semantics": case.semantics,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -313,21 +330,4 @@ mod tests {
         assert!(!three.text().contains("warning"), "{}", three.text());
         assert_eq!(three.json()["coverage"]["never_executed"], serde_json::json!([]));
     }
-}
-
-/// What every case's JSON object says of the case itself: where its kernel comes from,
-/// the mesh size, the repeat count and the assumptions.
-fn case_json(case: &Case) -> Value {
-    json!({
-        "source": case.source,
-        "protocol": case.source.protocol(),
-        "mutant": case.source.mutant(),
-        "file": match &case.source {
-            Source::Python { path, .. } => Some(path.display().to_string()),
-            _ => None,
-        },
-        "devices": case.devices,
-        "repeat": case.repeat,
-        "semantics": case.semantics,
-    })
 }
