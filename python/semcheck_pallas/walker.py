@@ -215,6 +215,9 @@ class KernelWalker:
             kind = SEM_KINDS.get(dtype_name)
             if kind is None:
                 raise self.unsupported("semaphore type", f"`{name}` has semaphore dtype {dtype_name}")
+            if kind == "barrier" and scoped:
+                raise self.unsupported("scoped barrier semaphore", f"`{name}` is a barrier semaphore allocated by "
+                                       "pl.run_scoped (a kernel's barrier semaphore is pltpu.get_barrier_semaphore())")
             if kind == "barrier":
                 raise self.unsupported("barrier semaphore argument", f"`{name}` is a barrier semaphore passed as an argument")
             sid = self.declare_sem(SemDecl(name=name, kind=kind, shape=shape, scoped=scoped))
@@ -812,11 +815,19 @@ class KernelWalker:
         self.bind_outs(env, eqn, results)
 
     def p_run_scoped(self, eqn: Any, env: dict) -> None:
+        # An allocation that cannot be translated is recorded and poisoned, and the body
+        # still walked for the constructs in it; the scope is then skipped.
+        tainted = False
+
+        def refuse(u: Unsupported) -> None:
+            nonlocal tainted
+            self.errors.append(u)
+            tainted = True
+
         if eqn.params.get("collective_axes"):
-            raise self.unsupported("run_scoped(collective_axes=...)", "a collective allocation is not supported")
-        for t in eqn.params.get("ref_transforms", ()) or ():
-            if t:
-                raise self.unsupported("run_scoped ref_transforms", "transformed scoped allocations are not supported")
+            refuse(self.unsupported("run_scoped(collective_axes=...)", "a collective allocation is not supported"))
+        if any(eqn.params.get("ref_transforms", ()) or ()):
+            refuse(self.unsupported("run_scoped ref_transforms", "transformed scoped allocations are not supported"))
         jaxpr = eqn.params["jaxpr"]
         inner = getattr(jaxpr, "jaxpr", jaxpr)
         consts = [self.read_or_poisoned(env, x) for x in eqn.invars]
@@ -824,7 +835,12 @@ class KernelWalker:
         sems, bufs, allocs = [], [], []
         for k, v in enumerate(inner.invars):
             name = names[k] if k < len(names) and names[k] else f"scoped{len(self.semaphores) + len(self.buffers)}"
-            b = self.ref_binding(v.aval, name, "scratch", scoped=True, shared_hbm=False)
+            try:
+                b = self.ref_binding(v.aval, name, "scratch", scoped=True, shared_hbm=False)
+            except Unsupported as u:
+                refuse(u)
+                allocs.append(POISONED)
+                continue
             (sems if b.what == "sem" else bufs).append(b.id)
             allocs.append(b)
         env2: dict = {}
@@ -835,6 +851,8 @@ class KernelWalker:
         loc = self.loc
         body, outs = self.block(lambda: self.walk(inner, env2))
         self.loc = loc
+        if tainted:
+            raise Tainted()
         for o in outs:
             if not isinstance(o, (ExprB, Poisoned)):
                 raise self.unsupported("run_scoped result", "pl.run_scoped returns data or refs")

@@ -59,6 +59,15 @@ def test_every_unsupported_construct_is_named_and_its_consequences_are_not(expor
     ]
 
 
+def test_a_scope_with_an_unsupported_allocation_is_still_read(exports):
+    path = os.path.join(UNSUPPORTED, "scoped_barrier.py")
+    (k,) = exports.get(path, 2)["kernels"]
+    assert [(e["construct"], e["loc"]["line"]) for e in k["errors"]] == [
+        ("scoped barrier semaphore", line_of(path, "# barrier allocation")),
+        ("semaphore_read", line_of(path, "# inside the scope")),
+    ]
+
+
 def test_kept_value_names_where_it_was_loaded(exports):
     (k,) = exports.get(os.path.join(UNSUPPORTED, "kept_value.py"), 2)["kernels"]
     assert "kept_value.py:7" in k["errors"][0]["message"]
