@@ -14,7 +14,7 @@ from . import cells
 from . import exprs as E
 from . import location
 from .errors import Refused, Unsupported
-from .walker import BufferDecl, KernelWalker, RefB, mark_uses
+from .walker import POISONED, BufferDecl, KernelWalker, RefB, mark_uses
 
 
 @dataclasses.dataclass
@@ -141,13 +141,14 @@ class KernelBuilder:
             n_idx, n_in, n_out = gm.num_index_operands, gm.num_inputs, gm.num_outputs
             roles = (["input"] * (n_idx + n_in) + ["output"] * n_out
                      + ["scratch"] * (len(invars) - n_idx - n_in - n_out))
-            self.check_block_specs(gm, names)
+            pipelined = self.pipelined_blocks(gm, names, w)
             aliases = dict(self.params.get("input_output_aliases") or ())
         else:
             n_in = len(self.cap.eqn.invars)
             n_out = len(self.params.get("out_avals") or ())
             roles = ["input"] * n_in + ["output"] * n_out + ["scratch"] * (len(invars) - n_in - n_out)
             aliases = dict(self.params.get("input_output_aliases") or {})
+            pipelined = set()
         shared = kind == "tensorcore"
         out_start = roles.index("output") if "output" in roles else len(roles)
         for i, (v, role) in enumerate(zip(invars, roles)):
@@ -163,18 +164,30 @@ class KernelBuilder:
                         env[v] = in_ref
                         continue
             w.loc = self.function_loc
-            env[v] = w.ref_binding(v.aval, names[i], role, scoped=False, shared_hbm=shared)
+            if i in pipelined:
+                env[v] = POISONED  # its error is recorded; what uses it is skipped
+                continue
+            try:
+                env[v] = w.ref_binding(v.aval, names[i], role, scoped=False, shared_hbm=shared)
+            except Unsupported as u:
+                # Recorded; what uses the argument is skipped, the rest still read.
+                w.errors.append(u)
+                env[v] = POISONED
         for v in self.jaxpr.constvars:
-            raise Unsupported("captured constant", f"the kernel closes over a constant array ({v.aval})",
-                              self.function_loc)
+            w.errors.append(Unsupported("captured constant", f"the kernel closes over a constant array ({v.aval})",
+                                        self.function_loc))
+            env[v] = POISONED
         return env
 
-    def check_block_specs(self, gm: Any, names: list[str]) -> None:
-        """Blocked specs are fine when Pallas copies the block once (the index map does
-        not depend on the grid); otherwise Pallas pipelines DMAs the jaxpr does not show."""
+    def pipelined_blocks(self, gm: Any, names: list[str], w: KernelWalker) -> set[int]:
+        """The kernel arguments whose blocks Pallas pipelines, each recorded as an error of
+        ``w``. Blocked specs are fine when Pallas copies the block once (the index map
+        does not depend on the grid); otherwise Pallas pipelines DMAs the jaxpr does not
+        show."""
+        out: set[int] = set()
         grid = tuple(int(g) for g in gm.grid)
         if int(np.prod(grid or (1,))) <= 1:
-            return
+            return out
         n_idx = gm.num_index_operands
         for k, bm in enumerate(gm.block_mappings):
             space = str(getattr(bm.transformed_block_aval, "memory_space", "") or "")
@@ -186,11 +199,13 @@ class KernelBuilder:
             inner = getattr(ij, "jaxpr", ij)
             if _depends_on_inputs(inner):
                 name = names[n_idx + k] if n_idx + k < len(names) else bm.origin
-                raise Unsupported(
+                w.errors.append(Unsupported(
                     "BlockSpec pipelining",
                     f"the BlockSpec of `{name}` ({bm.origin}) has an index map that depends on the grid: "
                     "Pallas would insert pipelining DMAs that are not in the kernel body",
-                    self.cap.call_loc or self.function_loc)
+                    self.cap.call_loc or self.function_loc))
+                out.add(n_idx + k)
+        return out
 
     # ------------------------------------------------------------------ build rules
 
@@ -242,12 +257,12 @@ class KernelBuilder:
             rec["ignored"] = w.ignored
             if w.errors:
                 # Every unsupported construct the walk met, in kernel order, once per
-                # construct and line (a function called from several places, or a check
-                # made twice on one loop, is one thing to change).
+                # construct, line and message (a function called from several places is
+                # one thing to change).
                 rec["status"] = "unsupported"
                 seen = set()
                 for e in w.errors:
-                    key = (e.construct, (e.loc or {}).get("file"), (e.loc or {}).get("line"))
+                    key = (e.construct, e.message, (e.loc or {}).get("file"), (e.loc or {}).get("line"))
                     if key not in seen:
                         seen.add(key)
                         rec["errors"].append(e.record())

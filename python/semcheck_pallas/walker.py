@@ -134,6 +134,9 @@ CALLS = {"pjit", "jit", "closed_call", "core_call", "remat", "checkpoint", "cust
 
 SEM_KINDS = {"dma_sem": "dma", "semaphore": "regular", "barrier_semaphore": "barrier"}
 
+LOOP_CARRY = ("a loop carries data (an array or a loaded value) from one iteration to the next; only integer "
+              "carries are supported")
+
 
 def _fmt_const(v: Any) -> str:
     v = np.asarray(v)
@@ -886,9 +889,7 @@ class KernelWalker:
                         "run-time data", "the trip count of a loop (its bounds or its condition) depends on data "
                         "loaded from a buffer"))
                 else:
-                    self.errors.append(self.unsupported(
-                        "loop carry", "a loop carries data (an array or a loaded value) from one iteration to the "
-                        "next; only integer carries are supported"))
+                    self.errors.append(self.unsupported("loop carry", LOOP_CARRY))
                 var_b.append(POISONED)
         cond_expr = None
         if cond is not None:
@@ -922,7 +923,7 @@ class KernelWalker:
                 tainted = True
                 continue
             if not (isinstance(o, ExprB) and o.kind != "f"):
-                raise self.unsupported("loop carry", "a loop carries data from one iteration to the next")
+                raise self.unsupported("loop carry", LOOP_CARRY)
             nexts.append(o.expr)
         if tainted:
             raise Tainted()

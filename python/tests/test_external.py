@@ -38,13 +38,13 @@ def ejkernel() -> str:
 
 def _unsupported(exports, driver: str, devices: int) -> list[tuple[dict, dict]]:
     """Exports ``driver``: its script runs, and every kernel is refused for unsupported
-    constructs, each named once per line: ``(kernel, its first error)`` for each."""
+    constructs, each named once per line and message: ``(kernel, its first error)`` for each."""
     doc = exports.get(os.path.join(EXTERNAL, driver), devices)
     assert doc["errors"] == [] and doc["script"]["status"] == "ok"
     out = []
     for k in doc["kernels"]:
         assert k["status"] == "unsupported" and k["errors"], k["name"]
-        where = [(e["construct"], e["loc"]["file"], e["loc"]["line"]) for e in k["errors"]]
+        where = [(e["construct"], e["message"], e["loc"]["file"], e["loc"]["line"]) for e in k["errors"]]
         assert len(set(where)) == len(where), where
         out.append((k, k["errors"][0]))
     return out

@@ -68,6 +68,16 @@ def test_a_scope_with_an_unsupported_allocation_is_still_read(exports):
     ]
 
 
+def test_pipelined_blocks_are_named_and_the_body_still_read(exports):
+    path = os.path.join(UNSUPPORTED, "pipelined_two.py")
+    (k,) = exports.get(path, 2)["kernels"]
+    # The input's block is pipelined (the output is whole, in VMEM); the store that reads
+    # it is not reported again, the semaphore_read after it is.
+    assert [e["construct"] for e in k["errors"]] == ["BlockSpec pipelining", "semaphore_read"]
+    assert "`x_ref`" in k["errors"][0]["message"]
+    assert k["errors"][1]["loc"]["line"] == line_of(path, "pl.semaphore_read(sem)")
+
+
 def test_kept_value_names_where_it_was_loaded(exports):
     (k,) = exports.get(os.path.join(UNSUPPORTED, "kept_value.py"), 2)["kernels"]
     assert "kept_value.py:7" in k["errors"][0]["message"]
