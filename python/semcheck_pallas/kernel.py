@@ -14,7 +14,7 @@ from . import cells
 from . import exprs as E
 from . import location
 from .errors import Refused, Unsupported
-from .walker import POISONED, BufferDecl, KernelWalker, RefB, mark_uses
+from .walker import POISONED, BufferDecl, KernelWalker, RefB, mark_uses, resolve_snapshots
 
 
 @dataclasses.dataclass
@@ -254,6 +254,7 @@ class KernelBuilder:
             env = self.declare_arguments(w, kind)
             mark_uses(self.jaxpr)
             w.walk(self.jaxpr, env)
+            w.body[:] = resolve_snapshots(w.body)
             rec["ignored"] = w.ignored
             if w.errors:
                 # Every unsupported construct the walk met, in kernel order, once per

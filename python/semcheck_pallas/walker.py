@@ -13,6 +13,15 @@ Effectful equations become statements (dicts, element-level; :mod:`.cells` turns
 into cells). Anything the walker cannot translate faithfully raises
 :class:`~semcheck_pallas.errors.Unsupported` with the construct and its location.
 
+A value loaded from a buffer and stored only after a DMA, a semaphore operation, control
+flow or a store to that buffer (``v = buf[...]; copy.start(); copy.wait(); o[...] = v``)
+is read where it is loaded: every load leaves a *snapshot* placeholder at its place in
+the statements, and a store that uses a value loaded before such a statement turns it
+into a copy of the loaded view into a private VMEM buffer of its own
+(``buf@7``, for a load at line 7) and reads that buffer instead. The checker thus sees
+the load at its own point (its races, its value) and the store at its own. Unused
+placeholders are dropped (:func:`resolve_snapshots`).
+
 One unsupported construct does not end the walk: the equation that uses it is recorded in
 ``errors``, its results are bound to :class:`Poisoned`, and the walk goes on, so a kernel
 author learns of every unsupported construct at once. An equation that reads a poisoned
@@ -672,9 +681,7 @@ class KernelWalker:
         ref = self.indexed(env, eqn.invars[0], eqn.invars[1:], eqn.params.get("tree"), "a load")
         if ref.what != "buffer":
             raise self.unsupported("semaphore load", "loading from a semaphore")
-        aval = eqn.outvars[0].aval
-        leaf = ("load", ref, self.epoch, self.writes.get(ref.id, 0), self.loc)
-        self.bind_outs(env, eqn, [ValB(leaf, tuple(aval.shape), str(aval.dtype), True)])
+        self.bind_outs(env, eqn, [self.load(ref, eqn.outvars[0].aval)])
 
     def p_swap(self, eqn: Any, env: dict) -> None:
         ref = self.indexed(env, eqn.invars[0], eqn.invars[2:], eqn.params.get("tree"), "a store")
@@ -691,7 +698,7 @@ class KernelWalker:
     def p_addupdate(self, eqn: Any, env: dict) -> None:
         ref = self.indexed(env, eqn.invars[0], eqn.invars[2:], eqn.params.get("tree"), "an accumulation")
         val = self.as_value(self.read(env, eqn.invars[1]))
-        cur = ValB(("load", ref, self.epoch, self.writes.get(ref.id, 0), self.loc), val.shape, val.dtype, True)
+        cur = ValB(("load", ref, self.epoch, self.writes.get(ref.id, 0), self.loc, None), val.shape, val.dtype, True)
         self.store(ref, ValB(("add", cur.node, val.node), val.shape, val.dtype, val.cellwise))
 
     def p_masked_load(self, eqn: Any, env: dict) -> None:
@@ -705,9 +712,41 @@ class KernelWalker:
         ref = self.view(env, ref_node, "a load")
         for t in transforms or ():
             ref = self.apply_transform(env, ref, t, "a load")
-        aval = eqn.outvars[0].aval
-        leaf = ("load", ref, self.epoch, self.writes.get(ref.id, 0), self.loc)
-        self.bind_outs(env, eqn, [ValB(leaf, tuple(aval.shape), str(aval.dtype), True)])
+        self.bind_outs(env, eqn, [self.load(ref, eqn.outvars[0].aval)])
+
+    def load(self, ref: RefB, aval: Any) -> ValB:
+        """The value a load of ``ref`` gives, with its snapshot placeholder left here."""
+        snap = {"op": "snapshot", "src": ref, "loc": self.loc}
+        self.blocks[-1].append(snap)
+        leaf = ("load", ref, self.epoch, self.writes.get(ref.id, 0), self.loc, snap)
+        return ValB(leaf, tuple(aval.shape), str(aval.dtype), True)
+
+    def current(self, node: tuple) -> tuple:
+        """``node`` with every load made before the last DMA, semaphore operation,
+        control flow or store to its buffer replaced by a load of its snapshot."""
+        kind = node[0]
+        if kind == "add":
+            return ("add", self.current(node[1]), self.current(node[2]))
+        if kind == "fn":
+            return ("fn", node[1], [self.current(a) for a in node[2]], *node[3:])
+        if kind != "load":
+            return node
+        _, ref, epoch, writes, loc, snap = node
+        if epoch == self.epoch and writes == self.writes.get(ref.id, 0):
+            return node
+        if snap is None:
+            raise self.unsupported(
+                "value kept across statements",
+                f"the value loaded from `{self.name_of(ref)}` at {location.short(loc)} is stored after a "
+                "DMA, semaphore operation, control flow or a store to that buffer")
+        if "dst" not in snap:
+            src = self.buffers[ref.id]
+            line = (loc or {}).get("line", "?")
+            decl = BufferDecl(name=f"{src.name}@{line}", space="vmem", role="scratch", shape=ref.shape(),
+                              dtype=src.dtype, itemsize=src.itemsize)
+            bid = self.declare_buffer(decl)
+            snap["dst"] = RefB("buffer", bid, tuple(("slice", E.const(0), n) for n in ref.shape()))
+        return ("load", snap["dst"], self.epoch, self.writes.get(snap["dst"].id, 0), loc, None)
 
     def p_masked_swap(self, eqn: Any, env: dict) -> None:
         args = eqn.params["args_tree"].unflatten(eqn.invars)
@@ -724,16 +763,7 @@ class KernelWalker:
         self.bind_outs(env, eqn, [ValB(("const", "swapped"), tuple(out.aval.shape), str(out.aval.dtype), False)])
 
     def store(self, dst: RefB, val: ValB) -> None:
-        for leaf in _leaves(val.node):
-            if leaf[0] != "load":
-                continue
-            _, ref, epoch, writes, loc = leaf
-            if epoch != self.epoch or writes != self.writes.get(ref.id, 0):
-                raise self.unsupported(
-                    "value kept across statements",
-                    f"the value loaded from `{self.name_of(ref)}` at {location.short(loc)} is stored after a "
-                    "DMA, semaphore operation, control flow or a store to that buffer; semcheck models a load "
-                    "and the store that uses it as one step, so it needs them next to each other")
+        val = dataclasses.replace(val, node=self.current(val.node))
         cellwise = val.cellwise and val.shape == dst.shape()
         if val.node[0] in ("zeros",) or (val.node[0] in ("const", "index") and val.shape == ()):
             cellwise = True
@@ -808,10 +838,10 @@ class KernelWalker:
                 results.append(branch_outs[0])
             else:
                 raise self.unsupported("cond result", "a lax.cond / pl.when branch returns data or refs")
-        if any(bodies):
-            if len(bodies) == 2 and not bodies[0]:
+        if any(map(_effectful, bodies)):
+            if len(bodies) == 2 and not _effectful(bodies[0]):
                 self.emit({"op": "when", "cond": index, "body": bodies[1]})
-            elif len(bodies) == 2 and not bodies[1]:
+            elif len(bodies) == 2 and not _effectful(bodies[1]):
                 self.emit({"op": "when", "cond": E.op("eq", index, E.const(0)), "body": bodies[0]})
             else:
                 self.emit({"op": "switch", "index": index, "branches": bodies})
@@ -898,7 +928,7 @@ class KernelWalker:
             before = len(self.blocks[-1])
             depth_epoch = self.epoch
             (c_out,) = self.walk(inner, cenv)
-            if len(self.blocks[-1]) != before or self.epoch != depth_epoch:
+            if _effectful(self.blocks[-1][before:]) or self.epoch != depth_epoch:
                 self.errors.append(self.unsupported("while condition", "the condition of a while loop has effects"))
                 tainted = True
             elif isinstance(c_out, Poisoned):
@@ -968,23 +998,36 @@ def _carries_read(closed: Any, nconsts: int) -> set[int]:
     return {k for k, v in enumerate(inner.invars[nconsts:]) if v in needed}
 
 
+def _effectful(body: list[dict]) -> bool:
+    """Whether statements do anything (a snapshot no store used does not)."""
+    return any(s["op"] != "snapshot" or "dst" in s for s in body)
+
+
+def resolve_snapshots(body: list[dict]) -> list[dict]:
+    """``body`` with every snapshot a store used made the copy of the loaded view into its
+    private buffer, and the unused ones dropped (recursively)."""
+    out = []
+    for s in body:
+        if s["op"] == "snapshot":
+            if "dst" in s:
+                leaf = ("load", s["src"], 0, 0, s["loc"], None)
+                out.append({"op": "store", "dst": s["dst"], "value": leaf, "cellwise": True, "loc": s["loc"]})
+            continue
+        for key in ("body",):
+            if key in s:
+                s[key] = resolve_snapshots(s[key])
+        if "branches" in s:
+            s["branches"] = [resolve_snapshots(b) for b in s["branches"]]
+        out.append(s)
+    return out
+
+
 def _transformed(ref: Any, transforms: Any) -> Any:
     from jax._src.state.types import TransformedRef
 
     if type(ref).__name__ == "TransformedRef":
         return TransformedRef(ref.ref, (*ref.transforms, *transforms))
     return TransformedRef(ref, tuple(transforms))
-
-
-def _leaves(node: tuple):
-    if node[0] == "load":
-        yield node
-    elif node[0] == "add":
-        yield from _leaves(node[1])
-        yield from _leaves(node[2])
-    elif node[0] == "fn":
-        for a in node[2]:
-            yield from _leaves(a)
 
 
 _USES: dict[int, bool] = {}

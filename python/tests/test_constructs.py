@@ -8,7 +8,7 @@ import os
 import pytest
 
 from conftest import KERNELS
-from helpers import evaluate, ops, statements
+from helpers import evaluate, line_of, ops, statements
 
 
 def kernel(exports, name: str, n: int) -> dict:
@@ -17,6 +17,13 @@ def kernel(exports, name: str, n: int) -> dict:
     (k,) = doc["kernels"]
     assert k["status"] == "ok", k.get("errors")
     return k
+
+
+def loads_of(value: dict) -> list[dict]:
+    """The load leaves of a value tree."""
+    if value["kind"] == "load":
+        return [value]
+    return [leaf for a in value.get("args", []) for leaf in loads_of(a)]
 
 
 def run_loops(loop: dict, axes: dict) -> int:
@@ -99,3 +106,28 @@ def test_compute_on_loaded_values(exports):
     assert cast["value"]["name"] == "float32({})" and cast["cellwise"]
     assert copy["value"] == {"kind": "load", "view": {"buffer": names["a"], "indices": []}}
     assert ops(k)[:3] == ["dma_start", "dma_wait:send", "dma_wait:recv"]
+
+
+def test_a_value_kept_across_a_copy_is_read_where_it_is_loaded(exports):
+    path = os.path.join(KERNELS, "kept_value.py")
+    k = kernel(exports, "kept_value", 2)
+    names = [b["name"] for b in k["buffers"]]
+    line = line_of(path, "# loaded before the copy")
+    # The load leaves a copy into a private VMEM buffer where it is, before the copy...
+    snap = names.index(f"x_ref@{line}")
+    assert k["buffers"][snap]["space"] == "vmem" and k["buffers"][snap]["role"] == "scratch"
+    assert ops(k)[:2] == ["store", "dma_start"]
+    first = k["body"][0]
+    assert first["dst"]["buffer"] == snap and first["loc"]["line"] == line
+    assert first["value"] == {"kind": "load", "view": {"buffer": names.index("x_ref"), "indices": []}}
+    # ... and the store after the copy reads that buffer, not x_ref.
+    last = k["body"][-1]
+    assert last["loc"]["line"] == line_of(path, "# stored after it")
+    reads = [a["view"]["buffer"] for a in loads_of(last["value"])]
+    assert sorted(reads) == sorted([snap, names.index("buf")])
+
+
+def test_a_load_used_at_once_leaves_nothing_behind(exports):
+    # compute.py stores every loaded value at once: no private copies.
+    k = kernel(exports, "compute", 2)
+    assert not any("@" in b["name"] for b in k["buffers"])

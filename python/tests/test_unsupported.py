@@ -22,7 +22,6 @@ CASES = [
     ("bitcast", "bitcast ref transform", "d.start()"),
     ("strided", "strided slice", "d.start()"),
     ("core_index", "semaphore_signal(core_index=...)", "core_index=0"),
-    ("kept_value", "value kept across statements", "o_ref[...] = v"),
     ("pipelined", "BlockSpec pipelining", "call(kernel"),
 ]
 
@@ -76,11 +75,6 @@ def test_pipelined_blocks_are_named_and_the_body_still_read(exports):
     assert [e["construct"] for e in k["errors"]] == ["BlockSpec pipelining", "semaphore_read"]
     assert "`x_ref`" in k["errors"][0]["message"]
     assert k["errors"][1]["loc"]["line"] == line_of(path, "pl.semaphore_read(sem)")
-
-
-def test_kept_value_names_where_it_was_loaded(exports):
-    (k,) = exports.get(os.path.join(UNSUPPORTED, "kept_value.py"), 2)["kernels"]
-    assert "kept_value.py:7" in k["errors"][0]["message"]
 
 
 @pytest.mark.parametrize("name,reason", [

@@ -167,6 +167,26 @@ fn a_kernel_file_is_checked_from_the_command_line_with_its_source_lines() {
 }
 
 #[test]
+fn a_value_kept_across_a_copy_is_read_where_it_is_loaded() {
+    let dir = repo().join("python/tests/kernels");
+    // Loaded from the input before a copy, stored after it: proved, and the output is the
+    // loaded value (2 x0) plus what the copy brought.
+    let out = semcheck_cmd().arg("check").arg(dir.join("kept_value.py")).args(["--devices", "2-3"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(text.matches(": PROVED").count(), 2, "{text}");
+    // Loaded from a buffer a neighbour's copy lands in: the load itself races, at its line.
+    let out =
+        semcheck_cmd().arg("check").arg(dir.join("kept_value_race.py")).args(["--devices", "2"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("VIOLATION (race)") && text.contains("buf@9 = buf @ kept_value_race.py:9 v = buf[...]"),
+        "{text}"
+    );
+}
+
+#[test]
 fn unsupported_and_refused_kernels_exit_2_naming_the_construct_and_line() {
     let dir = repo().join("python/tests/kernels/unsupported");
     for (file, needle) in [
