@@ -28,7 +28,7 @@ from typing import Any, Iterable
 
 from . import exprs as E
 from .errors import Unsupported
-from .walker import BufferDecl, RefB
+from .walker import BufferDecl, RefB, load_views
 
 #: Statements evaluated at most, over all devices and grid indices.
 MAX_STEPS = 5_000_000
@@ -57,24 +57,12 @@ def _kept(ref: RefB) -> list[int]:
     return [k for k, d in enumerate(ref.dims) if d[0] == "slice"]
 
 
-def load_leaves(node: tuple) -> Iterable[RefB]:
-    """The views a value tree reads."""
-    if node[0] == "load":
-        yield node[1]
-    elif node[0] == "add":
-        yield from load_leaves(node[1])
-        yield from load_leaves(node[2])
-    elif node[0] == "fn":
-        for a in node[2]:
-            yield from load_leaves(a)
-
-
 def _views(stmt: dict) -> list[RefB]:
     op = stmt["op"]
     if op in ("dma_start", "dma_wait"):
         return [stmt["dma"]["src"], stmt["dma"]["dst"]]
     if op == "store":
-        return [stmt["dst"], *load_leaves(stmt["value"])]
+        return [stmt["dst"], *load_views(stmt["value"])]
     return []
 
 
@@ -83,7 +71,7 @@ def _alignments(stmt: dict) -> list[tuple[RefB, RefB]]:
     if op in ("dma_start", "dma_wait"):
         return [(stmt["dma"]["src"], stmt["dma"]["dst"])]
     if op == "store" and stmt["cellwise"]:
-        return [(stmt["dst"], leaf) for leaf in load_leaves(stmt["value"])]
+        return [(stmt["dst"], leaf) for leaf in load_views(stmt["value"])]
     return []
 
 

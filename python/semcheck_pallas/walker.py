@@ -143,8 +143,11 @@ CALLS = {"pjit", "jit", "closed_call", "core_call", "remat", "checkpoint", "cust
 
 SEM_KINDS = {"dma_sem": "dma", "semaphore": "regular", "barrier_semaphore": "barrier"}
 
-LOOP_CARRY = ("a loop carries data (an array or a loaded value) from one iteration to the next; only integer "
-              "carries are supported")
+# The snapshot mark of a data carry's load: its buffer changes only at the end of an
+# iteration, so the load is current wherever the carry is used.
+CARRY = "carry"
+
+LOOP_CARRY = "a loop carries a value that is neither an integer index nor data (a ref, a float index)"
 
 
 def _fmt_const(v: Any) -> str:
@@ -721,6 +724,14 @@ class KernelWalker:
         leaf = ("load", ref, self.epoch, self.writes.get(ref.id, 0), self.loc, snap)
         return ValB(leaf, tuple(aval.shape), str(aval.dtype), True)
 
+    def register(self, what: str, shape: tuple, dtype: str, itemsize: int) -> RefB:
+        """A private VMEM buffer of ``shape`` and ``dtype``, named ``WHAT@LINE`` after the
+        statement being read."""
+        line = (self.loc or {}).get("line", "?")
+        bid = self.declare_buffer(BufferDecl(name=f"{what}@{line}", space="vmem", role="scratch",
+                                             shape=tuple(shape), dtype=dtype, itemsize=itemsize))
+        return RefB("buffer", bid, tuple(("slice", E.const(0), n) for n in shape))
+
     def current(self, node: tuple) -> tuple:
         """``node`` with every load made before the last DMA, semaphore operation,
         control flow or store to its buffer replaced by a load of its snapshot."""
@@ -732,7 +743,7 @@ class KernelWalker:
         if kind != "load":
             return node
         _, ref, epoch, writes, loc, snap = node
-        if epoch == self.epoch and writes == self.writes.get(ref.id, 0):
+        if snap is CARRY or (epoch == self.epoch and writes == self.writes.get(ref.id, 0)):
             return node
         if snap is None:
             raise self.unsupported(
@@ -741,11 +752,10 @@ class KernelWalker:
                 "DMA, semaphore operation, control flow or a store to that buffer")
         if "dst" not in snap:
             src = self.buffers[ref.id]
-            line = (loc or {}).get("line", "?")
-            decl = BufferDecl(name=f"{src.name}@{line}", space="vmem", role="scratch", shape=ref.shape(),
-                              dtype=src.dtype, itemsize=src.itemsize)
-            bid = self.declare_buffer(decl)
-            snap["dst"] = RefB("buffer", bid, tuple(("slice", E.const(0), n) for n in ref.shape()))
+            at = self.loc
+            self.loc = loc
+            snap["dst"] = self.register(src.name, ref.shape(), src.dtype, src.itemsize)
+            self.loc = at
         return ("load", snap["dst"], self.epoch, self.writes.get(snap["dst"].id, 0), loc, None)
 
     def p_masked_swap(self, eqn: Any, env: dict) -> None:
@@ -903,6 +913,10 @@ class KernelWalker:
         # The carries a while loop's condition reads: its bounds (fori_loop) or its own.
         bounds = _carries_read(cond[0], len(cond[1])) if cond is not None else set()
         names, init, var_b = [], [], []
+        # Data carries (an accumulator array, a loaded value): each lives in a private
+        # VMEM buffer of its own, stored before the loop and at the end of every
+        # iteration, and read wherever the carry is used.
+        registers: dict[int, RefB] = {}
         for k, c in enumerate(carries):
             if isinstance(c, Poisoned):
                 tainted = True
@@ -911,6 +925,10 @@ class KernelWalker:
                 names.append(self.fresh(hint if k == 0 else "c"))
                 init.append(c.expr)
                 var_b.append(ExprB(("var", names[-1]), c.kind))
+            elif isinstance(c, ValB) and k not in bounds:
+                registers[k] = self.register(f"carry{k}", c.shape, c.dtype, _itemsize(c.dtype))
+                self.store(registers[k], c)
+                var_b.append(ValB(("load", registers[k], 0, 0, self.loc, CARRY), c.shape, c.dtype, True))
             else:
                 # Recorded, and the body still walked (with this carry poisoned) for the
                 # constructs after it.
@@ -943,17 +961,43 @@ class KernelWalker:
         bjaxpr, bconsts = body
         inner, benv = self.sub_env(bjaxpr, list(bconsts) + var_b)
         self.epoch += 1  # a load from before the loop is not the value of every iteration
-        stmts, outs = self.block(lambda: self.walk(inner, benv))
+
+        def iteration() -> list:
+            """The body, then the data carries' next values stored into their buffers
+            (after every one is computed: a next value that reads a carry stored before
+            it in this order is refused)."""
+            nonlocal tainted
+            outs = self.walk(inner, benv)
+            self.loc = loc
+            stored: set[int] = set()
+            for k, reg in registers.items():
+                o = outs[k]
+                if isinstance(o, Poisoned):
+                    tainted = True
+                elif not isinstance(o, ValB):
+                    self.errors.append(self.unsupported("loop carry", "a loop's data carry becomes an index value"))
+                    tainted = True
+                elif any(leaf.id in stored for leaf in load_views(o.node)):
+                    self.errors.append(self.unsupported(
+                        "loop carry", "the next values of a loop's data carries read each other's (a swap)"))
+                    tainted = True
+                else:
+                    self.store(reg, o)
+                    stored.add(reg.id)
+            return outs
+
+        stmts, outs = self.block(iteration)
         self.loc = loc
         nexts = []
-        for b, o in zip(var_b, outs):
-            if isinstance(b, Poisoned):
+        for k, (b, o) in enumerate(zip(var_b, outs)):
+            if isinstance(b, Poisoned) or k in registers:
                 continue
             if isinstance(o, Poisoned):
                 tainted = True
                 continue
             if not (isinstance(o, ExprB) and o.kind != "f"):
-                raise self.unsupported("loop carry", LOOP_CARRY)
+                raise self.unsupported("loop carry", "an integer loop carry becomes data loaded from a buffer "
+                                       "(run-time data in an index)")
             nexts.append(o.expr)
         if tainted:
             raise Tainted()
@@ -996,6 +1040,24 @@ def _carries_read(closed: Any, nconsts: int) -> set[int]:
         if any(v in needed for v in eqn.outvars):
             needed.update(v for v in eqn.invars if isinstance(v, jax_core.Var))
     return {k for k, v in enumerate(inner.invars[nconsts:]) if v in needed}
+
+
+def load_views(node: tuple) -> list[RefB]:
+    """The views a value tree reads."""
+    if node[0] == "load":
+        return [node[1]]
+    if node[0] == "add":
+        return load_views(node[1]) + load_views(node[2])
+    if node[0] == "fn":
+        return [r for a in node[2] for r in load_views(a)]
+    return []
+
+
+def _itemsize(dtype: str) -> int:
+    try:
+        return int(np.dtype(dtype).itemsize)
+    except TypeError:
+        return 4
 
 
 def _effectful(body: list[dict]) -> bool:

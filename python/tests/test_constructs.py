@@ -131,3 +131,24 @@ def test_a_load_used_at_once_leaves_nothing_behind(exports):
     # compute.py stores every loaded value at once: no private copies.
     k = kernel(exports, "compute", 2)
     assert not any("@" in b["name"] for b in k["buffers"])
+
+
+def test_a_loop_that_carries_data_keeps_it_in_a_buffer_of_its_own(exports):
+    path = os.path.join(KERNELS, "carry.py")
+    k = kernel(exports, "carry", 2)
+    names = [b["name"] for b in k["buffers"]]
+    line = line_of(path, "# a data carry")
+    reg = names.index(f"carry0@{line}")  # a fori_loop with static bounds: a scan carrying acc
+    assert k["buffers"][reg]["space"] == "vmem" and k["buffers"][reg]["role"] == "scratch"
+    init, loop = k["body"][0], k["body"][1]
+    # Stored before the loop, from x_ref ...
+    assert init["op"] == "store" and init["dst"]["buffer"] == reg
+    assert init["value"] == {"kind": "load", "view": {"buffer": names.index("x_ref"), "indices": []}}
+    # ... and at the end of every iteration, from itself and x_ref; the loop keeps only
+    # its integer carries.
+    assert loop["op"] == "loop" and loop["count"] == 3 and loop["vars"] == []
+    (last,) = loop["body"]
+    assert last["dst"]["buffer"] == reg and last["value"]["kind"] == "add"
+    assert sorted(a["view"]["buffer"] for a in loads_of(last["value"])) == sorted([reg, names.index("x_ref")])
+    # The loop's result is read from the buffer after the copy.
+    assert reg in [a["view"]["buffer"] for a in loads_of(k["body"][-1]["value"])]

@@ -19,6 +19,7 @@ CASES = [
     ("data_cond", "run-time data", "@pl.when(x_ref[0, 0] > 0)"),
     ("data_index", "run-time data", "d.start()"),
     ("data_trip_count", "run-time data", "lax.fori_loop(0, count_ref[0], body, 0)"),
+    ("carry_swap", "loop carry", "# a swap"),
     ("bitcast", "bitcast ref transform", "d.start()"),
     ("strided", "strided slice", "d.start()"),
     ("core_index", "semaphore_signal(core_index=...)", "core_index=0"),
@@ -47,10 +48,10 @@ def test_every_unsupported_construct_is_named_and_its_consequences_are_not(expor
     path = os.path.join(UNSUPPORTED, "several.py")
     (k,) = exports.get(path, 2)["kernels"]
     assert k["status"] == "unsupported"
-    # In kernel order; the uses of the loop's data carry and of its result are not
-    # reported a second time.
+    # In kernel order; the uses of the loop's carry and of its result are not reported
+    # a second time.
     assert [(e["construct"], e["loc"]["line"]) for e in k["errors"]] == [
-        ("loop carry", line_of(path, "# loop carry")),
+        ("run-time data", line_of(path, "# trip count")),
         ("dma_start(add=True)", line_of(path, "d.start(add=True)")),
         ("run-time data", line_of(path, "@pl.when(x_ref[0, 0] > 0)")),
         # The branch under a condition that cannot be translated is still read.
