@@ -690,13 +690,18 @@ class KernelWalker:
         ref = self.indexed(env, eqn.invars[0], eqn.invars[2:], eqn.params.get("tree"), "a store")
         if ref.what != "buffer":
             raise self.unsupported("semaphore store", "storing into a semaphore")
-        val = self.as_value(self.read(env, eqn.invars[1]))
+        self.swap(eqn, env, ref, self.as_value(self.read(env, eqn.invars[1])))
+
+    def swap(self, eqn: Any, env: dict, ref: RefB, val: ValB) -> None:
+        """A store that gives the old value: when that is used, a load just before the
+        store (read where it was loaded, like any value kept past a store)."""
         out = eqn.outvars[0]
         if not isinstance(out, jax_core.DropVar) and _used_later(out):
-            raise self.unsupported("swap result", "the old value returned by a swap is used")
+            old = self.load(ref, out.aval)
+        else:
+            old = ValB(("const", "swapped"), tuple(out.aval.shape), str(out.aval.dtype), False)
         self.store(ref, val)
-        aval = out.aval
-        self.bind_outs(env, eqn, [ValB(("const", "swapped"), tuple(aval.shape), str(aval.dtype), False)])
+        self.bind_outs(env, eqn, [old])
 
     def p_addupdate(self, eqn: Any, env: dict) -> None:
         ref = self.indexed(env, eqn.invars[0], eqn.invars[2:], eqn.params.get("tree"), "an accumulation")
@@ -766,11 +771,7 @@ class KernelWalker:
         ref = self.view(env, ref_node, "a store")
         for t in transforms or ():
             ref = self.apply_transform(env, ref, t, "a store")
-        out = eqn.outvars[0]
-        if not isinstance(out, jax_core.DropVar) and _used_later(out):
-            raise self.unsupported("swap result", "the old value returned by a store is used")
-        self.store(ref, self.as_value(self.read(env, val)))
-        self.bind_outs(env, eqn, [ValB(("const", "swapped"), tuple(out.aval.shape), str(out.aval.dtype), False)])
+        self.swap(eqn, env, ref, self.as_value(self.read(env, val)))
 
     def store(self, dst: RefB, val: ValB) -> None:
         val = dataclasses.replace(val, node=self.current(val.node))

@@ -152,3 +152,16 @@ def test_a_loop_that_carries_data_keeps_it_in_a_buffer_of_its_own(exports):
     assert sorted(a["view"]["buffer"] for a in loads_of(last["value"])) == sorted([reg, names.index("x_ref")])
     # The loop's result is read from the buffer after the copy.
     assert reg in [a["view"]["buffer"] for a in loads_of(k["body"][-1]["value"])]
+
+
+def test_the_old_value_of_a_swap_is_read_just_before_the_store(exports):
+    path = os.path.join(KERNELS, "swap.py")
+    k = kernel(exports, "swap", 2)
+    names = [b["name"] for b in k["buffers"]]
+    line = line_of(path, "# the old value")
+    old = names.index(f"buf@{line}")
+    stores = [s for s in k["body"] if s["op"] == "store"]
+    # buf = x; the copy of buf's old value; buf = 2 x; ...; buf = old + buf.
+    assert [s["dst"]["buffer"] for s in stores[:3]] == [names.index("buf"), old, names.index("buf")]
+    assert stores[1]["value"]["view"]["buffer"] == names.index("buf")
+    assert old in [a["view"]["buffer"] for a in loads_of(stores[-1]["value"])]
