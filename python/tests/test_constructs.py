@@ -108,21 +108,28 @@ def test_compute_on_loaded_values(exports):
     assert ops(k)[:3] == ["dma_start", "dma_wait:send", "dma_wait:recv"]
 
 
-def test_a_value_kept_across_a_copy_is_read_where_it_is_loaded(exports):
-    path = os.path.join(KERNELS, "kept_value.py")
-    k = kernel(exports, "kept_value", 2)
+def private_buffer(exports, name: str, prefix: str, marker: str) -> tuple[dict, list[str], int, int]:
+    """The kernel of ``name``.py at N = 2, its buffer names, and the private VMEM buffer
+    ``PREFIX@LINE`` the exporter made for the line holding ``marker`` (and that line)."""
+    path = os.path.join(KERNELS, name + ".py")
+    k = kernel(exports, name, 2)
     names = [b["name"] for b in k["buffers"]]
-    line = line_of(path, "# loaded before the copy")
+    line = line_of(path, marker)
+    reg = names.index(f"{prefix}@{line}")
+    assert k["buffers"][reg]["space"] == "vmem" and k["buffers"][reg]["role"] == "scratch"
+    return k, names, reg, line
+
+
+def test_a_value_kept_across_a_copy_is_read_where_it_is_loaded(exports):
     # The load leaves a copy into a private VMEM buffer where it is, before the copy...
-    snap = names.index(f"x_ref@{line}")
-    assert k["buffers"][snap]["space"] == "vmem" and k["buffers"][snap]["role"] == "scratch"
+    k, names, snap, line = private_buffer(exports, "kept_value", "x_ref", "# loaded before the copy")
     assert ops(k)[:2] == ["store", "dma_start"]
     first = k["body"][0]
     assert first["dst"]["buffer"] == snap and first["loc"]["line"] == line
     assert first["value"] == {"kind": "load", "view": {"buffer": names.index("x_ref"), "indices": []}}
     # ... and the store after the copy reads that buffer, not x_ref.
     last = k["body"][-1]
-    assert last["loc"]["line"] == line_of(path, "# stored after it")
+    assert last["loc"]["line"] == line_of(os.path.join(KERNELS, "kept_value.py"), "# stored after it")
     reads = [a["view"]["buffer"] for a in loads_of(last["value"])]
     assert sorted(reads) == sorted([snap, names.index("buf")])
 
@@ -134,12 +141,8 @@ def test_a_load_used_at_once_leaves_nothing_behind(exports):
 
 
 def test_a_loop_that_carries_data_keeps_it_in_a_buffer_of_its_own(exports):
-    path = os.path.join(KERNELS, "carry.py")
-    k = kernel(exports, "carry", 2)
-    names = [b["name"] for b in k["buffers"]]
-    line = line_of(path, "# a data carry")
-    reg = names.index(f"carry0@{line}")  # a fori_loop with static bounds: a scan carrying acc
-    assert k["buffers"][reg]["space"] == "vmem" and k["buffers"][reg]["role"] == "scratch"
+    # A fori_loop with static bounds: a scan carrying acc only.
+    k, names, reg, _ = private_buffer(exports, "carry", "carry0", "# a data carry")
     init, loop = k["body"][0], k["body"][1]
     # Stored before the loop, from x_ref ...
     assert init["op"] == "store" and init["dst"]["buffer"] == reg
@@ -155,11 +158,7 @@ def test_a_loop_that_carries_data_keeps_it_in_a_buffer_of_its_own(exports):
 
 
 def test_the_old_value_of_a_swap_is_read_just_before_the_store(exports):
-    path = os.path.join(KERNELS, "swap.py")
-    k = kernel(exports, "swap", 2)
-    names = [b["name"] for b in k["buffers"]]
-    line = line_of(path, "# the old value")
-    old = names.index(f"buf@{line}")
+    k, names, old, _ = private_buffer(exports, "swap", "buf", "# the old value")
     stores = [s for s in k["body"] if s["op"] == "store"]
     # buf = x; the copy of buf's old value; buf = 2 x; ...; buf = old + buf.
     assert [s["dst"]["buffer"] for s in stores[:3]] == [names.index("buf"), old, names.index("buf")]

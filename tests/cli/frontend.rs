@@ -175,24 +175,23 @@ fn values_kept_across_statements_and_data_loop_carries_are_read_where_they_are()
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{text}{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(text.matches(": PROVED").count(), 2, "{text}");
+    // The lock-step run of a kernel at N = 2, as text.
+    let lockstep = |file: &str| {
+        let out = semcheck_cmd()
+            .args(["simulate", "--lockstep", "--devices", "2", "--format", "text"])
+            .arg(dir.join(file))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
     // A loop carrying an accumulator array: proved, the output 4 x_me + x_left.
-    let out = semcheck_cmd()
-        .args(["simulate", "--lockstep", "--devices", "2", "--format", "text"])
-        .arg(dir.join("carry.py"))
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    let text = lockstep("carry.py");
     assert!(text.contains("x0+x0+x0+x0+x1") && text.contains("x0+x1+x1+x1+x1"), "{text}");
     let out = semcheck_cmd().arg("check").arg(dir.join("carry.py")).args(["--devices", "2-3"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
     // The old value of a swap, used after a copy: x, then buf = x + 2 x.
-    let out = semcheck_cmd()
-        .args(["simulate", "--lockstep", "--devices", "2", "--format", "text"])
-        .arg(dir.join("swap.py"))
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = lockstep("swap.py");
     assert!(text.contains("d0      2*x1   x0+2*x0  x0"), "{text}");
     // Loaded from a buffer a neighbour's copy lands in: the load itself races, at its line.
     let out =
