@@ -169,11 +169,20 @@ pub struct Requirements {
 /// the bug. A re-check that reaches it is reported as undecided.
 pub const RECHECK_MAX_SECONDS: f64 = 20.0;
 
-/// `config` with its time budget capped at [`RECHECK_MAX_SECONDS`].
+/// The most memory a single re-check may take, whatever the check's own budget: a copy of
+/// many cells under `--dma-landing cells` can fill gigabytes in those 20 s (a kernel that
+/// indexes single elements: a re-check stopped by time at 8 GiB), for an answer that only
+/// qualifies the check's own.
+pub const RECHECK_MAX_MEMORY_BYTES: u64 = 2 << 30;
+
+/// `config` with its time and memory budgets capped at [`RECHECK_MAX_SECONDS`] and
+/// [`RECHECK_MAX_MEMORY_BYTES`].
 fn recheck_config(config: &Config) -> Config {
     let mut config = *config;
     let cap = config.budget.max_seconds.map_or(RECHECK_MAX_SECONDS, |s| s.min(RECHECK_MAX_SECONDS));
     config.budget.max_seconds = Some(cap);
+    let cap = config.budget.max_memory_bytes.map_or(RECHECK_MAX_MEMORY_BYTES, |m| m.min(RECHECK_MAX_MEMORY_BYTES));
+    config.budget.max_memory_bytes = Some(cap);
     config
 }
 
@@ -458,4 +467,22 @@ fn outcome_json(semantics: Semantics, outcome: &Outcome) -> Value {
         },
         "states": outcome.stats.states,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_recheck_never_takes_more_than_its_own_caps_nor_than_the_check() {
+        let mut config = Config::default();
+        config.budget.max_seconds = None;
+        config.budget.max_memory_bytes = Some(8 << 30);
+        let r = recheck_config(&config);
+        assert_eq!((r.budget.max_seconds, r.budget.max_memory_bytes), (Some(20.0), Some(2 << 30)));
+        config.budget.max_seconds = Some(3.0);
+        config.budget.max_memory_bytes = Some(1 << 30);
+        let r = recheck_config(&config);
+        assert_eq!((r.budget.max_seconds, r.budget.max_memory_bytes), (Some(3.0), Some(1 << 30)));
+    }
 }
