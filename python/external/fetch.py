@@ -87,11 +87,9 @@ def logger(name: str) -> object:
 
 
 def pretend_tpu(chip: str = "v6e") -> None:
-    """Makes ``pltpu.get_tpu_info()`` answer with a TPU ``chip``'s sizes (one TensorCore
-    per device) on this CPU host, for launchers that size their blocks from it (on a
-    CPU it raises ``Unsupported TPU device kind: cpu``). Uses JAX's own registry of
-    device kinds (``jax._src.pallas.mosaic.tpu_info.registry``, private, pinned jax)."""
-    from jax._src.pallas.mosaic import tpu_info
+    """Makes ``pltpu.get_tpu_info()`` answer with a TPU ``chip``'s sizes on this CPU host
+    (``semcheck_pallas.export.pretend_tpu``; a driver could set ``SEMCHECK_TPU`` instead,
+    but the driver, not its caller, knows the chip its library expects)."""
+    from semcheck_pallas.export import pretend_tpu as pretend
 
-    version = tpu_info.ChipVersion(chip)
-    tpu_info.registry["cpu"] = lambda: tpu_info.get_tpu_info_for_chip(version, 1)
+    pretend(chip)

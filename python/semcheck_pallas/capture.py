@@ -187,6 +187,9 @@ def _error_record(e: BaseException, path: str, message: str) -> dict:
     if where is not None:
         loc = {"file": where.filename, "line": where.lineno, "function": where.name,
                "text": (where.line or "").strip(), "code": (where.line or "").strip(), "stack": []}
+    if "Unsupported TPU device kind: cpu" in message:
+        message += (" (the script asks JAX for the TPU's sizes, pltpu.get_tpu_info(), which a CPU host does not "
+                    "have: set SEMCHECK_TPU to the chip to trace it for, e.g. SEMCHECK_TPU=v6e)")
     lines = traceback.format_exception(type(e), e, e.__traceback__)
     text = "".join(lines)
     if len(text) > 8000:

@@ -33,6 +33,35 @@ def configure(devices: int) -> None:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 
+#: The environment variable naming the TPU chip whose sizes ``pltpu.get_tpu_info()``
+#: gives while a script is traced (``v6e``): on a CPU host JAX has none to give.
+TPU_VARIABLE = "SEMCHECK_TPU"
+
+
+def pretend_tpu(chip: str) -> None:
+    """Makes ``pltpu.get_tpu_info()`` answer with a TPU ``chip``'s sizes (one TensorCore
+    per device) on this CPU host, for kernels and launchers that size their blocks or
+    pipelines from it (``pltpu.emit_pipeline`` does; on a CPU it raises ``Unsupported
+    TPU device kind: cpu``). Uses JAX's own registry of device kinds
+    (``jax._src.pallas.mosaic.tpu_info.registry``, private, pinned jax). Raises
+    ``ValueError`` naming the chips JAX knows when ``chip`` is not one."""
+    from jax._src.pallas.mosaic import tpu_info
+
+    try:
+        version = tpu_info.ChipVersion(chip)
+    except ValueError:
+        known = ", ".join(v.value for v in tpu_info.ChipVersion)
+        raise ValueError(f"{TPU_VARIABLE}={chip}: not a TPU chip JAX knows; one of: {known}") from None
+    tpu_info.registry["cpu"] = lambda: tpu_info.get_tpu_info_for_chip(version, 1)
+
+
+def _chip_from_environment() -> None:
+    """Applies ``SEMCHECK_TPU`` if it is set."""
+    chip = os.environ.get(TPU_VARIABLE)
+    if chip:
+        pretend_tpu(chip)
+
+
 def sha256(path: str) -> str | None:
     try:
         with open(path, "rb") as f:
@@ -96,7 +125,7 @@ def document(script: dict, captured: list, devices: int, kernel: str | None) -> 
     doc = {
         "format": FORMAT,
         "producer": {"package": "semcheck_pallas", "version": VERSION, "jax": jax.__version__,
-                     "jaxlib": jaxlib.__version__},
+                     "jaxlib": jaxlib.__version__, "tpu": os.environ.get(TPU_VARIABLE) or None},
         "devices": devices,
         "script": script,
         "kernels": kernels,
@@ -113,6 +142,12 @@ def export_file(path: str, devices: int, kernel: str | None = None, argv: list[s
                 lower: bool = True) -> dict:
     """Runs the script at ``path`` with ``devices`` devices and exports its kernels."""
     configure(devices)
+    try:
+        _chip_from_environment()
+    except ValueError as e:
+        script = {"file": os.path.abspath(path), "argv": list(argv or []), "status": "raised",
+                  "error": {"construct": TPU_VARIABLE, "message": str(e), "loc": None}}
+        return document(script, [], devices, kernel)
     from .capture import Capture, run_script
 
     cap = Capture(lower=lower)
@@ -125,6 +160,7 @@ def export_call(fn: Any, args: tuple, kwargs: dict, devices: int, kernel: str | 
                 lower: bool = True) -> dict:
     """Calls ``fn(*args, **kwargs)`` with ``devices`` devices and exports its kernels."""
     configure(devices)
+    _chip_from_environment()
     from .capture import Capture, capture_call
 
     cap = Capture(lower=lower)

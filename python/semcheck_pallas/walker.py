@@ -401,8 +401,11 @@ class KernelWalker:
         """Walks the equations of ``jaxpr`` with ``env`` binding its variables; returns
         the bindings of its outvars (:data:`POISONED` where an error left none). An
         unsupported construct is recorded in ``errors`` and the walk goes on."""
+        # An equation with no user frame of its own (inside a library's traced code, like
+        # emit_pipeline's) is put at the user statement that led to it.
+        outer = self.loc
         for eqn in jaxpr.eqns:
-            self.loc = location.of_eqn(eqn, self.kernel_function)
+            self.loc = location.of_eqn(eqn, self.kernel_function) or outer
             try:
                 self.equation(eqn, env)
             except Unsupported as u:

@@ -164,3 +164,11 @@ def test_the_old_value_of_a_swap_is_read_just_before_the_store(exports):
     assert [s["dst"]["buffer"] for s in stores[:3]] == [names.index("buf"), old, names.index("buf")]
     assert stores[1]["value"]["view"]["buffer"] == names.index("buf")
     assert old in [a["view"]["buffer"] for a in loads_of(stores[-1]["value"])]
+
+
+def test_emit_pipeline_is_read_with_its_copies_at_the_user_s_line(exports):
+    # The batch export traces with SEMCHECK_TPU=v6e: emit_pipeline asks for the TPU's sizes.
+    k = kernel(exports, "pipeline", 2)
+    line = line_of(os.path.join(KERNELS, "pipeline.py"), "pltpu.emit_pipeline(")
+    local = [s for s in statements(k["body"]) if s["op"] == "dma_start" and s["dma"]["kind"] == "local"]
+    assert local and all(s["loc"]["line"] == line for s in local)

@@ -205,6 +205,35 @@ fn values_kept_across_statements_and_data_loop_carries_are_read_where_they_are()
 }
 
 #[test]
+fn semcheck_tpu_names_the_chip_a_kernel_asking_for_the_tpu_s_sizes_is_traced_for() {
+    let dir = repo().join("python/tests/kernels");
+    let run = |file: &str, chip: Option<&str>| {
+        let mut cmd = semcheck_cmd();
+        cmd.arg("check").arg(dir.join(file)).args(["--devices", "2"]).env_remove("SEMCHECK_TPU");
+        if let Some(chip) = chip {
+            cmd.env("SEMCHECK_TPU", chip);
+        }
+        let out = cmd.output().unwrap();
+        (out.status.code(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+    };
+    // emit_pipeline asks JAX for the TPU's sizes: on a CPU the script fails, and says how
+    // to go on.
+    let (code, text) = run("pipeline.py", None);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(text.contains("Unsupported TPU device kind: cpu") && text.contains("SEMCHECK_TPU=v6e"), "{text}");
+    let (code, text) = run("pipeline.py", Some("v6e"));
+    assert_eq!(code, Some(0), "{text}");
+    // The pipeline's copies are named at the user's emit_pipeline line.
+    let (code, text) = run("pipeline_race.py", Some("v6e"));
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("VIOLATION (race)") && text.contains("local_copy"), "{text}");
+    assert!(text.contains("@ pipeline_race.py:14 pltpu.emit_pipeline("), "{text}");
+    let (code, text) = run("pipeline.py", Some("v9"));
+    assert_eq!(code, Some(2), "{text}");
+    assert!(text.contains("SEMCHECK_TPU=v9: not a TPU chip JAX knows; one of: v2, v3"), "{text}");
+}
+
+#[test]
 fn unsupported_and_refused_kernels_exit_2_naming_the_construct_and_line() {
     let dir = repo().join("python/tests/kernels/unsupported");
     for (file, needle) in [

@@ -1,39 +1,12 @@
-"""Shared set-up of the small test kernels: a shard_map over a mesh of all devices."""
+"""The shared set-up of the test kernels (``../_harness.py``), for the scripts of this
+folder, which import ``_harness`` from their own."""
 
-import jax
-import jax.numpy as jnp
-from jax.experimental import pallas as pl
-from jax.experimental.pallas import tpu as pltpu
+import importlib.util
+import os
 
-P = jax.sharding.PartitionSpec
-N = jax.device_count()
+_spec = importlib.util.spec_from_file_location(
+    "_kernels_harness", os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "_harness.py"))
+_module = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_module)
 
-
-def call(kernel, *, scratch=(), grid=(), shape=(8, 128), n_out=1, compiler_params=None,
-         axes=("x",), mesh_shape=None, in_space=pl.ANY, out_space=pl.ANY, in_specs=None, name=None,
-         input_output_aliases=None, num_scalar_prefetch=0, prefetch=()):
-    """Runs `kernel` under jit(shard_map) on a mesh of every device; every device has
-    one input block of `shape` and `n_out` outputs of the same shape."""
-    mesh = jax.make_mesh(mesh_shape or (N,), axes)
-    spec = P(None, axes if len(axes) > 1 else axes[0])
-    x = jax.device_put(jnp.zeros((shape[0], shape[1] * N), jnp.float32), jax.sharding.NamedSharding(mesh, spec))
-    outs = [jax.ShapeDtypeStruct(shape, jnp.float32)] * n_out
-    grid_spec = pltpu.PrefetchScalarGridSpec(
-        num_scalar_prefetch=num_scalar_prefetch,
-        in_specs=in_specs or [pl.BlockSpec(memory_space=in_space)],
-        out_specs=[pl.BlockSpec(memory_space=out_space)] * n_out,
-        scratch_shapes=list(scratch),
-        grid=grid,
-    )
-    f = pl.pallas_call(kernel, out_shape=outs, grid_spec=grid_spec, compiler_params=compiler_params,
-                       name=name, input_output_aliases=input_output_aliases or {})
-    if prefetch:
-        body = lambda x: f(*prefetch, x)  # noqa: E731
-    else:
-        body = f
-    return jax.jit(jax.shard_map(body, mesh=mesh, in_specs=spec, out_specs=spec, check_vma=False))(x)
-
-
-def remote(src, dst, send, recv, device_id, **kw):
-    return pltpu.make_async_remote_copy(src_ref=src, dst_ref=dst, send_sem=send, recv_sem=recv,
-                                        device_id=device_id, **kw)
+N, P, call, remote = _module.N, _module.P, _module.call, _module.remote
