@@ -1011,8 +1011,8 @@ class KernelWalker:
 
     def p_scan(self, eqn: Any, env: dict) -> None:
         p = eqn.params
-        if p.get("reverse"):
-            raise self.unsupported("reversed scan", "a reversed lax.scan is not supported")
+        # `reverse` orders only xs and ys: a scan with neither (refused below otherwise) runs
+        # its carries the same way in both directions.
         nc, ncarry = p["num_consts"], p["num_carry"]
         ins = [self.read_or_poisoned(env, x) for x in eqn.invars]
         consts, carries, xs = ins[:nc], ins[nc: nc + ncarry], ins[nc + ncarry:]

@@ -172,3 +172,9 @@ def test_emit_pipeline_is_read_with_its_copies_at_the_user_s_line(exports):
     line = line_of(os.path.join(KERNELS, "pipeline.py"), "pltpu.emit_pipeline(")
     local = [s for s in statements(k["body"]) if s["op"] == "dma_start" and s["dma"]["kind"] == "local"]
     assert local and all(s["loc"]["line"] == line for s in local)
+
+
+def test_a_reversed_scan_without_xs_or_ys_runs_its_carries_forward(exports):
+    k = kernel(exports, "reversed_scan", 2)
+    (loop,) = [s for s in k["body"] if s["op"] == "loop"]
+    assert loop["count"] == 4 and loop["vars"] and [s["op"] for s in loop["body"]][0] == "dma_start"
