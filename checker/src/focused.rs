@@ -184,13 +184,7 @@ pub fn follow_window(window: &Window<'_>, schedule: &[WindowEvent]) -> Focused {
         let k = (d.index() + n - center) % n;
         k.min(n - k)
     };
-    let nearness = |e: &Event| match e.dma() {
-        None => match *e {
-            Event::Step(d) => distance(d),
-            _ => unreachable!("an event without a DMA is a step"),
-        },
-        Some(k) => distance(k.issuer),
-    };
+    let nearness = |e: &Event| distance(e.issuer());
     let mut values = program.values.clone();
     let mut state = program.initial_state();
     let (mut enabled, mut events) = (Vec::new(), Vec::new());

@@ -45,6 +45,15 @@ impl Event {
         }
     }
 
+    /// The device whose program the event belongs to: the device that steps, or the
+    /// device that started the DMA.
+    pub fn issuer(self) -> DeviceId {
+        match self {
+            Event::Step(d) => d,
+            Event::Sent(k) | Event::Received(k) | Event::Done(k) | Event::CellLanded(k, _) => k.issuer,
+        }
+    }
+
     /// Whether the event writes (part of) a DMA's destination.
     pub fn is_landing(self) -> bool {
         matches!(self, Event::Received(_) | Event::Done(_) | Event::CellLanded(..))

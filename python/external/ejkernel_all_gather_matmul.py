@@ -21,18 +21,11 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fetch  # noqa: E402
-
-
 import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
+from _all_gather_matmul_inputs import P, mesh, x, y  # noqa: E402
 
 agmm = fetch.module("ejkernel", "0.0.80.3", "ejkernel.kernels._pallas.tpu.all_gather_matmul._pallas_impl")
 
-n = jax.device_count()
-mesh = jax.make_mesh((n,), ("x",))
-P = jax.sharding.PartitionSpec
-x = jax.device_put(jnp.ones((16 * n, 128), jnp.bfloat16), jax.sharding.NamedSharding(mesh, P("x", None)))
-y = jax.device_put(jnp.ones((128, 128 * n), jnp.bfloat16), jax.sharding.NamedSharding(mesh, P(None, "x")))
 ag = jax.shard_map(lambda a, b: agmm.all_gather_matmul(a, b, axis_name="x", tp_size=None, collective_id=0),
                    mesh=mesh, in_specs=(P("x", None), P(None, "x")), out_specs=P(None, "x"), check_vma=False)
 out = jax.jit(ag)(x, y)

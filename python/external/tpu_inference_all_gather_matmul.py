@@ -12,17 +12,9 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fetch  # noqa: E402
-
-
-import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
+from _all_gather_matmul_inputs import mesh, x, y  # noqa: E402
 
 agmm = fetch.module("tpu-inference", "0.32.0", "tpu_inference.kernels.collectives.all_gather_matmul")
 
-n = jax.device_count()
-mesh = jax.make_mesh((n,), ("x",))
-P = jax.sharding.PartitionSpec
-x = jax.device_put(jnp.ones((16 * n, 128), jnp.bfloat16), jax.sharding.NamedSharding(mesh, P("x", None)))
-y = jax.device_put(jnp.ones((128, 128 * n), jnp.bfloat16), jax.sharding.NamedSharding(mesh, P(None, "x")))
 out = agmm.all_gather_matmul(x, y, mesh, "x", bn=128, bk=128)
 print(out.shape)

@@ -55,11 +55,16 @@ def pretend_tpu(chip: str) -> None:
     tpu_info.registry["cpu"] = lambda: tpu_info.get_tpu_info_for_chip(version, 1)
 
 
-def _chip_from_environment() -> None:
-    """Applies ``SEMCHECK_TPU`` if it is set."""
+def _chip_from_environment() -> dict | None:
+    """Applies ``SEMCHECK_TPU`` if it is set; the error record of the document when it
+    names no chip JAX knows."""
     chip = os.environ.get(TPU_VARIABLE)
-    if chip:
-        pretend_tpu(chip)
+    try:
+        if chip:
+            pretend_tpu(chip)
+    except ValueError as e:
+        return {"construct": TPU_VARIABLE, "message": str(e), "loc": None}
+    return None
 
 
 def sha256(path: str) -> str | None:
@@ -142,11 +147,9 @@ def export_file(path: str, devices: int, kernel: str | None = None, argv: list[s
                 lower: bool = True) -> dict:
     """Runs the script at ``path`` with ``devices`` devices and exports its kernels."""
     configure(devices)
-    try:
-        _chip_from_environment()
-    except ValueError as e:
-        script = {"file": os.path.abspath(path), "argv": list(argv or []), "status": "raised",
-                  "error": {"construct": TPU_VARIABLE, "message": str(e), "loc": None}}
+    error = _chip_from_environment()
+    if error is not None:
+        script = {"file": os.path.abspath(path), "argv": list(argv or []), "status": "raised", "error": error}
         return document(script, [], devices, kernel)
     from .capture import Capture, run_script
 
@@ -160,7 +163,9 @@ def export_call(fn: Any, args: tuple, kwargs: dict, devices: int, kernel: str | 
                 lower: bool = True) -> dict:
     """Calls ``fn(*args, **kwargs)`` with ``devices`` devices and exports its kernels."""
     configure(devices)
-    _chip_from_environment()
+    error = _chip_from_environment()
+    if error is not None:
+        return document({"file": None, "argv": [], "status": "raised", "error": error}, [], devices, kernel)
     from .capture import Capture, capture_call
 
     cap = Capture(lower=lower)

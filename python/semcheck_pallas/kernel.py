@@ -256,6 +256,7 @@ class KernelBuilder:
             w.walk(self.jaxpr, env)
             w.body[:] = resolve_snapshots(w.body)
             rec["ignored"] = w.ignored
+            rec["communicates"] = w.communicates or (kind == "tensorcore" and _has_shared(w))
             if w.errors:
                 # Every unsupported construct the walk met, in kernel order, once per
                 # construct, line and message (a function called from several places is
@@ -267,11 +268,9 @@ class KernelBuilder:
                     if key not in seen:
                         seen.add(key)
                         rec["errors"].append(e.record())
-                rec["communicates"] = w.communicates
                 return rec
             entry = self.build_rules(w, kind)
             rec["entry"] = entry
-            rec["communicates"] = w.communicates or (kind == "tensorcore" and _has_shared(w))
             refused = self.refusal(entry)
             if refused is not None:
                 rec["status"] = "refused"

@@ -147,7 +147,6 @@ SEM_KINDS = {"dma_sem": "dma", "semaphore": "regular", "barrier_semaphore": "bar
 # iteration, so the load is current wherever the carry is used.
 CARRY = "carry"
 
-LOOP_CARRY = "a loop carries a value that is neither an integer index nor data (a ref, a float index)"
 
 
 def _fmt_const(v: Any) -> str:
@@ -240,7 +239,7 @@ class KernelWalker:
         spaces = {"any": "hbm", "hbm": "hbm", "vmem": "vmem", "smem": "smem", "": "vmem"}
         if space not in spaces:
             raise self.unsupported(f"memory space {space}", f"`{name}` lives in memory space `{space}`")
-        itemsize = int(np.dtype(inner.dtype).itemsize) if dtype_name not in ("float0",) else 1
+        itemsize = _itemsize(dtype_name)
         decl = BufferDecl(name=name, space=spaces[space], role=role, shape=shape, dtype=dtype_name,
                           itemsize=itemsize, scoped=scoped,
                           shared=shared_hbm and spaces[space] == "hbm")
@@ -941,7 +940,9 @@ class KernelWalker:
                         "run-time data", "the trip count of a loop (its bounds or its condition) depends on data "
                         "loaded from a buffer"))
                 else:
-                    self.errors.append(self.unsupported("loop carry", LOOP_CARRY))
+                    self.errors.append(self.unsupported(
+                        "loop carry", "a loop carries a value that is neither an integer index nor data (a ref, "
+                        "a float index)"))
                 var_b.append(POISONED)
         cond_expr = None
         if cond is not None:
@@ -1058,6 +1059,10 @@ def load_views(node: tuple) -> list[RefB]:
 
 
 def _itemsize(dtype: str) -> int:
+    """The bytes of one element of ``dtype`` (a name): ``float0`` counts 1, a name numpy
+    does not know 4."""
+    if dtype == "float0":
+        return 1
     try:
         return int(np.dtype(dtype).itemsize)
     except TypeError:
@@ -1079,9 +1084,8 @@ def resolve_snapshots(body: list[dict]) -> list[dict]:
                 leaf = ("load", s["src"], 0, 0, s["loc"], None)
                 out.append({"op": "store", "dst": s["dst"], "value": leaf, "cellwise": True, "loc": s["loc"]})
             continue
-        for key in ("body",):
-            if key in s:
-                s[key] = resolve_snapshots(s[key])
+        if "body" in s:
+            s["body"] = resolve_snapshots(s["body"])
         if "branches" in s:
             s["branches"] = [resolve_snapshots(b) for b in s["branches"]]
         out.append(s)
