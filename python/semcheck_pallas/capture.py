@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import itertools
 import os
 import runpy
 import sys
@@ -31,6 +32,7 @@ from typing import Any
 
 import numpy as np
 import jax
+from jax import lax
 from jax._src import core as jax_core
 from jax._src import pjit
 from jax._src import source_info_util
@@ -40,6 +42,11 @@ from . import location
 from .kernel import Captured
 
 KERNEL_PRIMITIVES = ("pallas_call", "mpmd_map")
+
+#: Where the host callbacks of :meth:`Capture.prefetch_values` deliver: ``(kernel index,
+#: device coordinates, operand values)``. Module-level because JAX caches the compiled
+#: computation, callbacks included, across calls.
+_SINK: list = []
 
 
 class Capture:
@@ -69,19 +76,29 @@ class Capture:
                     if isinstance(sub, jax_core.Jaxpr):
                         self.find(sub, ctx, out)
 
-    def record(self, found: list, call_loc: dict | None, mosaic: list | None) -> None:
+    def record(self, found: list, call_loc: dict | None, mosaic: list | None, known: Known) -> None:
         for k, (eqn, shard_maps) in enumerate(found):
             kj = eqn.params.get("jaxpr") if eqn.primitive.name == "pallas_call" else (eqn.params.get("jaxprs") or (None,))[0]
             meshes = tuple((str(m), tuple(sorted(a))) for m, a in shard_maps)
-            key = (eqn.primitive.name, str(kj), str({k: v for k, v in eqn.params.items()
-                                                      if k in ("grid_mapping", "compiler_params", "meshes", "name")}), meshes)
-            if key in self._keys:
-                self._keys[key].invocations += 1
-                continue
-            cap = Captured(eqn=eqn, shard_maps=shard_maps, call_loc=call_loc,
-                           mosaic=mosaic[k] if mosaic and k < len(mosaic) else None)
-            self._keys[key] = cap
-            self.kernels.append(cap)
+            params = str({p: v for p, v in eqn.params.items() if p in ("grid_mapping", "compiler_params", "meshes", "name")})
+            # A kernel with scalar prefetch is one kernel per set of values it was called with.
+            calls: list = [None]
+            error = None
+            if _prefetches(eqn):
+                calls = known.calls.get(id(kj)) or [None]
+                if calls == [None]:
+                    error = known.error or ("this call of the kernel did not run when the computation was run on the "
+                                            "CPU (a branch not taken, or a loop that ran no iteration?)")
+            for values in calls:
+                key = (eqn.primitive.name, str(kj), params, meshes, _values_key(values))
+                if key in self._keys:
+                    self._keys[key].invocations += 1
+                    continue
+                cap = Captured(eqn=eqn, shard_maps=shard_maps, call_loc=call_loc,
+                               mosaic=mosaic[k] if mosaic and k < len(mosaic) else None,
+                               prefetch=values, prefetch_error=error)
+                self._keys[key] = cap
+                self.kernels.append(cap)
 
     # -- the hook -----------------------------------------------------------------
 
@@ -95,12 +112,77 @@ class Capture:
                 return original(*args, jaxpr=jaxpr, **kw)
             self.computations += 1
             mosaic = self.lower_for_tpu(args, jaxpr, kw, len(found)) if self.lower else None
-            self.record(found, _caller(), mosaic)
+            known = self.prefetch_values(original, args, jaxpr, kw, found)
+            self.record(found, _caller(), mosaic, known)
             outs = [_placeholder(aval, sharding) for aval, sharding in zip(jaxpr.out_avals, kw["out_shardings"])]
             return outs, None, None, []
 
         pjit._pjit_call_impl_python = hook
         return original
+
+    def prefetch_values(self, original: Any, args: Any, jaxpr: Any, kw: dict, found: list) -> Known:
+        """The values each device passes to the scalar-prefetch operands of each kernel
+        that has some: the computation is run on the CPU devices with every
+        ``pallas_call`` replaced by a host callback that reports those operands (with the
+        device's mesh coordinates) and returns zeros. Nothing of a kernel runs."""
+        axes = {id(eqn.params["jaxpr"]): _mesh_axes(sm) for eqn, sm in found if _prefetches(eqn)}
+        if not axes:
+            return Known({}, None)
+
+        lowered = itertools.count()
+
+        def rule(ctx: Any, *in_nodes: Any, **params: Any) -> Any:
+            jid = id(params["jaxpr"])
+            # One key per lowered call: two calls of one kernel body are told apart.
+            key = (jid, next(lowered))
+            n = params["grid_mapping"].num_index_operands
+            names = axes.get(jid, ())
+            outs = ctx.avals_out
+
+            def fake(*operands: Any) -> list:
+                if jid in axes:
+                    ids = [lax.axis_index(a) for a in names]
+                    jax.debug.callback(lambda *v: _SINK.append((key, v[: len(ids)], v[len(ids):])),
+                                       *ids, *operands[:n])
+                return [jax.numpy.zeros(a.shape, a.dtype) for a in outs]
+
+            return mlir.lower_fun(fake, multiple_results=True)(ctx, *in_nodes)
+
+        from jax._src.pallas.pallas_call import pallas_call_p
+
+        rules = mlir._platform_specific_lowerings["cpu"]
+        before = rules.get(pallas_call_p)
+        mlir.register_lowering(pallas_call_p, rule, platform="cpu")
+        _SINK.clear()
+        try:
+            outs = original(*args, jaxpr=jaxpr, **kw)[0]
+            jax.block_until_ready(outs)
+            jax.effects_barrier()
+        except Exception as e:  # noqa: BLE001 - the kernel is then read without the values
+            lines = [line for line in str(e).strip().splitlines() if line.strip()] or [type(e).__name__]
+            # A failing host callback's error ends with the exception it raised.
+            msg = lines[-1].strip() if "Traceback" in str(e) else lines[0]
+            return Known({}, f"running the computation that calls it on the CPU failed ({type(e).__name__}: {msg})")
+        finally:
+            if before is None:
+                rules.pop(pallas_call_p, None)
+            else:
+                rules[pallas_call_p] = before
+        # Each device reports the calls of one lowered call in execution order (a loop's
+        # iterations run in turn): the i-th report of every device is the i-th call.
+        reports: dict[Any, dict[tuple, list]] = {}
+        for key, coords, operands in _SINK:
+            reports.setdefault(key, {}).setdefault(tuple(int(c) for c in coords), []).append(
+                [np.asarray(v) for v in operands])
+        _SINK.clear()
+        calls: dict[Any, list] = {}
+        for (jid, _), per_device in sorted(reports.items(), key=lambda kv: kv[0][1]):
+            counts = {len(r) for r in per_device.values()}
+            if len(counts) != 1:
+                return Known({}, "the devices called the kernel different numbers of times when the computation "
+                                 "was run on the CPU")
+            calls.setdefault(jid, []).extend({c: r[i] for c, r in per_device.items()} for i in range(counts.pop()))
+        return Known(calls, None)
 
     def lower_for_tpu(self, args: Any, jaxpr: Any, kw: dict, count: int) -> list | None:
         """Mosaic's TPU lowering of the computation (nothing is run): its refusals and
@@ -124,6 +206,34 @@ class Capture:
             out.append({"lowered": True, "has_communication": "has_communication\\22: true" in c.split("\n")[0]
                         or "has_communication\\22: true" in cfg})
         return out if len(out) == count else None
+
+
+class Known:
+    """What :meth:`Capture.prefetch_values` found: per kernel body (``id`` of its jaxpr),
+    each call's scalar-prefetch operand values per device coordinates; or why there are
+    none."""
+
+    def __init__(self, calls: dict[Any, list[dict[tuple, list]]], error: str | None):
+        self.calls = calls
+        self.error = error
+
+
+def _prefetches(eqn: Any) -> bool:
+    return eqn.primitive.name == "pallas_call" and bool(eqn.params["grid_mapping"].num_index_operands)
+
+
+def _mesh_axes(shard_maps: list) -> tuple:
+    """The axis names of the innermost ``shard_map``'s mesh, in mesh order (the kernel's
+    device coordinates, as :meth:`KernelBuilder.mesh` reads them)."""
+    if not shard_maps:
+        return ()
+    return tuple(shard_maps[-1][0].axis_names)
+
+
+def _values_key(values: dict | None) -> Any:
+    if values is None:
+        return None
+    return tuple(sorted((c, tuple((v.dtype.str, v.shape, v.tobytes()) for v in vs)) for c, vs in values.items()))
 
 
 def _placeholder(aval: Any, sharding: Any) -> Any:

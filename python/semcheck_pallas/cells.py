@@ -116,7 +116,7 @@ class Granularity:
                                       "copied into each other", stmt.get("loc"))
                 for x, y in zip(ka, kb):
                     self.uf.union((a.id, x), (b.id, y))
-            for sub in _children(stmt):
+            for sub in children(stmt):
                 self.collect_alignments(sub)
 
     def visit(self, body: list[dict], env: E.Env) -> None:
@@ -168,7 +168,8 @@ class Granularity:
                         self.points.setdefault((ref.id, k), set()).update((s, s + d[2]))
 
 
-def _children(stmt: dict) -> list[list[dict]]:
+def children(stmt: dict) -> list[list[dict]]:
+    """The statement lists nested in ``stmt`` (bodies, branches)."""
     op = stmt["op"]
     if op in ("when", "scoped", "loop"):
         return [stmt["body"]]

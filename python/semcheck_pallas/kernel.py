@@ -30,6 +30,26 @@ class Captured:
     invocations: int = 1
     #: What Mosaic's TPU lowering said (``None`` if not attempted).
     mosaic: dict | None = None
+    #: The scalar-prefetch operands' values the script passed, per device coordinates
+    #: (``None``: no scalar prefetch, or the values could not be computed).
+    prefetch: dict | None = None
+    #: Why the values of the scalar-prefetch operands are unknown.
+    prefetch_error: str | None = None
+
+
+def _written(body: list[dict]) -> dict[int, dict | None]:
+    """The buffers a statement of ``body`` stores into or copies into, each with the
+    location of the first such statement."""
+    out: dict[int, dict | None] = {}
+    for s in body:
+        if s["op"] == "store":
+            out.setdefault(s["dst"].id, s.get("loc"))
+        elif s["op"] == "dma_start":
+            out.setdefault(s["dma"]["dst"].id, s.get("loc"))
+        for sub in cells.children(s):
+            for b, loc in _written(sub).items():
+                out.setdefault(b, loc)
+    return out
 
 
 def _func_src(jaxpr: Any) -> tuple[str | None, dict | None]:
@@ -149,6 +169,7 @@ class KernelBuilder:
             roles = ["input"] * n_in + ["output"] * n_out + ["scratch"] * (len(invars) - n_in - n_out)
             aliases = dict(self.params.get("input_output_aliases") or {})
             pipelined = set()
+            n_idx = 0
         shared = kind == "tensorcore"
         out_start = roles.index("output") if "output" in roles else len(roles)
         for i, (v, role) in enumerate(zip(invars, roles)):
@@ -169,6 +190,8 @@ class KernelBuilder:
                 continue
             try:
                 env[v] = w.ref_binding(v.aval, names[i], role, scoped=False, shared_hbm=shared)
+                if self.prim == "pallas_call" and i < n_idx and self.cap.prefetch is not None:
+                    w.buffers[env[v].id].known = {c: vs[i] for c, vs in self.cap.prefetch.items()}
             except Unsupported as u:
                 # Recorded; what uses the argument is skipped, the rest still read.
                 w.errors.append(u)
@@ -206,6 +229,25 @@ class KernelBuilder:
                     self.cap.call_loc or self.function_loc))
                 out.add(n_idx + k)
         return out
+
+    def record_prefetch(self, w: KernelWalker) -> None:
+        """Says which scalar-prefetch operands the kernel was read with (their values,
+        per device), or why their values are unknown; refuses a kernel that writes one
+        whose values it read as known."""
+        if self.cap.prefetch_error is not None:
+            self.record["prefetch"] = {"error": self.cap.prefetch_error}
+        if not w.known_read:
+            return
+        written = _written(w.body)
+        for b in sorted(w.known_read & set(written)):
+            w.errors.append(Unsupported("scalar prefetch written",
+                                        f"the kernel writes its scalar-prefetch operand `{w.buffers[b].name}`, "
+                                        "whose values it also reads as known", written[b]))
+        self.record["prefetch"] = {"operands": [
+            {"name": w.buffers[b].name, "shape": list(w.buffers[b].shape),
+             "values": [{"device": list(c), "values": np.asarray(v).reshape(-1).tolist()}
+                        for c, v in sorted(w.buffers[b].known.items())]}
+            for b in sorted(w.known_read)]}
 
     # ------------------------------------------------------------------ build rules
 
@@ -255,6 +297,7 @@ class KernelBuilder:
             mark_uses(self.jaxpr)
             w.walk(self.jaxpr, env)
             w.body[:] = resolve_snapshots(w.body)
+            self.record_prefetch(w)
             rec["ignored"] = w.ignored
             rec["communicates"] = w.communicates or (kind == "tensorcore" and _has_shared(w))
             if w.errors:

@@ -104,6 +104,9 @@ class BufferDecl:
     shared: bool = False
     scoped: bool = False
     aliases: list[str] = dataclasses.field(default_factory=list)
+    #: A scalar-prefetch operand's values, per device coordinates (mesh order): the values
+    #: the script passes, which its scalar loads read as known integers.
+    known: dict | None = None
 
 
 @dataclasses.dataclass
@@ -134,6 +137,9 @@ INDEX_BINARY = {
 
 # Primitives that only annotate or time a kernel: recorded in the kernel's "ignored" list.
 IGNORED = {"debug_print", "delay", "trace_start", "trace_stop", "trace_value", "debug_callback"}
+
+#: Values of a known (scalar-prefetch) operand over all devices, at most.
+MAX_KNOWN = 1 << 16
 
 # Identity on their single operand.
 IDENTITY = {"multiple_of", "optimization_barrier", "pvary", "copy", "copy_p", "reduce_precision"}
@@ -187,6 +193,8 @@ class KernelWalker:
         self.loc: dict | None = None
         self.communicates = False
         self.uses_program_id = False
+        # Buffers whose known values a load read (see BufferDecl.known).
+        self.known_read: set[int] = set()
 
     # ------------------------------------------------------------------ helpers
 
@@ -686,7 +694,40 @@ class KernelWalker:
         ref = self.indexed(env, eqn.invars[0], eqn.invars[1:], eqn.params.get("tree"), "a load")
         if ref.what != "buffer":
             raise self.unsupported("semaphore load", "loading from a semaphore")
-        self.bind_outs(env, eqn, [self.load(ref, eqn.outvars[0].aval)])
+        aval = eqn.outvars[0].aval
+        known = self.known_scalar(ref, aval)
+        self.bind_outs(env, eqn, [known if known is not None else self.load(ref, aval)])
+
+    def known_scalar(self, ref: RefB, aval: Any) -> ExprB | None:
+        """A scalar integer load from a buffer whose values are known (a scalar-prefetch
+        operand): the value it reads on each device, as an expression of the device's
+        coordinates and the index."""
+        decl = self.buffers[ref.id]
+        if decl.known is None or tuple(aval.shape) != () or np.dtype(aval.dtype).kind not in "iub":
+            return None
+        if any(d[0] != "at" for d in ref.dims):
+            return None
+        flat: E.Expr = E.const(0)
+        for d, size in zip(ref.dims, decl.shape):
+            flat = E.op("add", E.op("mul", flat, E.const(size)), d[1])
+        tables = {coords: tuple(int(v) for v in np.asarray(arr).reshape(-1)) for coords, arr in decl.known.items()}
+        devices = list(_coordinates(self.mesh_axes))
+        if set(tables) != set(devices):
+            raise self.unsupported("scalar prefetch", f"the values of `{decl.name}` were reported for "
+                                   f"{len(tables)} of the mesh's {len(devices)} devices")
+        if sum(len(t) for t in set(tables.values())) > MAX_KNOWN:
+            raise self.unsupported("scalar prefetch", f"`{decl.name}` holds more than {MAX_KNOWN} distinct values "
+                                   "over the devices, too many to read as known")
+        per_device = [E.op("select_n", flat, *(E.const(v) for v in tables[c])) for c in devices]
+        if len(set(per_device)) == 1:
+            value = per_device[0]
+        else:
+            me: E.Expr = E.const(0)
+            for name, size in self.mesh_axes.items():
+                me = E.op("add", E.op("mul", me, E.const(size)), ("axis_index", name))
+            value = E.op("select_n", me, *per_device)
+        self.known_read.add(ref.id)
+        return ExprB(value, "b" if np.dtype(aval.dtype).kind == "b" else "i")
 
     def p_swap(self, eqn: Any, env: dict) -> None:
         ref = self.indexed(env, eqn.invars[0], eqn.invars[2:], eqn.params.get("tree"), "a store")
@@ -1034,6 +1075,14 @@ class KernelWalker:
         var_b, _ = self.loop(eqn, env, carries=carries, count=None, cond=(p["cond_jaxpr"], cconsts),
                              body=(p["body_jaxpr"], bconsts), hint="i")
         self.bind_outs(env, eqn, var_b)
+
+
+def _coordinates(mesh_axes: dict[str, int]) -> list[tuple[int, ...]]:
+    """Every device's coordinates, row-major over the mesh axes."""
+    out: list[tuple[int, ...]] = [()]
+    for size in mesh_axes.values():
+        out = [c + (i,) for c in out for i in range(size)]
+    return out
 
 
 def _carries_read(closed: Any, nconsts: int) -> set[int]:

@@ -178,3 +178,36 @@ def test_a_reversed_scan_without_xs_or_ys_runs_its_carries_forward(exports):
     k = kernel(exports, "reversed_scan", 2)
     (loop,) = [s for s in k["body"] if s["op"] == "loop"]
     assert loop["count"] == 4 and loop["vars"] and [s["op"] for s in loop["body"]][0] == "dma_start"
+
+
+def dma_starts(k: dict) -> list[dict]:
+    return [s for s in statements(k["body"]) if s["op"] == "dma_start"]
+
+
+def test_scalar_prefetch_values_are_read_as_known_per_device(exports):
+    k = kernel(exports, "prefetch_perm", 3)
+    (table,) = k["prefetch"]["operands"]
+    assert table["name"] == "table_ref"
+    assert [(v["device"], v["values"]) for v in table["values"]] == [([0], [1, 1]), ([1], [2, 1]), ([2], [0, 1])]
+    # The copy goes where each device's table says; each device waits once.
+    (start,) = dma_starts(k)
+    (target,) = start["dma"]["device"]["coords"]
+    assert [evaluate(target, {"x": d}) for d in range(3)] == [1, 2, 0]
+    loop = next(s for s in k["body"] if s["op"] == "loop")
+    assert [run_loops(loop, {"x": d}) for d in range(3)] == [1, 1, 1]
+
+
+def test_scalar_prefetch_values_decide_trip_counts_and_conditions(exports):
+    k = kernel(exports, "prefetch_count", 2)
+    loop = next(s for s in k["body"] if s["op"] == "loop")
+    assert loop["loc"]["line"] == line_of(os.path.join(KERNELS, "prefetch_count.py"), "# trip count")
+    assert run_loops(loop, {"x": 0}) == 1
+    when = next(s for s in k["body"] if s["op"] == "when")
+    assert evaluate(when["cond"], {"x": 0}) == 0
+
+
+def test_a_kernel_called_with_two_sets_of_values_is_two_kernels(exports):
+    doc = exports.get(os.path.join(KERNELS, "prefetch_twice.py"), 2)
+    assert [k["name"] for k in doc["kernels"]] == ["kernel", "kernel#2"]
+    shifts = [k["prefetch"]["operands"][0]["values"][0]["values"] for k in doc["kernels"]]
+    assert shifts == [[1], [0]]

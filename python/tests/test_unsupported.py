@@ -17,8 +17,8 @@ CASES = [
     ("semaphore_read", "semaphore_read", "pl.semaphore_read(sem)"),
     ("dma_add", "dma_start(add=True)", "d.start(add=True)"),
     ("data_cond", "run-time data", "@pl.when(x_ref[0, 0] > 0)"),
-    ("data_index", "run-time data", "d.start()"),
-    ("data_trip_count", "run-time data", "lax.fori_loop(0, count_ref[0], body, 0)"),
+    ("prefetch_unknown", "run-time data", "d.start()"),
+    ("prefetch_written", "scalar prefetch written", "idx_ref[0] = 1"),
     ("carry_swap", "loop carry", "# a swap"),
     ("bitcast", "bitcast ref transform", "d.start()"),
     ("strided", "strided slice", "d.start()"),
@@ -42,6 +42,11 @@ def test_unsupported_construct_is_named_with_its_line(exports, name, construct, 
     (err,) = k["errors"]
     assert err["construct"] == construct
     assert reported_at(err["loc"], path, line_of(path, text))
+
+
+def test_scalar_prefetch_values_that_cannot_be_computed_are_said_to_be_unknown(exports):
+    (k,) = exports.get(os.path.join(UNSUPPORTED, "prefetch_unknown.py"), 2)["kernels"]
+    assert k["prefetch"]["error"].endswith("failed (JaxRuntimeError: ValueError: no such table)")
 
 
 def test_every_unsupported_construct_is_named_and_its_consequences_are_not(exports):

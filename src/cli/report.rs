@@ -89,18 +89,20 @@ impl Checked {
             Verdict::Incomplete { reason, detail } => json!({"reason": reason, "detail": detail}),
             _ => Value::Null,
         };
-        let (kernel, defined) = match &self.case.source {
+        let (kernel, defined, prefetch) = match &self.case.source {
             Source::Python { path, kernel, .. } => (
                 kernel.clone(),
                 semcheck::frontend::kernel_location(path, self.case.devices, kernel.as_deref())
                     .map(|(file, line, function)| json!({"file": file, "line": line, "function": function})),
+                semcheck::frontend::kernel_prefetch(path, self.case.devices, kernel.as_deref()),
             ),
-            _ => (None, None),
+            _ => (None, None, None),
         };
         let mut v = case_json(&self.case);
         let more = json!({
             "kernel": kernel.unwrap_or_else(|| self.program.kernel.clone()),
             "kernel_defined_at": defined,
+            "prefetch": prefetch,
             "verdict": self.outcome.verdict.name(),
             "violation": violation,
             "incomplete": incomplete,

@@ -238,9 +238,11 @@ pub fn kernel(doc: &Document, path: &Path, name: Option<&str>) -> Result<import:
                     all.iter().enumerate().map(|(i, e)| format!("\n  {}. {}", i + 1, e.describe())).collect::<String>()
                 ),
             };
+            let why =
+                k.rest.get("prefetch").and_then(prefetch_note).map(|n| format!("\n  note: {n}")).unwrap_or_default();
             return Err(ModelError::new(
                 ErrorKind::Unsupported,
-                format!("kernel {} of {}: {what}", k.name, path.display()),
+                format!("kernel {} of {}: {what}{why}", k.name, path.display()),
             ));
         }
         "refused" => {
@@ -272,6 +274,9 @@ pub fn kernel(doc: &Document, path: &Path, name: Option<&str>) -> Result<import:
                 .unwrap_or_default();
             eprintln!("semcheck: note: kernel {}: `{what}`{at} only prints or times; not modelled", k.name);
         }
+    }
+    if let Some(note) = k.rest.get("prefetch").and_then(prefetch_note) {
+        eprintln!("semcheck: note: kernel {}: {note}", k.name);
     }
     if let Some(m) = k.rest.get("entry").and_then(|e| e.get("mosaic")) {
         tracing::debug!("kernel {}: Mosaic's TPU lowering on this host: {m}", k.name);
@@ -319,6 +324,59 @@ pub fn program(
         }
     };
     compile(&imported.kernel, &imported.mesh, &spec, repeat)
+}
+
+/// What a kernel's record says of its scalar-prefetch operands: the values it was read
+/// with (the verdict covers those only), or why they are unknown.
+fn prefetch_note(p: &serde_json::Value) -> Option<String> {
+    if let Some(e) = p.get("error").and_then(|e| e.as_str()) {
+        return Some(format!("the values of its scalar-prefetch operands are unknown: {e}"));
+    }
+    let operands = p.get("operands")?.as_array()?;
+    let described: Vec<String> = operands
+        .iter()
+        .map(|o| {
+            let name = o.get("name").and_then(|n| n.as_str()).unwrap_or("?");
+            let per: Vec<(String, String)> = o
+                .get("values")
+                .and_then(|v| v.as_array())
+                .map(|all| all.iter().map(|d| (short_json(d.get("device")), short_json(d.get("values")))).collect())
+                .unwrap_or_default();
+            let first = per.first().map(|(_, v)| v.clone()).unwrap_or_default();
+            if per.iter().all(|(_, v)| *v == first) {
+                format!("`{name}` = {first} on every device")
+            } else {
+                let each: Vec<String> = per.iter().map(|(d, v)| format!("d{d}: {v}")).collect();
+                format!("`{name}` = {}", each.join(", "))
+            }
+        })
+        .collect();
+    Some(format!(
+        "read with the values the script passes in its scalar-prefetch operands ({}); the verdict covers these values only",
+        described.join("; ")
+    ))
+}
+
+/// A short rendering of a JSON value (an array of numbers, a device's coordinates).
+fn short_json(v: Option<&serde_json::Value>) -> String {
+    let text = match v {
+        Some(serde_json::Value::Array(a)) if a.len() == 1 && a[0].is_number() => a[0].to_string(),
+        Some(v) => v.to_string(),
+        None => "?".into(),
+    };
+    let text = text.replace(',', ", ");
+    if text.chars().count() > 60 {
+        format!("{}...]", text.chars().take(56).collect::<String>())
+    } else {
+        text
+    }
+}
+
+/// What the kernel's record says of its scalar-prefetch operands (the `prefetch` of
+/// `python/SCHEMA.md`), if it has any.
+pub fn kernel_prefetch(path: &Path, devices: usize, name: Option<&str>) -> Option<serde_json::Value> {
+    let doc = document(path, devices).ok()?;
+    choose(&doc, path, name).ok()?.rest.get("prefetch").cloned()
 }
 
 /// Where a kernel of a file is defined: `(file, line, function)`.

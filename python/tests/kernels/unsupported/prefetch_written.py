@@ -1,15 +1,13 @@
 import jax.numpy as jnp
-from jax import lax
-from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
-from _harness import N, call, remote
+from _harness import call, remote
 
 
 def kernel(idx_ref, x_ref, o_ref, send, recv):
-    target = idx_ref[0]
-    d = remote(x_ref, o_ref, send, recv, (target,))  # line 10
+    d = remote(x_ref, o_ref, send, recv, (idx_ref[0],))
     d.start()
     d.wait()
+    idx_ref[0] = 1  # a scalar-prefetch operand written
 
 
 call(kernel, scratch=[pltpu.SemaphoreType.DMA] * 2, num_scalar_prefetch=1,
