@@ -33,11 +33,10 @@ impl Coverage {
         let mut ran = vec![false; kernel.statements().len()];
         for (d, dp) in program.devices.iter().enumerate() {
             let upto = (reached.get(d).copied().unwrap_or(0) as usize).min(dp.info.len());
-            for info in &dp.info[..upto] {
-                if let Some(id) = info.stmt {
-                    if let Some(r) = ran.get_mut(id.0 as usize) {
-                        *r = true;
-                    }
+            let quiet = dp.quiet.iter().filter(|(pc, _)| *pc as usize <= upto).map(|(_, id)| Some(*id));
+            for id in dp.info[..upto].iter().map(|info| info.stmt).chain(quiet).flatten() {
+                if let Some(r) = ran.get_mut(id.0 as usize) {
+                    *r = true;
                 }
             }
         }

@@ -71,6 +71,7 @@ pub fn trace(name: &str, body: impl FnOnce(&KernelBuilder)) -> Result<Kernel, Mo
                 grid: Vec::new(),
                 buffers: Vec::new(),
                 semaphores: Vec::new(),
+                scalars: Vec::new(),
                 collective_id: None,
                 skip_device_barrier: false,
                 allow_collective_id_without_custom_barrier: false,

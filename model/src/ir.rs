@@ -429,6 +429,51 @@ pub enum StmtKind {
         /// Source view.
         src: RefExpr,
     },
+    /// `var = ref[index]` on an SMEM array of integers the kernel uses as its own scalar
+    /// state ([`ScalarDecl`]): read when the program is compiled, like `axis_index`, since
+    /// only the device's own program writes it. `var` is then an [`Expr::Var`].
+    ScalarLoad {
+        /// The variable that holds the value from here on.
+        var: String,
+        /// The scalar array.
+        scalar: usize,
+        /// The flat (row-major) element index.
+        index: Expr,
+    },
+    /// `ref[index] = value` on an SMEM array of integers ([`StmtKind::ScalarLoad`]).
+    ScalarStore {
+        /// The scalar array.
+        scalar: usize,
+        /// The flat (row-major) element index.
+        index: Expr,
+        /// The value.
+        value: Expr,
+    },
+}
+
+/// An SMEM array of integers the kernel uses as its own scalar state (indices, flags,
+/// counts): never copied by a DMA, written only by integer stores of the device's own
+/// program, so its contents at every statement are known when the program is compiled.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ScalarDecl {
+    /// The kernel's name for the array.
+    pub name: String,
+    /// The number of elements.
+    pub len: usize,
+    /// The contents at kernel entry on each device that has them (a scalar-prefetch
+    /// operand: the values the caller passed); unwritten elements of the others are
+    /// undefined, and reading one is an error.
+    #[serde(default)]
+    pub init: Vec<ScalarInit>,
+}
+
+/// The entry contents of a [`ScalarDecl`] on one device.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ScalarInit {
+    /// The device's mesh coordinates.
+    pub coords: Vec<usize>,
+    /// The elements, row-major.
+    pub values: Vec<i64>,
 }
 
 /// A traced kernel: what one `pallas_call` runs on every device.
@@ -442,6 +487,10 @@ pub struct Kernel {
     pub buffers: Vec<BufferDecl>,
     /// Semaphore declarations, indexed by [`SemId`].
     pub semaphores: Vec<SemDecl>,
+    /// SMEM scalar state ([`ScalarDecl`]), indexed by the `scalar` of
+    /// [`StmtKind::ScalarLoad`] and [`StmtKind::ScalarStore`].
+    #[serde(default)]
+    pub scalars: Vec<ScalarDecl>,
     /// `CompilerParams(collective_id=...)`: required when the kernel takes the barrier
     /// semaphore, refused otherwise (JAX's build rule).
     pub collective_id: Option<u32>,

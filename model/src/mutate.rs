@@ -410,6 +410,8 @@ impl Site<'_> {
             out.push(Mutation { operator: op, stmt: self.id, edit, detail, kernel: k })
         };
         match op {
+            // Without its load, what reads the variable cannot compile: not a mutant.
+            Operator::Delete if matches!(self.stmt.kind, StmtKind::ScalarLoad { .. }) => {}
             Operator::Delete => push(
                 String::new(),
                 self.edited(kernel, |b, i| {

@@ -156,7 +156,17 @@ pub fn statement(kernel: &Kernel, stmt: &Stmt) -> String {
             format!("{}[...] = {value}", view(kernel, dst))
         }
         StmtKind::AddAssign { dst, src } => format!("{}[...] += {}[...]", view(kernel, dst), view(kernel, src)),
+        StmtKind::ScalarLoad { var, scalar, index } => {
+            format!("{var} = {}[{}]", scalar_name(kernel, *scalar), expr(index))
+        }
+        StmtKind::ScalarStore { scalar, index, value } => {
+            format!("{}[{}] = {}", scalar_name(kernel, *scalar), expr(index), expr(value))
+        }
     }
+}
+
+fn scalar_name(kernel: &Kernel, scalar: usize) -> String {
+    kernel.scalars.get(scalar).map_or_else(|| format!("scalar#{scalar}"), |d| d.name.clone())
 }
 
 /// Where a statement is and what it says: `psum.py:57 remote.start()` when the front end

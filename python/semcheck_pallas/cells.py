@@ -79,8 +79,9 @@ class Granularity:
     """Computes the cell size of every buffer dimension of a walked kernel."""
 
     def __init__(self, buffers: list[BufferDecl], body: list[dict], mesh_axes: dict[str, int],
-                 grid: tuple[int, ...]):
+                 grid: tuple[int, ...], scalars: list[dict] = ()):
         self.buffers = buffers
+        self.scalars = list(scalars)
         self.body = body
         self.mesh_axes = mesh_axes
         self.grid = grid
@@ -94,8 +95,12 @@ class Granularity:
         self.collect_alignments(self.body)
         for coords in _product([s for s in self.mesh_axes.values()]):
             axes = dict(zip(self.mesh_axes, coords))
+            # SMEM scalar state persists from one grid index to the next.
+            memory = [next((list(i["values"]) for i in sc["init"] if tuple(i["device"]) == tuple(coords)),
+                           [None] * sc["len"]) for sc in self.scalars]
             for ids in _product(list(self.grid)):
                 env = E.Env(axes, tuple(ids), self.grid)
+                env.memory = memory
                 self.visit(self.body, env)
         g: dict[Any, int] = {}
         for b, decl in enumerate(self.buffers):
@@ -143,6 +148,17 @@ class Granularity:
             self.visit(stmt["branches"][i], env)
         elif op == "scoped":
             self.visit(stmt["body"], env)
+        elif op in ("scalar_load", "scalar_store"):
+            sc = self.scalars[stmt["scalar"]]
+            i = E.evaluate(stmt["index"], env)
+            if not 0 <= i < sc["len"]:
+                raise E.EvalError(f"index {i} out of range for `{sc['name']}` ({sc['len']} elements)")
+            if op == "scalar_store":
+                env.memory[stmt["scalar"]][i] = E.evaluate(stmt["value"], env)
+            elif env.memory[stmt["scalar"]][i] is None:
+                raise E.EvalError(f"reads element {i} of `{sc['name']}` before anything was stored there")
+            else:
+                env.vars[stmt["var"]] = env.memory[stmt["scalar"]][i]
         elif op == "loop":
             values = [E.evaluate(e, env) for e in stmt["init"]]
             k = 0

@@ -169,6 +169,8 @@ class Env:
         self.program_ids = program_ids
         self.grid = grid
         self.vars: dict[str, int] = {}
+        #: SMEM scalar state, per scalar array (``None``: not written yet).
+        self.memory: list[list[int | None]] = []
 
 
 def evaluate(e: Expr, env: Env) -> int:

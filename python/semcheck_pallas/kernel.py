@@ -37,21 +37,6 @@ class Captured:
     prefetch_error: str | None = None
 
 
-def _written(body: list[dict]) -> dict[int, dict | None]:
-    """The buffers a statement of ``body`` stores into or copies into, each with the
-    location of the first such statement."""
-    out: dict[int, dict | None] = {}
-    for s in body:
-        if s["op"] == "store":
-            out.setdefault(s["dst"].id, s.get("loc"))
-        elif s["op"] == "dma_start":
-            out.setdefault(s["dma"]["dst"].id, s.get("loc"))
-        for sub in cells.children(s):
-            for b, loc in _written(sub).items():
-                out.setdefault(b, loc)
-    return out
-
-
 def _func_src(jaxpr: Any) -> tuple[str | None, dict | None]:
     info = getattr(jaxpr, "debug_info", None)
     src = getattr(info, "func_src_info", None) if info else None
@@ -232,22 +217,20 @@ class KernelBuilder:
 
     def record_prefetch(self, w: KernelWalker) -> None:
         """Says which scalar-prefetch operands the kernel was read with (their values,
-        per device), or why their values are unknown; refuses a kernel that writes one
-        whose values it read as known."""
+        per device), or why their values are unknown; refuses SMEM scalar state that a
+        DMA also copies (its contents would then depend on the copy)."""
         if self.cap.prefetch_error is not None:
             self.record["prefetch"] = {"error": self.cap.prefetch_error}
-        if not w.known_read:
-            return
-        written = _written(w.body)
-        for b in sorted(w.known_read & set(written)):
-            w.errors.append(Unsupported("scalar prefetch written",
-                                        f"the kernel writes its scalar-prefetch operand `{w.buffers[b].name}`, "
-                                        "whose values it also reads as known", written[b]))
-        self.record["prefetch"] = {"operands": [
-            {"name": w.buffers[b].name, "shape": list(w.buffers[b].shape),
-             "values": [{"device": list(c), "values": np.asarray(v).reshape(-1).tolist()}
-                        for c, v in sorted(w.buffers[b].known.items())]}
-            for b in sorted(w.known_read)]}
+        for sc in w.scalars:
+            if sc["buffer"] in w.dma_touched:
+                w.errors.append(Unsupported(
+                    "run-time data", f"`{sc['name']}` is copied by a DMA and also read or written as integers that "
+                    "decide control flow, indices or device ids", w.dma_touched[sc["buffer"]]))
+        known = [sc for sc in w.scalars if sc["init"]]
+        if known:
+            self.record["prefetch"] = {"operands": [
+                {"name": sc["name"], "shape": list(w.buffers[sc["buffer"]].shape), "values": sc["init"]}
+                for sc in known]}
 
     # ------------------------------------------------------------------ build rules
 
@@ -318,12 +301,13 @@ class KernelBuilder:
             if refused is not None:
                 rec["status"] = "refused"
                 rec["refusal"] = {"reason": refused.reason, "rule": refused.rule}
-            g = cells.Granularity(w.buffers, w.body, axes, grid).run()
+            g = cells.Granularity(w.buffers, w.body, axes, grid, w.scalars).run()
             rec["buffers"] = [self.buffer_json(b, d, g[i]) for i, (b, d) in enumerate(zip(w.buffers, w.buffers))]
             rec["semaphores"] = [{"name": s.name, "kind": s.kind, "shape": list(s.shape),
                                   "len": int(np.prod(s.shape)) if s.shape else None, "scoped": s.scoped}
                                  for s in w.semaphores]
             rec["body"] = [self.stmt_json(s, w.buffers, g) for s in w.body]
+            rec["scalars"] = [{"name": sc["name"], "len": sc["len"], "init": sc["init"]} for sc in w.scalars]
         except Refused as r:
             rec["status"] = "refused"
             rec["refusal"] = {"reason": r.reason, "rule": r.rule}
@@ -381,6 +365,10 @@ class KernelBuilder:
             out["dma"] = dj
             if op == "dma_wait":
                 out["part"] = s["part"]
+        elif op == "scalar_load":
+            out.update(var=s["var"], scalar=s["scalar"], index=E.to_json(s["index"]))
+        elif op == "scalar_store":
+            out.update(scalar=s["scalar"], index=E.to_json(s["index"]), value=E.to_json(s["value"]))
         elif op == "signal":
             out["sem"] = _sem_json(s["sem"])
             out["inc"] = E.to_json(s["inc"])

@@ -138,9 +138,6 @@ INDEX_BINARY = {
 # Primitives that only annotate or time a kernel: recorded in the kernel's "ignored" list.
 IGNORED = {"debug_print", "delay", "trace_start", "trace_stop", "trace_value", "debug_callback"}
 
-#: Values of a known (scalar-prefetch) operand over all devices, at most.
-MAX_KNOWN = 1 << 16
-
 # Identity on their single operand.
 IDENTITY = {"multiple_of", "optimization_barrier", "pvary", "copy", "copy_p", "reduce_precision"}
 
@@ -193,8 +190,11 @@ class KernelWalker:
         self.loc: dict | None = None
         self.communicates = False
         self.uses_program_id = False
-        # Buffers whose known values a load read (see BufferDecl.known).
-        self.known_read: set[int] = set()
+        # SMEM scalar state: buffer id -> index into ``scalars`` (see scalar_state).
+        self.scalar_of: dict[int, int] = {}
+        self.scalars: list[dict] = []
+        # Buffers a DMA copies from or into, with the first such statement's location.
+        self.dma_touched: dict[int, dict | None] = {}
 
     # ------------------------------------------------------------------ helpers
 
@@ -640,6 +640,8 @@ class KernelWalker:
     def dma(self, env: dict, src: Any, dst: Any, dst_sem: Any, src_sem: Any, device_id: Any, id_type: Any) -> dict:
         s = self.buffer_view(env, src, "the DMA source")
         d = self.buffer_view(env, dst, "the DMA destination")
+        for r in (s, d):
+            self.dma_touched.setdefault(r.id, self.loc)
         if device_id is None and src_sem is None:
             return {"kind": "local", "src": s, "dst": d, "sem": self.sem_ref(env, dst_sem, "the DMA semaphore")}
         if src_sem is None or device_id is None:
@@ -695,44 +697,87 @@ class KernelWalker:
         if ref.what != "buffer":
             raise self.unsupported("semaphore load", "loading from a semaphore")
         aval = eqn.outvars[0].aval
-        known = self.known_scalar(ref, aval)
-        self.bind_outs(env, eqn, [known if known is not None else self.load(ref, aval)])
+        sid = self.scalar_state(ref)
+        self.bind_outs(env, eqn, [self.scalar_load(ref, sid, aval) if sid is not None else self.load(ref, aval)])
 
-    def known_scalar(self, ref: RefB, aval: Any) -> ExprB | None:
-        """A scalar integer load from a buffer whose values are known (a scalar-prefetch
-        operand): the value it reads on each device, as an expression of the device's
-        coordinates and the index."""
+    # ---------------------------------------------------------------- SMEM scalar state
+
+    def scalar_state(self, ref: RefB) -> int | None:
+        """The scalar array of a buffer the kernel uses as its own integer state: SMEM
+        integers that are scratch or a scalar-prefetch operand whose values are known.
+        Their loads and stores are read when the program is compiled (SCHEMA.md
+        ``scalar_load``); ``None`` for any other buffer."""
+        if ref.what != "buffer":
+            return None
+        if ref.id in self.scalar_of:
+            return self.scalar_of[ref.id]
         decl = self.buffers[ref.id]
-        if decl.known is None or tuple(aval.shape) != () or np.dtype(aval.dtype).kind not in "iub":
+        if decl.space != "smem" or np.dtype(decl.dtype).kind not in "iub":
             return None
+        if decl.role != "scratch" and decl.known is None:
+            return None
+        init = []
+        if decl.known is not None:
+            init = [{"device": list(c), "values": [int(v) for v in np.asarray(a).reshape(-1)]}
+                    for c, a in sorted(decl.known.items())]
+        self.scalar_of[ref.id] = len(self.scalars)
+        self.scalars.append({"name": decl.name, "len": int(np.prod(decl.shape or (1,))), "init": init,
+                             "buffer": ref.id})
+        return self.scalar_of[ref.id]
+
+    def scalar_index(self, ref: RefB, what: str) -> E.Expr:
+        """The flat element index of a scalar view of SMEM scalar state."""
+        decl = self.buffers[ref.id]
         if any(d[0] != "at" for d in ref.dims):
-            return None
+            raise self.unsupported("SMEM array access", f"{what} of `{decl.name}` (SMEM integers the kernel uses as "
+                                   "scalars) takes a slice, not one element")
         flat: E.Expr = E.const(0)
         for d, size in zip(ref.dims, decl.shape):
             flat = E.op("add", E.op("mul", flat, E.const(size)), d[1])
-        tables = {coords: tuple(int(v) for v in np.asarray(arr).reshape(-1)) for coords, arr in decl.known.items()}
-        devices = list(_coordinates(self.mesh_axes))
-        if set(tables) != set(devices):
-            raise self.unsupported("scalar prefetch", f"the values of `{decl.name}` were reported for "
-                                   f"{len(tables)} of the mesh's {len(devices)} devices")
-        if sum(len(t) for t in set(tables.values())) > MAX_KNOWN:
-            raise self.unsupported("scalar prefetch", f"`{decl.name}` holds more than {MAX_KNOWN} distinct values "
-                                   "over the devices, too many to read as known")
-        per_device = [E.op("select_n", flat, *(E.const(v) for v in tables[c])) for c in devices]
-        if len(set(per_device)) == 1:
-            value = per_device[0]
-        else:
-            me: E.Expr = E.const(0)
-            for name, size in self.mesh_axes.items():
-                me = E.op("add", E.op("mul", me, E.const(size)), ("axis_index", name))
-            value = E.op("select_n", me, *per_device)
-        self.known_read.add(ref.id)
-        return ExprB(value, "b" if np.dtype(aval.dtype).kind == "b" else "i")
+        return flat
+
+    def emit_quiet(self, stmt: dict) -> None:
+        """A statement read when the program is compiled: no DMA, store or control flow
+        for snapshots to see."""
+        stmt["loc"] = self.loc
+        self.blocks[-1].append(stmt)
+
+    def scalar_load(self, ref: RefB, sid: int, aval: Any) -> ExprB:
+        """``ref[i]`` on SMEM scalar state: its value from here on, a variable."""
+        index = self.scalar_index(ref, "a load")
+        if tuple(aval.shape) != ():
+            raise self.unsupported("SMEM array access", f"a load of `{self.buffers[ref.id].name}` (SMEM integers the "
+                                   "kernel uses as scalars) reads an array")
+        var = self.fresh("smem")
+        self.emit_quiet({"op": "scalar_load", "var": var, "scalar": sid, "index": index})
+        return ExprB(("var", var), "b" if np.dtype(aval.dtype).kind == "b" else "i")
+
+    def scalar_store(self, ref: RefB, sid: int, value: Any) -> None:
+        """``ref[i] = value`` on SMEM scalar state: ``value`` must be an index value."""
+        index = self.scalar_index(ref, "a store")
+        if not isinstance(value, ExprB) or value.kind == "f":
+            raise self.unsupported("run-time data", "a value computed from data loaded from a buffer is stored into "
+                                   f"`{self.buffers[ref.id].name}`, SMEM integers the kernel uses as scalars")
+        self.emit_quiet({"op": "scalar_store", "scalar": sid, "index": index, "value": value.expr})
+
+    def scalar_swap(self, eqn: Any, env: dict, ref: RefB, sid: int, value: Any) -> None:
+        """A store into SMEM scalar state that gives the old value (loaded first, when
+        used)."""
+        out = eqn.outvars[0]
+        old: Any = ExprB(E.const(0), "i")
+        if not isinstance(out, jax_core.DropVar) and _used_later(out):
+            old = self.scalar_load(ref, sid, out.aval)
+        self.scalar_store(ref, sid, value)
+        self.bind_outs(env, eqn, [old])
 
     def p_swap(self, eqn: Any, env: dict) -> None:
         ref = self.indexed(env, eqn.invars[0], eqn.invars[2:], eqn.params.get("tree"), "a store")
         if ref.what != "buffer":
             raise self.unsupported("semaphore store", "storing into a semaphore")
+        sid = self.scalar_state(ref)
+        if sid is not None:
+            self.scalar_swap(eqn, env, ref, sid, self.read(env, eqn.invars[1]))
+            return
         self.swap(eqn, env, ref, self.as_value(self.read(env, eqn.invars[1])))
 
     def swap(self, eqn: Any, env: dict, ref: RefB, val: ValB) -> None:
@@ -748,6 +793,14 @@ class KernelWalker:
 
     def p_addupdate(self, eqn: Any, env: dict) -> None:
         ref = self.indexed(env, eqn.invars[0], eqn.invars[2:], eqn.params.get("tree"), "an accumulation")
+        sid = self.scalar_state(ref)
+        if sid is not None:
+            inc = self.read(env, eqn.invars[1])
+            cur = self.scalar_load(ref, sid, eqn.invars[1].aval)
+            if isinstance(inc, ExprB) and inc.kind != "f":
+                inc = ExprB(E.op("add", cur.expr, inc.expr), cur.kind)
+            self.scalar_store(ref, sid, inc)
+            return
         val = self.as_value(self.read(env, eqn.invars[1]))
         cur = ValB(("load", ref, self.epoch, self.writes.get(ref.id, 0), self.loc, None), val.shape, val.dtype, True)
         self.store(ref, ValB(("add", cur.node, val.node), val.shape, val.dtype, val.cellwise))
@@ -763,7 +816,9 @@ class KernelWalker:
         ref = self.view(env, ref_node, "a load")
         for t in transforms or ():
             ref = self.apply_transform(env, ref, t, "a load")
-        self.bind_outs(env, eqn, [self.load(ref, eqn.outvars[0].aval)])
+        aval = eqn.outvars[0].aval
+        sid = self.scalar_state(ref)
+        self.bind_outs(env, eqn, [self.scalar_load(ref, sid, aval) if sid is not None else self.load(ref, aval)])
 
     def load(self, ref: RefB, aval: Any) -> ValB:
         """The value a load of ``ref`` gives, with its snapshot placeholder left here."""
@@ -814,6 +869,10 @@ class KernelWalker:
         ref = self.view(env, ref_node, "a store")
         for t in transforms or ():
             ref = self.apply_transform(env, ref, t, "a store")
+        sid = self.scalar_state(ref)
+        if sid is not None:
+            self.scalar_swap(eqn, env, ref, sid, self.read(env, val))
+            return
         self.swap(eqn, env, ref, self.as_value(self.read(env, val)))
 
     def store(self, dst: RefB, val: ValB) -> None:
@@ -1075,14 +1134,6 @@ class KernelWalker:
         var_b, _ = self.loop(eqn, env, carries=carries, count=None, cond=(p["cond_jaxpr"], cconsts),
                              body=(p["body_jaxpr"], bconsts), hint="i")
         self.bind_outs(env, eqn, var_b)
-
-
-def _coordinates(mesh_axes: dict[str, int]) -> list[tuple[int, ...]]:
-    """Every device's coordinates, row-major over the mesh axes."""
-    out: list[tuple[int, ...]] = [()]
-    for size in mesh_axes.values():
-        out = [c + (i,) for c in out for i in range(size)]
-    return out
 
 
 def _carries_read(closed: Any, nconsts: int) -> set[int]:

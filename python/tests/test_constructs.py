@@ -180,30 +180,45 @@ def test_a_reversed_scan_without_xs_or_ys_runs_its_carries_forward(exports):
     assert loop["count"] == 4 and loop["vars"] and [s["op"] for s in loop["body"]][0] == "dma_start"
 
 
-def dma_starts(k: dict) -> list[dict]:
-    return [s for s in statements(k["body"]) if s["op"] == "dma_start"]
+def scalar_loads(k: dict) -> dict[str, tuple[int, dict]]:
+    """The SMEM scalar loads of a kernel: variable -> (scalar array, index)."""
+    return {s["var"]: (s["scalar"], s["index"]) for s in statements(k["body"]) if s["op"] == "scalar_load"}
 
 
 def test_scalar_prefetch_values_are_read_as_known_per_device(exports):
     k = kernel(exports, "prefetch_perm", 3)
     (table,) = k["prefetch"]["operands"]
     assert table["name"] == "table_ref"
-    assert [(v["device"], v["values"]) for v in table["values"]] == [([0], [1, 1]), ([1], [2, 1]), ([2], [0, 1])]
-    # The copy goes where each device's table says; each device waits once.
-    (start,) = dma_starts(k)
+    per_device = [([0], [1, 1]), ([1], [2, 1]), ([2], [0, 1])]
+    assert [(v["device"], v["values"]) for v in table["values"]] == per_device
+    # The table is SMEM scalar state with those entry values, read where the kernel reads it.
+    assert k["scalars"] == [{"name": "table_ref", "len": 2,
+                             "init": [{"device": d, "values": v} for d, v in per_device]}]
+    loads = scalar_loads(k)
+    (start,) = [s for s in statements(k["body"]) if s["op"] == "dma_start"]
     (target,) = start["dma"]["device"]["coords"]
-    assert [evaluate(target, {"x": d}) for d in range(3)] == [1, 2, 0]
+    assert loads[target["var"]] == (0, {"const": 0})
     loop = next(s for s in k["body"] if s["op"] == "loop")
-    assert [run_loops(loop, {"x": d}) for d in range(3)] == [1, 1, 1]
+    assert loads[loop["init"][1]["var"]] == (0, {"const": 1})  # the trip count
 
 
 def test_scalar_prefetch_values_decide_trip_counts_and_conditions(exports):
     k = kernel(exports, "prefetch_count", 2)
+    loads = scalar_loads(k)
     loop = next(s for s in k["body"] if s["op"] == "loop")
     assert loop["loc"]["line"] == line_of(os.path.join(KERNELS, "prefetch_count.py"), "# trip count")
-    assert run_loops(loop, {"x": 0}) == 1
+    assert loads[loop["init"][1]["var"]] == (0, {"const": 0})
     when = next(s for s in k["body"] if s["op"] == "when")
-    assert evaluate(when["cond"], {"x": 0}) == 0
+    assert loads[when["cond"]["args"][0]["var"]] == (0, {"const": 1})
+
+
+def test_smem_scratch_is_scalar_state_read_and_written_in_program_order(exports):
+    k = kernel(exports, "smem_slot", 2)
+    assert k["scalars"] == [{"name": "slot_ref", "len": 1, "init": []}]
+    stores = [s for s in statements(k["body"]) if s["op"] == "scalar_store"]
+    path = os.path.join(KERNELS, "smem_slot.py")
+    assert [s["loc"]["line"] for s in stores] == [line_of(path, "# first slot"), line_of(path, "# flip")]
+    assert stores[0]["value"] == {"const": 0}
 
 
 def test_a_kernel_called_with_two_sets_of_values_is_two_kernels(exports):

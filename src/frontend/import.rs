@@ -9,8 +9,8 @@ use serde_json::Value;
 
 use semcheck_model::expr::{BinOp, Expr};
 use semcheck_model::ir::{
-    BufferDecl, BufferId, BufferRole, Data, Dest, DmaDesc, Index, Kernel, Loc, MemorySpace, RefExpr, Rhs, SemDecl,
-    SemId, SemKind, SemRef, Stmt, StmtKind, WaitPart,
+    BufferDecl, BufferId, BufferRole, Data, Dest, DmaDesc, Index, Kernel, Loc, MemorySpace, RefExpr, Rhs, ScalarDecl,
+    ScalarInit, SemDecl, SemId, SemKind, SemRef, Stmt, StmtKind, WaitPart,
 };
 use semcheck_model::mesh::Axis;
 use semcheck_model::{ErrorKind, Mesh, ModelError};
@@ -34,6 +34,7 @@ struct Importer<'d> {
     kernel: &'d str,
     n_buffers: usize,
     n_sems: usize,
+    n_scalars: usize,
 }
 
 fn malformed(kernel: &str, path: &str, what: impl std::fmt::Display) -> ModelError {
@@ -144,19 +145,56 @@ pub fn import(k: &KernelDoc) -> Result<Imported, ModelError> {
             scoped: s.get("scoped").and_then(Value::as_bool).unwrap_or(false),
         });
     }
-    let im = Importer { kernel: name, n_buffers: buffers.len(), n_sems: semaphores.len() };
+    let scalars = match rest.get("scalars") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(v) => scalars(v, name)?,
+    };
+    let im = Importer { kernel: name, n_buffers: buffers.len(), n_sems: semaphores.len(), n_scalars: scalars.len() };
     let body = im.block(field(&rest, "body", name, "kernel")?, "body")?;
     let kernel = Kernel {
         name: name.to_string(),
         grid,
         buffers,
         semaphores,
+        scalars,
         collective_id,
         skip_device_barrier: flag("skip_device_barrier"),
         allow_collective_id_without_custom_barrier: flag("allow_collective_id_without_custom_barrier"),
         body,
     };
     Ok(Imported { kernel, mesh, mesh_kind, implicit_entry_barrier })
+}
+
+/// The SMEM scalar arrays of a kernel record (`scalars` of `python/SCHEMA.md`).
+fn scalars(v: &Value, name: &str) -> Result<Vec<ScalarDecl>, ModelError> {
+    let numbers = |v: &Value, p: &str| -> Result<Vec<i64>, ModelError> {
+        as_array(v, name, p)?
+            .iter()
+            .map(|x| x.as_i64().ok_or_else(|| malformed(name, p, "expected integers")))
+            .collect()
+    };
+    let mut out = Vec::new();
+    for (i, d) in as_array(v, name, "scalars")?.iter().enumerate() {
+        let p = format!("scalars[{i}]");
+        let len = as_u64(field(d, "len", name, &p)?, name, &p)? as usize;
+        let mut init = Vec::new();
+        if let Some(all) = d.get("init").filter(|v| !v.is_null()) {
+            for (j, one) in as_array(all, name, &p)?.iter().enumerate() {
+                let q = format!("{p}.init[{j}]");
+                let coords = as_array(field(one, "device", name, &q)?, name, &q)?
+                    .iter()
+                    .map(|c| as_u64(c, name, &q).map(|c| c as usize))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let values = numbers(field(one, "values", name, &q)?, &q)?;
+                if values.len() != len {
+                    return Err(malformed(name, &q, format!("{} values for {len} elements", values.len())));
+                }
+                init.push(ScalarInit { coords, values });
+            }
+        }
+        out.push(ScalarDecl { name: as_str(field(d, "name", name, &p)?, name, &p)?.to_string(), len, init });
+    }
+    Ok(out)
 }
 
 /// The IR location of a document location: the statement's code, and where it was
@@ -266,9 +304,27 @@ impl Importer<'_> {
                     cellwise: f("cellwise")?.as_bool().ok_or_else(|| self.err(path, "`cellwise` must be a boolean"))?,
                 },
             },
+            "scalar_load" => StmtKind::ScalarLoad {
+                var: as_str(f("var")?, k, path)?.to_string(),
+                scalar: self.scalar_id(f("scalar")?, path)?,
+                index: self.expr(f("index")?, path)?,
+            },
+            "scalar_store" => StmtKind::ScalarStore {
+                scalar: self.scalar_id(f("scalar")?, path)?,
+                index: self.expr(f("index")?, path)?,
+                value: self.expr(f("value")?, path)?,
+            },
             other => return Err(self.err(path, format!("unknown statement `{other}`"))),
         };
         Ok(vec![Stmt { kind, loc }])
+    }
+
+    fn scalar_id(&self, v: &Value, path: &str) -> Result<usize, ModelError> {
+        let id = as_u64(v, self.kernel, path)? as usize;
+        if id >= self.n_scalars {
+            return Err(self.err(path, format!("scalar array #{id} is not declared")));
+        }
+        Ok(id)
     }
 
     fn sem_id(&self, v: &Value, path: &str) -> Result<SemId, ModelError> {

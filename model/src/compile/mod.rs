@@ -244,13 +244,15 @@ impl<'a> Compiler<'a> {
     }
 
     fn device_program(&mut self, d: DeviceId, repeat: u32) -> Result<DeviceProgram, ModelError> {
-        let mut out = Emitter { ops: Vec::new(), info: Vec::new(), stmt: None, loc: None };
+        let mut out = Emitter { ops: Vec::new(), info: Vec::new(), stmt: None, loc: None, quiet: Vec::new() };
         let mut enter_pc = Vec::new();
         let mut exit_pc = Vec::new();
         let coords = self.mesh.coords(d);
         let grid = self.kernel.grid.clone();
         let total: usize = grid.iter().product();
         for inv in 0..repeat {
+            // SMEM scalar state: the caller's values at every entry, the rest undefined.
+            let mut memory = self.scalar_memory(&coords);
             enter_pc.push(out.ops.len() as u32);
             out.push(Op::Enter, format!("enter {}", self.kernel.name), inv, &[]);
             if self.kernel.implicit_entry_barrier() {
@@ -266,8 +268,10 @@ impl<'a> Compiler<'a> {
                     program_ids: ids,
                     invocation: inv,
                     vars: Vec::new(),
+                    memory,
                 };
                 self.walk(&self.kernel.body, 0, &mut here, &mut out)?;
+                memory = here.memory;
                 self.check_size(d, out.ops.len())?;
             }
             exit_pc.push(out.ops.len() as u32);
@@ -282,7 +286,49 @@ impl<'a> Compiler<'a> {
             .filter(|(_, c)| c.owner == Some(d))
             .map(|(i, _)| (CellId(i as u32), self.initial[i]))
             .collect();
-        Ok(DeviceProgram { ops: out.ops, info: out.info, enter_pc, exit_pc, reset, expected: Vec::new() })
+        Ok(DeviceProgram {
+            ops: out.ops,
+            info: out.info,
+            enter_pc,
+            exit_pc,
+            reset,
+            expected: Vec::new(),
+            quiet: out.quiet,
+        })
+    }
+
+    /// The entry contents of every SMEM scalar array on the device at `coords`.
+    fn scalar_memory(&self, coords: &[usize]) -> Vec<Vec<Option<i64>>> {
+        self.kernel
+            .scalars
+            .iter()
+            .map(|decl| match decl.init.iter().find(|i| i.coords == coords) {
+                Some(init) => (0..decl.len).map(|k| init.values.get(k).copied()).collect(),
+                None => vec![None; decl.len],
+            })
+            .collect()
+    }
+
+    /// The element of an SMEM scalar array an index names.
+    fn scalar_slot(&self, scalar: usize, index: &Expr, here: &Here<'_>, what: &str) -> Result<usize, ModelError> {
+        let decl = self.kernel.scalars.get(scalar).ok_or_else(|| {
+            self.err(
+                here,
+                what,
+                ErrorKind::UnknownBuffer,
+                format!("scalar array #{scalar} is not declared by this kernel"),
+            )
+        })?;
+        let i = self.eval(index, here, what)?;
+        if i < 0 || i as usize >= decl.len {
+            return Err(self.err(
+                here,
+                what,
+                ErrorKind::OutOfRange,
+                format!("index {i} out of range for `{}` ({} elements)", decl.name, decl.len),
+            ));
+        }
+        Ok(i as usize)
     }
 
     fn check_size(&self, d: DeviceId, ops: usize) -> Result<(), ModelError> {
@@ -392,6 +438,30 @@ impl<'a> Compiler<'a> {
                     let op = Op::Compute { kind, dst: self.span(dcells), src: self.span(src) };
                     out.push(op, label, here.invocation, &here.program_ids);
                 }
+                StmtKind::ScalarLoad { var, scalar, index } => {
+                    let what = crate::stmt_text::statement(self.kernel, stmt);
+                    let slot = self.scalar_slot(*scalar, index, here, &what)?;
+                    let value = here.memory[*scalar][slot].ok_or_else(|| {
+                        self.err(
+                            here,
+                            &what,
+                            ErrorKind::BadExpression,
+                            format!(
+                                "reads element {slot} of `{}` before anything was stored there",
+                                self.kernel.scalars[*scalar].name
+                            ),
+                        )
+                    })?;
+                    here.set_vars(std::slice::from_ref(var), &[value]);
+                    out.quiet.push((out.ops.len() as u32, StmtId(id)));
+                }
+                StmtKind::ScalarStore { scalar, index, value } => {
+                    let what = crate::stmt_text::statement(self.kernel, stmt);
+                    let slot = self.scalar_slot(*scalar, index, here, &what)?;
+                    let v = self.eval(value, here, &what)?;
+                    here.memory[*scalar][slot] = Some(v);
+                    out.quiet.push((out.ops.len() as u32, StmtId(id)));
+                }
                 StmtKind::AddAssign { dst, src } => {
                     let what = format!("{}[...] += {}[...]", self.buffer_name(dst), self.buffer_name(src));
                     let (d, _) = self.cells_of(dst, here.device, here, &what)?;
@@ -480,6 +550,9 @@ struct Here<'e> {
     program_ids: Vec<usize>,
     invocation: u32,
     vars: Vec<(String, i64)>,
+    /// The device's SMEM scalar state ([`crate::ir::ScalarDecl`]): it persists from one
+    /// grid index to the next.
+    memory: Vec<Vec<Option<i64>>>,
 }
 
 impl Here<'_> {
@@ -512,6 +585,8 @@ struct Emitter {
     /// Its source location, when the front end gave one with the line's text (Python
     /// kernels): labels end with `@ psum.py:57 remote.start()`.
     loc: Option<String>,
+    /// See [`DeviceProgram::quiet`].
+    quiet: Vec<(u32, StmtId)>,
 }
 
 impl Emitter {
