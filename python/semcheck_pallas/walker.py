@@ -1045,13 +1045,21 @@ class KernelWalker:
                         "a float index)"))
                 var_b.append(POISONED)
         cond_expr = None
+        reload: list[dict] = []
         if cond is not None:
             cjaxpr, cconsts = cond
             inner, cenv = self.sub_env(cjaxpr, list(cconsts) + var_b)
             before = len(self.blocks[-1])
             depth_epoch = self.epoch
             (c_out,) = self.walk(inner, cenv)
-            if _effectful(self.blocks[-1][before:]) or self.epoch != depth_epoch:
+            emitted = self.blocks[-1][before:]
+            # Loads of SMEM scalar state in the condition: made before the loop and again
+            # at the end of every iteration, so the condition reads the current values.
+            quiet = all(x["op"] in ("scalar_load", "snapshot") for x in emitted) and not any(
+                E.free_vars(x["index"]) & set(names) for x in emitted if x["op"] == "scalar_load")
+            if quiet:
+                reload = [dict(x) for x in emitted if x["op"] == "scalar_load"]
+            if (not quiet and _effectful(emitted)) or self.epoch != depth_epoch:
                 self.errors.append(self.unsupported("while condition", "the condition of a while loop has effects"))
                 tainted = True
             elif isinstance(c_out, Poisoned):
@@ -1092,6 +1100,7 @@ class KernelWalker:
             return outs
 
         stmts, outs = self.block(iteration)
+        stmts.extend(reload)
         self.loc = loc
         nexts = []
         for k, (b, o) in enumerate(zip(var_b, outs)):

@@ -205,6 +205,59 @@ fn values_kept_across_statements_and_data_loop_carries_are_read_where_they_are()
 }
 
 #[test]
+fn scalar_prefetch_values_and_smem_scalar_state_are_read_like_axis_index() {
+    let dir = repo().join("python/tests/kernels");
+    let run = |file: &str, args: &[&str], env: Option<(&str, &str)>| {
+        let mut cmd = semcheck_cmd();
+        cmd.arg("check").arg(dir.join(file)).args(args);
+        if let Some((k, v)) = env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // A per-device table the jitted function computes: where each block goes, how many
+    // arrive. The ring is proved, and the check says which values it covers.
+    let (code, out, err) = run("prefetch_perm.py", &["--devices", "2-3"], None);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(
+        err.contains("(`table_ref` = d0: [1, 1], d1: [2, 1], d2: [0, 1]); the verdict covers these values only"),
+        "{err}"
+    );
+    // Two devices sending into device 1: a race, found from the table's values.
+    let (code, out, err) = run("prefetch_perm.py", &["--devices", "3"], Some(("PERM", "bad")));
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(out.contains("VIOLATION (race)") && out.contains("d2 start remote_copy x_ref -> d1 o_ref"), "{out}");
+    let (code, out, _) = run("prefetch_perm.py", &["--devices", "2", "--json"], None);
+    assert_eq!(code, Some(0));
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["prefetch"]["operands"][0]["values"][1]["values"], serde_json::json!([0, 1]), "{out}");
+    // A branch the table's values never take is named as never executed.
+    let (code, out, err) = run("prefetch_count.py", &["--devices", "2"], None);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(out.contains("never executed: prefetch_count.py:23 @pl.when(count_ref[1] != 0)"), "{out}");
+    // A slot index kept in SMEM scratch across grid steps: proved; without its flip two
+    // steps share a slot and race.
+    let (code, out, err) = run("smem_slot.py", &["--devices", "2-3"], None);
+    assert_eq!(code, Some(0), "{out}{err}");
+    let (code, out, err) = run("smem_slot.py", &["--devices", "2"], Some(("FLIP", "0")));
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(out.contains("race on d0 buf[0]"), "{out}");
+    // A while loop whose condition reads SMEM the body counts down runs three times.
+    let out = semcheck_cmd()
+        .args(["simulate", "--lockstep", "--devices", "2", "--format", "text"])
+        .arg(dir.join("smem_while.py"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("c.start() [3 of 3]") && !text.contains("[4 of"), "{text}");
+}
+
+#[test]
 fn semcheck_tpu_names_the_chip_a_kernel_asking_for_the_tpu_s_sizes_is_traced_for() {
     let dir = repo().join("python/tests/kernels");
     let run = |file: &str, chip: Option<&str>| {
