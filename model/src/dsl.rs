@@ -115,7 +115,7 @@ pub struct Dma<'k> {
 
 /// `pl.ds(start, size)`: a slice of `size` positions starting at `start`.
 pub fn ds(start: impl Into<Expr>, size: usize) -> Index {
-    Index::Slice { start: start.into(), size }
+    Index::Slice { start: start.into(), size: Expr::Const(size as i64) }
 }
 
 /// `jnp.zeros_like(x)`: the empty sum.

@@ -127,8 +127,9 @@ pub enum Index {
     Slice {
         /// First position.
         start: Expr,
-        /// Number of positions (static, as in Pallas).
-        size: usize,
+        /// Number of positions: a constant, or (a DMA's view) computed from indices like
+        /// `start`; 0 copies nothing.
+        size: Expr,
     },
 }
 

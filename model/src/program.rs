@@ -142,8 +142,8 @@ pub struct DeviceProgram {
     /// The output cells checked at this device's `Exit`.
     pub expected: Vec<(CellId, ValueId)>,
     /// Statements that compile to no operation (SMEM scalar loads and stores, run when
-    /// the program is compiled), each with the pc of the operation that follows it: the
-    /// device has run it once its pc reaches that one.
+    /// the program is compiled; copies of 0 bytes and their waits), each with the pc of
+    /// the operation that follows it: the device has run it once its pc reaches that one.
     pub quiet: Vec<(u32, crate::ir::StmtId)>,
 }
 

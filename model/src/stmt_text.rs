@@ -37,7 +37,7 @@ fn balanced(s: &str) -> bool {
 fn index(i: &Index) -> String {
     match i {
         Index::At(e) => expr(e),
-        Index::Slice { start, size } => format!("pl.ds({}, {size})", expr(start)),
+        Index::Slice { start, size } => format!("pl.ds({}, {})", expr(start), expr(size)),
     }
 }
 

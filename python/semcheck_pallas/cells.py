@@ -89,6 +89,9 @@ class Granularity:
         self.uf = _UnionFind()
         self.steps = 0
         self.reached: set[int] = set()
+        #: Dimensions a slice of dynamic size cuts, per buffer: kept in the cell shape
+        #: even when they are one cell, so that a size of 0 can be said.
+        self.kept: dict[int, set[int]] = {}
 
     def run(self) -> list[list[int]]:
         """The cell size of every dimension of every buffer."""
@@ -116,7 +119,8 @@ class Granularity:
         for stmt in body:
             for a, b in _alignments(stmt):
                 ka, kb = _kept(a), _kept(b)
-                if a.shape() != b.shape():
+                # A dynamic size is compared per device by the checker, when it compiles.
+                if all(isinstance(n, int) for n in a.shape() + b.shape()) and a.shape() != b.shape():
                     raise Unsupported("shape mismatch", f"views of shapes {a.shape()} and {b.shape()} are "
                                       "copied into each other", stmt.get("loc"))
                 for x, y in zip(ka, kb):
@@ -181,7 +185,12 @@ class Granularity:
                         self.points.setdefault((ref.id, k), set()).update((p, p + 1))
                     else:
                         s = E.evaluate(d[1], env)
-                        self.points.setdefault((ref.id, k), set()).update((s, s + d[2]))
+                        if isinstance(d[2], int):
+                            size = d[2]
+                        else:
+                            size = E.evaluate(d[2], env)
+                            self.kept.setdefault(ref.id, set()).add(k)
+                        self.points.setdefault((ref.id, k), set()).update((s, s + size))
 
 
 def children(stmt: dict) -> list[list[dict]]:
@@ -207,28 +216,39 @@ def _product(sizes: list[int]) -> Iterable[tuple[int, ...]]:
         yield tuple(reversed(idx))
 
 
-def cell_shape(decl: BufferDecl, g: list[int]) -> list[int]:
-    """The shape in cells: dimensions cut into more than one cell."""
-    return [size // gk for size, gk in zip(decl.shape, g) if size // gk > 1]
+def cell_shape(decl: BufferDecl, g: list[int], kept: set[int] = frozenset()) -> list[int]:
+    """The shape in cells: dimensions cut into more than one cell, and those in
+    ``kept`` (cut by a slice of dynamic size)."""
+    return [size // gk for k, (size, gk) in enumerate(zip(decl.shape, g)) if size // gk > 1 or k in kept]
 
 
-def view_json(ref: RefB, decl: BufferDecl, g: list[int]) -> dict:
-    """A view in cell units (SCHEMA.md ``View``)."""
+def view_json(ref: RefB, decl: BufferDecl, g: list[int], kept: set[int] = frozenset()) -> dict:
+    """A view in cell units (SCHEMA.md ``View``), on the cell shape of
+    :func:`cell_shape`."""
     indices = []
     for k, (d, size) in enumerate(zip(ref.dims, decl.shape)):
         gk = g[k]
         n = size // gk
+        shown = n > 1 or k in kept
         if d[0] == "at":
             if gk != 1:
                 return {"buffer": ref.id, "unaligned": f"index on dimension {k} of `{decl.name}` is inside a cell of {gk}"}
-            if n > 1:
+            if shown:
                 indices.append({"at": E.to_json(d[1])})
         else:
             start, length = d[1], d[2]
+            if not isinstance(length, int):
+                if not shown:
+                    return {"buffer": ref.id, "unaligned": f"slice of dynamic size on dimension {k} of `{decl.name}`, "
+                                                           "in a statement this mesh never reaches"}
+                # Every reached size is a multiple of the cell: it is among the points.
+                indices.append({"slice": {"start": E.to_json(E.op("exactdiv", start, E.const(gk))),
+                                          "size": E.to_json(E.op("exactdiv", length, E.const(gk)))}})
+                continue
             if length % gk != 0:
                 return {"buffer": ref.id,
                         "unaligned": f"slice of {length} on dimension {k} of `{decl.name}` is not a multiple of its cells of {gk}"}
-            if n > 1:
+            if shown:
                 indices.append({"slice": {"start": E.to_json(E.op("exactdiv", start, E.const(gk))),
                                           "size": length // gk}})
     return {"buffer": ref.id, "indices": indices}

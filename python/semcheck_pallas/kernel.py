@@ -86,6 +86,8 @@ class KernelBuilder:
         self.function_loc = floc
         given = self.params.get("name")
         self.name = given if isinstance(given, str) and given else (fname or self.prim)
+        #: Per buffer, the dimensions kept in its cell shape for slices of dynamic size.
+        self.kept: dict[int, set[int]] = {}
         self.record: dict[str, Any] = {
             "name": self.name,
             "primitive": self.prim,
@@ -301,8 +303,10 @@ class KernelBuilder:
             if refused is not None:
                 rec["status"] = "refused"
                 rec["refusal"] = {"reason": refused.reason, "rule": refused.rule}
-            g = cells.Granularity(w.buffers, w.body, axes, grid, w.scalars).run()
-            rec["buffers"] = [self.buffer_json(b, d, g[i]) for i, (b, d) in enumerate(zip(w.buffers, w.buffers))]
+            gran = cells.Granularity(w.buffers, w.body, axes, grid, w.scalars)
+            g = gran.run()
+            self.kept = gran.kept
+            rec["buffers"] = [self.buffer_json(b, g[i], self.kept.get(i, set())) for i, b in enumerate(w.buffers)]
             rec["semaphores"] = [{"name": s.name, "kind": s.kind, "shape": list(s.shape),
                                   "len": int(np.prod(s.shape)) if s.shape else None, "scoped": s.scoped}
                                  for s in w.semaphores]
@@ -317,12 +321,12 @@ class KernelBuilder:
         return rec
 
     @staticmethod
-    def buffer_json(b: BufferDecl, _d: BufferDecl, g: list[int]) -> dict:
+    def buffer_json(b: BufferDecl, g: list[int], kept: set[int]) -> dict:
         return {
             "name": b.name,
             "space": b.space,
             "role": b.role,
-            "shape": cells.cell_shape(b, g),
+            "shape": cells.cell_shape(b, g, kept),
             "array_shape": list(b.shape),
             "cell": list(g),
             "dtype": b.dtype,
@@ -334,7 +338,7 @@ class KernelBuilder:
 
     def stmt_json(self, s: dict, bufs: list[BufferDecl], g: list[list[int]]) -> dict:
         op = s["op"]
-        view = lambda r: cells.view_json(r, bufs[r.id], g[r.id])  # noqa: E731
+        view = lambda r: cells.view_json(r, bufs[r.id], g[r.id], self.kept.get(r.id, set()))  # noqa: E731
         out: dict[str, Any] = {"op": op}
         if op == "when":
             out["cond"] = E.to_json(s["cond"])

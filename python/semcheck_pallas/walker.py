@@ -63,7 +63,8 @@ class RefB:
     """A view of a buffer or semaphore declaration.
 
     ``dims`` has one entry per dimension of the declared array: ``("at", expr)`` (the
-    dimension is dropped) or ``("slice", start_expr, size)``.
+    dimension is dropped) or ``("slice", start_expr, size)``, the size an int or, for a
+    slice of dynamic size (DMAs only), an expression.
     """
 
     what: str  # "buffer" | "sem"
@@ -336,10 +337,16 @@ class KernelWalker:
                 size = idx.size
                 if isinstance(size, jax_core.Literal):
                     size = size.val
-                if not isinstance(size, (int, np.integer)):
-                    raise self.unsupported("dynamic slice size", f"{what} uses a slice of dynamic size")
+                if isinstance(size, (int, np.integer)):
+                    size = int(size)
+                else:
+                    # A size computed from indices (SMEM state, a prefetched table):
+                    # an expression, evaluated per device like a start (DMAs only).
+                    size = self.expr(env, size, f"the size of a slice of {what}")
+                    if size[0] == "const":
+                        size = size[1]
                 start = self.expr(env, idx.start, f"the start of a slice of {what}")
-                dims[pos] = ("slice", E.op("add", base_start, start), int(size))
+                dims[pos] = ("slice", E.op("add", base_start, start), size)
             else:
                 leaf = idx
                 aval = getattr(leaf, "aval", None)
@@ -820,8 +827,16 @@ class KernelWalker:
         sid = self.scalar_state(ref)
         self.bind_outs(env, eqn, [self.scalar_load(ref, sid, aval) if sid is not None else self.load(ref, aval)])
 
+    def static_view(self, ref: RefB, what: str) -> None:
+        """Refuses a view with a slice of dynamic size outside a DMA: a load or store
+        has a static shape."""
+        if any(d[0] == "slice" and not isinstance(d[2], int) for d in ref.dims):
+            raise self.unsupported("dynamic slice size", f"{what} of `{self.name_of(ref)}` uses a slice of dynamic "
+                                   "size (read in DMAs only)")
+
     def load(self, ref: RefB, aval: Any) -> ValB:
         """The value a load of ``ref`` gives, with its snapshot placeholder left here."""
+        self.static_view(ref, "a load")
         snap = {"op": "snapshot", "src": ref, "loc": self.loc}
         self.blocks[-1].append(snap)
         leaf = ("load", ref, self.epoch, self.writes.get(ref.id, 0), self.loc, snap)
@@ -876,6 +891,7 @@ class KernelWalker:
         self.swap(eqn, env, ref, self.as_value(self.read(env, val)))
 
     def store(self, dst: RefB, val: ValB) -> None:
+        self.static_view(dst, "a store")
         val = dataclasses.replace(val, node=self.current(val.node))
         cellwise = val.cellwise and val.shape == dst.shape()
         if val.node[0] in ("zeros",) or (val.node[0] in ("const", "index") and val.shape == ()):

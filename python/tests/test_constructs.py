@@ -226,3 +226,13 @@ def test_a_kernel_called_with_two_sets_of_values_is_two_kernels(exports):
     assert [k["name"] for k in doc["kernels"]] == ["kernel", "kernel#2"]
     shifts = [k["prefetch"]["operands"][0]["values"][0]["values"] for k in doc["kernels"]]
     assert shifts == [[1], [0]]
+
+
+def test_a_slice_of_dynamic_size_is_a_size_expression_in_cells(exports):
+    k = kernel(exports, "dynamic_size", 3)
+    (start,) = [s for s in statements(k["body"]) if s["op"] == "dma_start"]
+    (src,) = start["dma"]["src"]["indices"]
+    # Rows 0, 4 and 8 are copied: cells of 4 rows, the size in cells computed per device.
+    assert src["slice"]["size"]["op"] == "exactdiv" and src["slice"]["size"]["args"][1] == {"const": 4}
+    x = next(b for b in k["buffers"] if b["name"] == "x_ref")
+    assert x["shape"] == [2] and x["cell"][0] == 4

@@ -361,7 +361,11 @@ impl Importer<'_> {
             if let Some(at) = ix.get("at") {
                 indices.push(Index::At(self.expr(at, path)?));
             } else if let Some(sl) = ix.get("slice") {
-                let size = as_u64(field(sl, "size", k, path)?, k, path)? as usize;
+                // A constant, or (a slice of dynamic size) an expression.
+                let size = match field(sl, "size", k, path)? {
+                    Value::Number(_) => Expr::Const(as_u64(&sl["size"], k, path)? as i64),
+                    e => self.expr(e, path)?,
+                };
                 indices.push(Index::Slice { start: self.expr(field(sl, "start", k, path)?, path)?, size });
             } else {
                 return Err(self.err(path, "an index is neither `at` nor `slice`"));

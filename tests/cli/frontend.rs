@@ -247,6 +247,13 @@ fn scalar_prefetch_values_and_smem_scalar_state_are_read_like_axis_index() {
     let (code, out, err) = run("smem_slot.py", &["--devices", "2"], Some(("FLIP", "0")));
     assert_eq!(code, Some(1), "{out}{err}");
     assert!(out.contains("race on d0 buf[0]"), "{out}");
+    // Copies of a size the table gives (device 0 sends nothing): proved; waiting with
+    // the wrong descriptor's size leaves bytes behind.
+    let (code, out, err) = run("dynamic_size.py", &["--devices", "2-4"], None);
+    assert_eq!(code, Some(0), "{out}{err}");
+    let (code, out, err) = run("dynamic_size.py", &["--devices", "3"], Some(("WAIT", "own")));
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(out.contains("VIOLATION (outside-kernel)") && out.contains("x_ref[0] -> d0 o_ref[0]"), "{out}");
     // A while loop whose condition reads SMEM the body counts down runs three times.
     let out = semcheck_cmd()
         .args(["simulate", "--lockstep", "--devices", "2", "--format", "text"])

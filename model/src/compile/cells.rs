@@ -40,7 +40,10 @@ impl Compiler<'_> {
         })?;
         // A view the front end could not express in cells fails here, with its reason.
         for index in r.indexing.iter().flatten() {
-            if let Index::At(Expr::Fail(reason)) | Index::Slice { start: Expr::Fail(reason), .. } = index {
+            if let Index::At(Expr::Fail(reason))
+            | Index::Slice { start: Expr::Fail(reason), .. }
+            | Index::Slice { size: Expr::Fail(reason), .. } = index
+            {
                 return Err(self.err(here, what, ErrorKind::Unsupported, reason.clone()));
             }
         }
@@ -74,19 +77,22 @@ impl Compiler<'_> {
                     }
                     Index::Slice { start, size } => {
                         let v = self.eval(start, here, what)?;
-                        if v < 0 || *size == 0 || v as usize + size > dim.1 {
+                        let n = self.eval(size, here, what)?;
+                        // A constant size of 0 is a malformed view; a computed one copies nothing.
+                        let empty_ok = !matches!(size, Expr::Const(_));
+                        if v < 0 || n < 0 || (n == 0 && !empty_ok) || (v + n) as usize > dim.1 {
                             return Err(self.err(
                                 here,
                                 what,
                                 ErrorKind::OutOfRange,
                                 format!(
-                                    "slice ds({v}, {size}) out of range for dimension {k} of `{}` (size {})",
+                                    "slice ds({v}, {n}) out of range for dimension {k} of `{}` (size {})",
                                     decl.name, dim.1
                                 ),
                             ));
                         }
                         dim.0 += v as usize;
-                        dim.1 = *size;
+                        dim.1 = n as usize;
                     }
                 }
             }

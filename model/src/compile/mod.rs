@@ -269,6 +269,7 @@ impl<'a> Compiler<'a> {
                     invocation: inv,
                     vars: Vec::new(),
                     memory,
+                    loc: None,
                 };
                 self.walk(&self.kernel.body, 0, &mut here, &mut out)?;
                 memory = here.memory;
@@ -353,9 +354,10 @@ impl<'a> Compiler<'a> {
 
     fn err(&self, here: &Here<'_>, what: &str, kind: ErrorKind, problem: String) -> ModelError {
         let g: Vec<String> = here.program_ids.iter().map(|i| i.to_string()).collect();
+        let at = here.loc.as_ref().map(|l| format!(" @ {l}")).unwrap_or_default();
         ModelError::new(
             kind,
-            format!("kernel {}: {what} on {} at grid ({}): {problem}", self.kernel.name, here.device, g.join(",")),
+            format!("kernel {}: {what}{at} on {} at grid ({}): {problem}", self.kernel.name, here.device, g.join(",")),
         )
     }
 
@@ -370,6 +372,7 @@ impl<'a> Compiler<'a> {
         for stmt in body {
             out.stmt = Some(StmtId(id));
             out.loc = stmt.loc.as_ref().filter(|l| l.text.is_some()).map(|l| l.to_string());
+            here.loc.clone_from(&out.loc);
             match &stmt.kind {
                 StmtKind::When { cond, body } => {
                     if self.eval(cond, here, &format!("pl.when({cond})"))? != 0 {
@@ -380,13 +383,20 @@ impl<'a> Compiler<'a> {
                 StmtKind::Loop { vars, init, count, cond, next, body } => {
                     self.run_loop(vars, init, *count, cond.as_ref(), next, body, id + 1, here, out)?;
                 }
-                StmtKind::DmaStart(desc) => {
-                    let (op, label) = self.dma_start(desc, here)?;
-                    out.push(op, label, here.invocation, &here.program_ids);
-                }
+                // A copy of a slice of computed size 0 moves nothing and signals nothing,
+                // and a wait for its 0 bytes passes at once: neither is an operation.
+                StmtKind::DmaStart(desc) => match self.dma_start(desc, here)? {
+                    (Op::LocalDma { bytes: 0, .. } | Op::RemoteDma { bytes: 0, .. }, _) => {
+                        out.quiet.push((out.ops.len() as u32, StmtId(id)));
+                    }
+                    (op, label) => out.push(op, label, here.invocation, &here.program_ids),
+                },
                 StmtKind::DmaWait { dma, part } => {
                     for (op, label) in self.dma_waits(dma, *part, here)? {
-                        out.push(op, label, here.invocation, &here.program_ids);
+                        match op {
+                            Op::Wait { amount: 0, .. } => out.quiet.push((out.ops.len() as u32, StmtId(id))),
+                            op => out.push(op, label, here.invocation, &here.program_ids),
+                        }
                     }
                 }
                 StmtKind::Signal { sem, inc, device } => {
@@ -553,6 +563,8 @@ struct Here<'e> {
     /// The device's SMEM scalar state ([`crate::ir::ScalarDecl`]): it persists from one
     /// grid index to the next.
     memory: Vec<Vec<Option<i64>>>,
+    /// The source location of the statement being compiled (Python kernels), for errors.
+    loc: Option<String>,
 }
 
 impl Here<'_> {
