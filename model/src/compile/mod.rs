@@ -616,7 +616,7 @@ impl Emitter {
 mod tests {
     use super::*;
     use crate::dsl::trace;
-    use crate::ir::{Data, MemorySpace};
+    use crate::ir::{Data, Dest, DmaDesc, Index, MemorySpace, ScalarDecl, ScalarInit};
     use crate::value::Notation;
 
     #[test]
@@ -663,6 +663,74 @@ mod tests {
             assert_eq!((dst.len, src.len), (2, 2));
             assert!(!p.formulas[*f as usize].cellwise);
         }
+    }
+
+    /// A kernel over a grid of 3 whose SMEM slot counter starts at each device's entry
+    /// value, is read by a signal's increment and a copy's size, and is bumped each step.
+    fn counter_kernel(init: bool) -> Kernel {
+        let mut kernel = trace("counter", |k| {
+            k.grid(&[3]);
+            let x = k.input("x", MemorySpace::Vmem, &[4]);
+            let o = k.output("o", MemorySpace::Vmem, &[4]);
+            let sem = k.regular_semaphore("sem");
+            let dma = k.dma_semaphore("dma");
+            k.semaphore_signal(&sem, Expr::Var("v".into()), Dest::Own);
+            k.semaphore_wait(&sem, Expr::Var("v".into()));
+            let c = k.make_async_copy(&x, &o, &dma);
+            c.start();
+            c.wait();
+        })
+        .unwrap();
+        let v = || Expr::Var("v".into());
+        let load = Stmt::from(StmtKind::ScalarLoad { var: "v".into(), scalar: 0, index: Expr::Const(0) });
+        let bump = Stmt::from(StmtKind::ScalarStore { scalar: 0, index: Expr::Const(0), value: v() + 1i64 });
+        kernel.body.insert(0, load);
+        kernel.body.push(bump);
+        // The copy moves `v - 1` cells (0 at the first step of device 0).
+        for stmt in &mut kernel.body {
+            if let StmtKind::DmaStart(DmaDesc::Local { src, dst, .. })
+            | StmtKind::DmaWait { dma: DmaDesc::Local { src, dst, .. }, .. } = &mut stmt.kind
+            {
+                for r in [src, dst] {
+                    r.indexing = vec![vec![Index::Slice { start: Expr::Const(0), size: v() - 1i64 }]];
+                }
+            }
+        }
+        let init = if init {
+            (0..2).map(|d| ScalarInit { coords: vec![d], values: vec![1 + d as i64] }).collect()
+        } else {
+            Vec::new()
+        };
+        kernel.scalars.push(ScalarDecl { name: "slot".into(), len: 1, init });
+        kernel
+    }
+
+    #[test]
+    fn smem_scalar_state_persists_across_the_grid_and_restarts_each_invocation() {
+        let spec = Spec { notation: Notation::Plain, outputs: vec![] };
+        let p = compile(&counter_kernel(true), &Mesh::ring(2).unwrap(), &spec, 2).unwrap();
+        for d in 0..2 {
+            let incs: Vec<u32> = p.devices[d]
+                .ops
+                .iter()
+                .filter_map(|op| match op {
+                    Op::Signal { inc, .. } => Some(*inc),
+                    _ => None,
+                })
+                .collect();
+            let first = 1 + d as u32;
+            let steps = [first, first + 1, first + 2];
+            assert_eq!(incs, [steps, steps].concat(), "d{d}");
+            // A copy of 0 cells (device 0's first step) is no operation, nor is its wait.
+            let copies = p.devices[d].ops.iter().filter(|op| matches!(op, Op::LocalDma { .. })).count();
+            assert_eq!(copies, if d == 0 { 4 } else { 6 }, "d{d}");
+            let quiet = p.devices[d].quiet.len();
+            assert_eq!(quiet, 2 * 3 * 2 + if d == 0 { 4 } else { 0 }, "d{d}: loads, stores, the empty copy");
+        }
+        assert!(crate::coverage::Coverage::exhaustive(&p).is_complete());
+        // Without entry values the first load reads an element never stored.
+        let e = compile(&counter_kernel(false), &Mesh::ring(2).unwrap(), &spec, 1).unwrap_err();
+        assert!(e.to_string().contains("reads element 0 of `slot` before anything was stored there"), "{e}");
     }
 
     #[test]
