@@ -13,7 +13,9 @@ def call(kernel, *, scratch=(), grid=(), shape=(8, 128), n_out=1, compiler_param
          axes=("x",), mesh_shape=None, in_space=pl.ANY, out_space=pl.ANY, in_specs=None, name=None,
          input_output_aliases=None, num_scalar_prefetch=0, prefetch=()):
     """Runs `kernel` under jit(shard_map) on a mesh of every device; every device has
-    one input block of `shape` and `n_out` outputs of the same shape."""
+    one input block of `shape` and `n_out` outputs of the same shape. `prefetch`: the
+    scalar-prefetch operands, or a function computing them inside the shard_map (per
+    device)."""
     mesh = jax.make_mesh(mesh_shape or (N,), axes)
     spec = P(None, axes if len(axes) > 1 else axes[0])
     x = jax.device_put(jnp.zeros((shape[0], shape[1] * N), jnp.float32), jax.sharding.NamedSharding(mesh, spec))
@@ -27,7 +29,9 @@ def call(kernel, *, scratch=(), grid=(), shape=(8, 128), n_out=1, compiler_param
     )
     f = pl.pallas_call(kernel, out_shape=outs, grid_spec=grid_spec, compiler_params=compiler_params,
                        name=name, input_output_aliases=input_output_aliases or {})
-    if prefetch:
+    if callable(prefetch):
+        body = lambda x: f(*prefetch(), x)  # noqa: E731
+    elif prefetch:
         body = lambda x: f(*prefetch, x)  # noqa: E731
     else:
         body = f

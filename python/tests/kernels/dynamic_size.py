@@ -5,12 +5,11 @@ its own size instead: the byte counts no longer match."""
 
 import os
 
-import jax
 import jax.numpy as jnp
 from jax import lax
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
-from _harness import N, P, remote
+from _harness import N, call, remote
 
 WAIT = os.environ.get("WAIT", "left")
 
@@ -32,12 +31,4 @@ def sizes():
     return jnp.stack([rows(me), rows((me + N - 1) % N)]).astype(jnp.int32)
 
 
-mesh = jax.make_mesh((N,), ("x",))
-spec = P(None, "x")
-x = jax.device_put(jnp.zeros((8, 128 * N), jnp.float32), jax.sharding.NamedSharding(mesh, spec))
-f = pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct((8, 128), jnp.float32),
-                   grid_spec=pltpu.PrefetchScalarGridSpec(
-                       num_scalar_prefetch=1, in_specs=[pl.BlockSpec(memory_space=pl.ANY)],
-                       out_specs=pl.BlockSpec(memory_space=pl.ANY),
-                       scratch_shapes=[pltpu.SemaphoreType.DMA] * 2))
-jax.jit(jax.shard_map(lambda x: f(sizes(), x), mesh=mesh, in_specs=spec, out_specs=spec, check_vma=False))(x)
+call(kernel, scratch=[pltpu.SemaphoreType.DMA] * 2, num_scalar_prefetch=1, prefetch=(lambda: (sizes(),)))

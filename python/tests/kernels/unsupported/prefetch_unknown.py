@@ -4,9 +4,8 @@ data."""
 
 import jax
 import jax.numpy as jnp
-from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
-from _harness import N, P, remote
+from _harness import N, call, remote
 
 
 def fails(x):
@@ -23,12 +22,4 @@ def table():
     return jax.pure_callback(fails, jax.ShapeDtypeStruct((1,), jnp.int32), jnp.zeros((1,), jnp.int32))
 
 
-mesh = jax.make_mesh((N,), ("x",))
-spec = P(None, "x")
-x = jax.device_put(jnp.zeros((8, 128 * N), jnp.float32), jax.sharding.NamedSharding(mesh, spec))
-f = pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct((8, 128), jnp.float32),
-                   grid_spec=pltpu.PrefetchScalarGridSpec(
-                       num_scalar_prefetch=1, in_specs=[pl.BlockSpec(memory_space=pl.ANY)],
-                       out_specs=pl.BlockSpec(memory_space=pl.ANY),
-                       scratch_shapes=[pltpu.SemaphoreType.DMA] * 2))
-jax.jit(jax.shard_map(lambda x: f(table(), x), mesh=mesh, in_specs=spec, out_specs=spec, check_vma=False))(x)
+call(kernel, scratch=[pltpu.SemaphoreType.DMA] * 2, num_scalar_prefetch=1, prefetch=(lambda: (table(),)))
