@@ -110,6 +110,7 @@ pub(crate) fn run(args: &CheckArgs, sizes: &SizeRange) -> Result<i32, ModelError
             "mutant": case.source.mutant(),
             "repeat": case.repeat,
             "semantics": case.semantics,
+            "prefetch": prefetch_by_size(&case, &report),
             "verdict": match report.exit_code() { 0 => "proved", 1 => "violation", _ => "not-proved" },
             "report": report,
             "peak_rss_bytes": super::bench::peak_rss_bytes(),
@@ -294,8 +295,13 @@ fn text(case: &Case, report: &SizesReport) -> String {
             out.push_str(&format!("    {line}\n"));
         }
     }
+    let values = if prefetch_by_size(case, report).is_empty() {
+        ""
+    } else {
+        "; at each N, the scalar-prefetch values the script passes"
+    };
     out.push_str(&format!(
-        "  assumed: the model's semantics (semcheck-model crate docs); {repeat}; {}\n",
+        "  assumed: the model's semantics (semcheck-model crate docs); {repeat}; {}{values}\n",
         case.semantics
     ));
     out.push_str(&format!(
@@ -314,6 +320,21 @@ fn text(case: &Case, report: &SizesReport) -> String {
                 }
             }
             _ => out.push_str(&format!("  ({} events; not printed)\n", counterexample.schedule.len())),
+        }
+    }
+    out
+}
+
+/// Per size, the scalar-prefetch values a kernel file's kernel was read with (the
+/// `prefetch` of `python/SCHEMA.md`): the sizes' verdicts cover those values only. Empty
+/// for catalogue kernels and kernels without scalar prefetch.
+fn prefetch_by_size(case: &Case, report: &SizesReport) -> serde_json::Map<String, serde_json::Value> {
+    let mut out = serde_json::Map::new();
+    if let semcheck::Source::Python { path, kernel, .. } = &case.source {
+        for r in &report.sizes {
+            if let Some(p) = semcheck::frontend::kernel_prefetch(path, r.devices, kernel.as_deref()) {
+                out.insert(r.devices.to_string(), p);
+            }
         }
     }
     out
