@@ -113,6 +113,15 @@ pub fn source_sha256(case: &Case) -> Option<String> {
     }
 }
 
+/// The TPU chip a Python case's kernel file is traced for (`SEMCHECK_TPU`; `None` for
+/// other sources and when unset).
+pub fn source_tpu(case: &Case) -> Option<String> {
+    match &case.source {
+        Source::Python { path, .. } => frontend::script_tpu(path, case.devices),
+        _ => None,
+    }
+}
+
 /// A sentence saying that the kernel file of a trace changed since the trace was written
 /// (its hash differs), or `None` when it did not or the trace is not about a file.
 pub fn source_changed(file: &TraceFile) -> Option<String> {

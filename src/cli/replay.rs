@@ -32,6 +32,15 @@ pub(crate) fn run(args: &ReplayArgs) -> Result<i32, String> {
     w.case(&name, Style::Note);
     w.doing("reading the trace file", false);
     let file = TraceFile::parse_bytes(&bytes).map_err(at)?;
+    if let Some(chip) = &file.header.tpu {
+        // Traced again for the chip it was traced for, whatever SEMCHECK_TPU says now.
+        if std::env::var("SEMCHECK_TPU").is_ok_and(|now| &now != chip) {
+            eprintln!(
+                "semcheck: note: the trace was written with SEMCHECK_TPU={chip}: the kernel file is traced for {chip}"
+            );
+        }
+        semcheck::frontend::trace_for_tpu(chip);
+    }
     w.doing("compiling the kernel of the trace", false);
     let program = semcheck::trace_program(&file).map_err(at)?;
     let changed = semcheck::source_changed(&file);

@@ -108,6 +108,7 @@ pub(crate) fn run(args: &TraceArgs) -> Result<i32, ModelError> {
     }
     let mut file = found.trace_file(case, &engine_name(&config));
     file.header.source_sha256 = semcheck::source_sha256(case);
+    file.header.tpu = semcheck::source_tpu(case);
     match args.format.render() {
         None => emit(&file.to_text()),
         Some(f) => emit(&render(f, &program, &file.header, &found.run)),

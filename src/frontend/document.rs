@@ -116,6 +116,9 @@ pub struct Document {
     pub format: String,
     /// The device count JAX saw.
     pub devices: usize,
+    /// What wrote it (`producer` of `python/SCHEMA.md`).
+    #[serde(default)]
+    pub producer: Value,
     /// The script record.
     #[serde(default)]
     pub script: Value,
@@ -146,7 +149,12 @@ impl Document {
         serde_json::from_value(v).map_err(|e| bad(format!("malformed document: {e}")))
     }
 
-    /// The script's hash when it was exported.
+    /// The TPU chip the script was traced for (`SEMCHECK_TPU`), if any.
+    pub fn tpu(&self) -> Option<String> {
+        self.producer.get("tpu").and_then(Value::as_str).map(str::to_string)
+    }
+
+    /// The hash of the script when it was exported.
     pub fn script_sha256(&self) -> Option<String> {
         self.script.get("sha256").and_then(Value::as_str).map(str::to_string)
     }

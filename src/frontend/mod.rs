@@ -68,6 +68,18 @@ pub fn document(path: &Path, devices: usize) -> Result<Arc<Document>, ModelError
     Ok(doc)
 }
 
+/// The TPU chip every export traces for, overriding `SEMCHECK_TPU` (a replay sets the
+/// one its trace file records).
+fn tpu_override() -> &'static Mutex<Option<String>> {
+    static TPU: OnceLock<Mutex<Option<String>>> = OnceLock::new();
+    TPU.get_or_init(|| Mutex::new(None))
+}
+
+/// Makes every later export of this process trace for `chip` (as `SEMCHECK_TPU=chip`).
+pub fn trace_for_tpu(chip: &str) {
+    *tpu_override().lock().unwrap_or_else(|e| e.into_inner()) = Some(chip.to_string());
+}
+
 /// The exporter processes running now, so that a command ended by its budget or by
 /// Ctrl-C does not leave a user's script running behind it ([`stop_exports`]).
 fn running() -> &'static Mutex<Vec<(u64, Child)>> {
@@ -133,7 +145,11 @@ fn export(path: &Path, devices: usize) -> Result<Document, ModelError> {
     let err_path = out.with_extension("stderr");
     let err_file = std::fs::File::create(&err_path)
         .map_err(|e| ModelError::new(ErrorKind::Environment, format!("cannot create {}: {e}", err_path.display())))?;
-    let child = Command::new(&py.python)
+    let mut cmd = Command::new(&py.python);
+    if let Some(chip) = tpu_override().lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+        cmd.env("SEMCHECK_TPU", chip);
+    }
+    let child = cmd
         .args(["-m", "semcheck_pallas", "export"])
         .arg(path)
         .args(["--devices", &devices.to_string(), "--out"])
@@ -390,4 +406,9 @@ pub fn kernel_location(path: &Path, devices: usize, name: Option<&str>) -> Optio
 /// The hash of the script a document was exported from (for trace files).
 pub fn script_sha256(path: &Path, devices: usize) -> Option<String> {
     document(path, devices).ok()?.script_sha256()
+}
+
+/// The TPU chip a kernel file was traced for at `devices` (`SEMCHECK_TPU`), if any.
+pub fn script_tpu(path: &Path, devices: usize) -> Option<String> {
+    document(path, devices).ok()?.tpu()
 }

@@ -1,16 +1,7 @@
 //! The command line of the threaded engines: verdicts, exit codes, one JSON schema, one
 //! trace file format, bad input.
 
-use crate::common::semcheck;
-
-use std::path::PathBuf;
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("semcheck-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use crate::common::{semcheck, temp_dir};
 
 #[test]
 fn shuttle_never_says_proved() {

@@ -292,6 +292,20 @@ fn semcheck_tpu_names_the_chip_a_kernel_asking_for_the_tpu_s_sizes_is_traced_for
     assert_eq!(code, Some(1), "{text}");
     assert!(text.contains("VIOLATION (race)") && text.contains("local_copy"), "{text}");
     assert!(text.contains("@ pipeline_race.py:14 pltpu.emit_pipeline("), "{text}");
+    // A trace file records the chip, and its replay traces the file for it again.
+    let trace = crate::common::temp_dir("tpu-trace").join("pipeline_race.trace");
+    let out = semcheck_cmd()
+        .args(["trace", "--devices", "2", "--format", "trace"])
+        .arg(dir.join("pipeline_race.py"))
+        .env("SEMCHECK_TPU", "v6e")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\nkernel-tpu v6e\n"));
+    std::fs::write(&trace, &out.stdout).unwrap();
+    let out = semcheck_cmd().arg("replay").arg(&trace).env_remove("SEMCHECK_TPU").output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("rule `race` reproduced"));
     let (code, text) = run("pipeline.py", Some("v9"));
     assert_eq!(code, Some(2), "{text}");
     assert!(text.contains("SEMCHECK_TPU=v9: not a TPU chip JAX knows; one of: v2, v3"), "{text}");

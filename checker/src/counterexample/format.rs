@@ -25,7 +25,9 @@
 //! * the kernel: `protocol` (and `mutant`) for a catalogue case, or *2* `kernel-file`
 //!   (a Python file; `kernel-name` picks one of its kernels, `kernel-expect` names the
 //!   reference its outputs are checked against, `kernel-sha256` is the file's
-//!   hash when the trace was written, so a replay can say that the source changed);
+//!   hash when the trace was written, so a replay can say that the source changed, and
+//!   `kernel-tpu` the chip `SEMCHECK_TPU` named when it was traced, which a replay traces
+//!   it for again);
 //! * `devices` (required), `repeat` (default 1), *2* `dma-order` and `dma-landing`
 //!   (default `any` and `whole`);
 //! * optional: `engine`, `seed`, *2* `engine-schedule` (what replays the run on the engine
@@ -58,6 +60,8 @@ pub struct Header {
     pub case: Case,
     /// The hash of a Python kernel file when the trace was written.
     pub source_sha256: Option<String>,
+    /// The TPU chip a Python kernel file was traced for (`SEMCHECK_TPU`), if any.
+    pub tpu: Option<String>,
     /// The engine and its configuration, free text (`explore strategy=bfs ...`).
     pub engine: Option<String>,
     /// The seed of a randomised engine, if any.
@@ -71,7 +75,15 @@ pub struct Header {
 impl Header {
     /// A header for `case` with nothing else recorded.
     pub fn new(case: Case) -> Header {
-        Header { case, source_sha256: None, engine: None, seed: None, engine_schedule: None, minimized: None }
+        Header {
+            case,
+            source_sha256: None,
+            tpu: None,
+            engine: None,
+            seed: None,
+            engine_schedule: None,
+            minimized: None,
+        }
     }
 }
 
@@ -158,6 +170,9 @@ impl TraceFile {
         if let Some(sha) = &h.source_sha256 {
             out.push_str(&format!("kernel-sha256 {sha}\n"));
         }
+        if let Some(chip) = &h.tpu {
+            out.push_str(&format!("kernel-tpu {}\n", one_line(chip)));
+        }
         out.push_str(&format!("devices {}\nrepeat {}\n", h.case.devices, h.case.repeat));
         let sem = &h.case.semantics;
         out.push_str(&format!("dma-order {}\ndma-landing {}\n", sem.dma_order.name(), sem.dma_landing.name()));
@@ -203,13 +218,14 @@ impl TraceFile {
             Events,
             End,
         }
-        const HEADER_KEYS: [&str; 15] = [
+        const HEADER_KEYS: [&str; 16] = [
             "protocol",
             "mutant",
             "kernel-file",
             "kernel-name",
             "kernel-expect",
             "kernel-sha256",
+            "kernel-tpu",
             "dsl",
             "devices",
             "repeat",
@@ -221,7 +237,7 @@ impl TraceFile {
             "minimized",
         ];
         let mut part = Part::Start;
-        let mut values: [Option<(String, usize)>; 15] = Default::default();
+        let mut values: [Option<(String, usize)>; 16] = Default::default();
         let mut events = Vec::new();
         let mut rule = None;
         let mut message = None;
@@ -306,7 +322,7 @@ impl TraceFile {
         if part == Part::Start {
             return Err(syntax(last.max(1), format!("empty trace: expected `{MAGIC} {FORMAT_VERSION}`")));
         }
-        let [protocol, mutant, file, kernel, expect, sha, dsl, devices, repeat, order, landing, engine, seed, schedule, minimized] =
+        let [protocol, mutant, file, kernel, expect, sha, tpu, dsl, devices, repeat, order, landing, engine, seed, schedule, minimized] =
             values;
         let line = |v: &Option<(String, usize)>| v.as_ref().map_or(0, |(_, l)| *l);
         let lines = HeaderLines {
@@ -321,6 +337,11 @@ impl TraceFile {
             (None, Some((f, _)), None) => {
                 if let Some((_, l)) = mutant {
                     return Err(syntax(l, "`mutant` belongs to a catalogue `protocol`, not to a `kernel-file`"));
+                }
+                if let Some((chip, l)) = &tpu {
+                    if chip.is_empty() || !chip.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) {
+                        return Err(syntax(*l, format!("`{chip}` is not a TPU chip name")));
+                    }
                 }
                 Source::Python { path: PathBuf::from(f), kernel: text(kernel), expect: text(expect) }
             }
@@ -361,6 +382,7 @@ impl TraceFile {
             header: Header {
                 case: Case { source, devices, repeat, semantics },
                 source_sha256: text(sha),
+                tpu: text(tpu),
                 engine: text(engine),
                 seed,
                 engine_schedule: text(schedule),
