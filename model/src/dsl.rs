@@ -286,6 +286,7 @@ impl KernelBuilder {
                 shape: shape.to_vec(),
                 cell_bytes: d.cell_bytes,
                 shared,
+                cell_elements: Vec::new(),
             });
             BufferId(d.kernel.buffers.len() as u32 - 1)
         });

@@ -74,6 +74,11 @@ pub struct BufferDecl {
     /// One instance shared by every device (two TensorCores sharing HBM) instead of one
     /// per device.
     pub shared: bool,
+    /// Elements of the real array per cell, along each dimension of `shape` (a kernel read
+    /// from a file; empty when the cells are the kernel's own units, as in the DSL): error
+    /// messages give positions in elements too.
+    #[serde(default)]
+    pub cell_elements: Vec<usize>,
 }
 
 impl BufferDecl {

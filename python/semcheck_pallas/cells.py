@@ -216,10 +216,15 @@ def _product(sizes: list[int]) -> Iterable[tuple[int, ...]]:
         yield tuple(reversed(idx))
 
 
+def cell_dims(decl: BufferDecl, g: list[int], kept: set[int] = frozenset()) -> list[int]:
+    """The array dimensions the cell shape keeps: those cut into more than one cell, and
+    those in ``kept`` (cut by a slice of dynamic size)."""
+    return [k for k, (size, gk) in enumerate(zip(decl.shape, g)) if size // gk > 1 or k in kept]
+
+
 def cell_shape(decl: BufferDecl, g: list[int], kept: set[int] = frozenset()) -> list[int]:
-    """The shape in cells: dimensions cut into more than one cell, and those in
-    ``kept`` (cut by a slice of dynamic size)."""
-    return [size // gk for k, (size, gk) in enumerate(zip(decl.shape, g)) if size // gk > 1 or k in kept]
+    """The shape in cells, along :func:`cell_dims`."""
+    return [decl.shape[k] // g[k] for k in cell_dims(decl, g, kept)]
 
 
 def view_json(ref: RefB, decl: BufferDecl, g: list[int], kept: set[int] = frozenset()) -> dict:

@@ -329,6 +329,7 @@ class KernelBuilder:
             "shape": cells.cell_shape(b, g, kept),
             "array_shape": list(b.shape),
             "cell": list(g),
+            "cell_dims": cells.cell_dims(b, g, kept),
             "dtype": b.dtype,
             "cell_bytes": int(np.prod(g or [1])) * b.itemsize,
             "shared": b.shared,

@@ -123,6 +123,7 @@ pub fn import(k: &KernelDoc) -> Result<Imported, ModelError> {
             shape,
             cell_bytes,
             shared: b.get("shared").and_then(Value::as_bool).unwrap_or(false),
+            cell_elements: cell_elements(b),
         });
     }
     let mut semaphores = Vec::new();
@@ -163,6 +164,18 @@ pub fn import(k: &KernelDoc) -> Result<Imported, ModelError> {
         body,
     };
     Ok(Imported { kernel, mesh, mesh_kind, implicit_entry_barrier })
+}
+
+/// Elements per cell along each dimension of a buffer's cell shape: the `cell` of the
+/// array dimensions listed in `cell_dims` (empty when the document does not say).
+fn cell_elements(b: &Value) -> Vec<usize> {
+    let numbers = |key: &str| -> Option<Vec<usize>> {
+        b.get(key)?.as_array()?.iter().map(|v| v.as_u64().map(|n| n as usize)).collect()
+    };
+    match (numbers("cell"), numbers("cell_dims")) {
+        (Some(cell), Some(dims)) => dims.iter().filter_map(|&k| cell.get(k).copied()).collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// The SMEM scalar arrays of a kernel record (`scalars` of `python/SCHEMA.md`).

@@ -258,6 +258,14 @@ fn scalar_prefetch_values_and_smem_scalar_state_are_read_like_axis_index() {
     let (code, out, err) = run("dynamic_size.py", &["--devices", "3"], Some(("WAIT", "own")));
     assert_eq!(code, Some(1), "{out}{err}");
     assert!(out.contains("VIOLATION (outside-kernel)") && out.contains("x_ref[0] -> d0 o_ref[0]"), "{out}");
+    // A copy past the end of its source on one device: refused, in cells and in elements.
+    let (code, out, err) = run("out_of_range.py", &["--devices", "2"], None);
+    assert_eq!(code, Some(2), "{out}{err}");
+    assert!(
+        err.contains("out_of_range.py:14 d.start()")
+            && err.contains("on d1 at grid (): slice ds(1, 2) out of range for dimension 0 of `x_ref` (size 2) (elements 4..12 of 8)"),
+        "{err}"
+    );
     // A while loop whose condition reads SMEM the body counts down runs three times.
     let out = semcheck_cmd()
         .args(["simulate", "--lockstep", "--devices", "2", "--format", "text"])

@@ -50,9 +50,9 @@ impl Compiler<'_> {
         // Per dimension: (offset, size, dropped).
         let mut dims: Vec<(usize, usize, bool)> = decl.shape.iter().map(|&s| (0, s, false)).collect();
         for indices in &r.indexing {
-            let mut free = dims.iter_mut().filter(|d| !d.2);
+            let mut free = dims.iter_mut().enumerate().filter(|(_, d)| !d.2);
             for (k, index) in indices.iter().enumerate() {
-                let dim = free.next().ok_or_else(|| {
+                let (axis, dim) = free.next().ok_or_else(|| {
                     self.err(
                         here,
                         what,
@@ -68,7 +68,12 @@ impl Compiler<'_> {
                                 here,
                                 what,
                                 ErrorKind::OutOfRange,
-                                format!("index {v} out of range for dimension {k} of `{}` (size {})", decl.name, dim.1),
+                                format!(
+                                    "index {v} out of range for dimension {k} of `{}` (size {}){}",
+                                    decl.name,
+                                    dim.1,
+                                    in_elements(decl.cell_elements.get(axis), dim.0 as i64 + v, 1, decl.shape[axis])
+                                ),
                             ));
                         }
                         dim.0 += v as usize;
@@ -86,8 +91,10 @@ impl Compiler<'_> {
                                 what,
                                 ErrorKind::OutOfRange,
                                 format!(
-                                    "slice ds({v}, {n}) out of range for dimension {k} of `{}` (size {})",
-                                    decl.name, dim.1
+                                    "slice ds({v}, {n}) out of range for dimension {k} of `{}` (size {}){}",
+                                    decl.name,
+                                    dim.1,
+                                    in_elements(decl.cell_elements.get(axis), dim.0 as i64 + v, n, decl.shape[axis])
                                 ),
                             ));
                         }
@@ -144,5 +151,17 @@ impl Compiler<'_> {
         let len = cells.len() as u32;
         self.pool.extend(cells);
         CellSpan { start, len }
+    }
+}
+
+/// ` (elements 16..48 of 32)`: cells `start..start + len` of a dimension of `size` cells,
+/// in elements of the real array when a cell's extent along it is known and not 1.
+fn in_elements(per_cell: Option<&usize>, start: i64, len: i64, size: usize) -> String {
+    match per_cell {
+        Some(&e) if e > 1 => {
+            let e = e as i64;
+            format!(" (elements {}..{} of {})", start * e, (start + len) * e, size as i64 * e)
+        }
+        _ => String::new(),
     }
 }
