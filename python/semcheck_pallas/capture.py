@@ -43,9 +43,9 @@ from .kernel import Captured
 
 KERNEL_PRIMITIVES = ("pallas_call", "mpmd_map")
 
-#: Where the host callbacks of :meth:`Capture.prefetch_values` deliver: ``(kernel index,
-#: device coordinates, operand values)``. Module-level because JAX caches the compiled
-#: computation, callbacks included, across calls.
+#: Where the host callbacks of :meth:`Capture.prefetch_values` deliver: ``(lowered call,
+#: kernel arguments reported, device coordinates, their values)``. Module-level because
+#: JAX caches the compiled computation, callbacks included, across calls.
 _SINK: list = []
 
 
@@ -121,8 +121,9 @@ class Capture:
         return original
 
     def prefetch_values(self, original: Any, args: Any, jaxpr: Any, kw: dict, found: list) -> Known:
-        """The values each device passes to the scalar-prefetch operands of each kernel
-        that has some: the computation is run on the CPU devices with every
+        """The values each device passes to the scalar-prefetch operands (and whole-array
+        integer SMEM inputs) of each kernel that has some: the computation is run on the
+        CPU devices with every
         ``pallas_call`` replaced by a host callback that reports those operands (with the
         device's mesh coordinates) and returns zeros. Nothing of a kernel runs."""
         axes = {id(eqn.params["jaxpr"]): _mesh_axes(sm) for eqn, sm in found if _prefetches(eqn)}
@@ -135,15 +136,15 @@ class Capture:
             jid = id(params["jaxpr"])
             # One key per lowered call: two calls of one kernel body are told apart.
             key = (jid, next(lowered))
-            n = params["grid_mapping"].num_index_operands
+            which = _known_operands(params["grid_mapping"])
             names = axes.get(jid, ())
             outs = ctx.avals_out
 
             def fake(*operands: Any) -> list:
                 if jid in axes:
                     ids = [lax.axis_index(a) for a in names]
-                    jax.debug.callback(lambda *v: _SINK.append((key, v[: len(ids)], v[len(ids):])),
-                                       *ids, *operands[:n])
+                    jax.debug.callback(lambda *v: _SINK.append((key, which, v[: len(ids)], v[len(ids):])),
+                                       *ids, *(operands[k] for k in which))
                 return [jax.numpy.zeros(a.shape, a.dtype) for a in outs]
 
             return mlir.lower_fun(fake, multiple_results=True)(ctx, *in_nodes)
@@ -171,9 +172,9 @@ class Capture:
         # Each device reports the calls of one lowered call in execution order (a loop's
         # iterations run in turn): the i-th report of every device is the i-th call.
         reports: dict[Any, dict[tuple, list]] = {}
-        for key, coords, operands in _SINK:
+        for key, which, coords, operands in _SINK:
             reports.setdefault(key, {}).setdefault(tuple(int(c) for c in coords), []).append(
-                [np.asarray(v) for v in operands])
+                {k: np.asarray(v) for k, v in zip(which, operands)})
         _SINK.clear()
         calls: dict[Any, list] = {}
         for (jid, _), per_device in sorted(reports.items(), key=lambda kv: kv[0][1]):
@@ -210,7 +211,8 @@ class Capture:
 
 class Known:
     """What :meth:`Capture.prefetch_values` found: per kernel body (``id`` of its jaxpr),
-    each call's scalar-prefetch operand values per device coordinates; or why there are
+    each call's scalar-prefetch (and SMEM input) values per device coordinates, by kernel
+    argument; or why there are
     none."""
 
     def __init__(self, calls: dict[Any, list[dict[tuple, list]]], error: str | None):
@@ -218,8 +220,21 @@ class Known:
         self.error = error
 
 
+def _known_operands(gm: Any) -> list[int]:
+    """The operands of a ``pallas_call`` whose values the kernel may read as its scalar
+    state: the scalar-prefetch operands, and whole-array integer SMEM inputs."""
+    n = gm.num_index_operands
+    out = list(range(n))
+    for k, bm in enumerate(gm.block_mappings[: gm.num_inputs]):
+        space = str(getattr(bm.transformed_block_aval, "memory_space", "") or "")
+        trivial = bm.has_trivial_window() if callable(bm.has_trivial_window) else bm.has_trivial_window
+        if space == "smem" and trivial and np.dtype(bm.array_aval.dtype).kind in "iub":
+            out.append(n + k)
+    return out
+
+
 def _prefetches(eqn: Any) -> bool:
-    return eqn.primitive.name == "pallas_call" and bool(eqn.params["grid_mapping"].num_index_operands)
+    return eqn.primitive.name == "pallas_call" and bool(_known_operands(eqn.params["grid_mapping"]))
 
 
 def _mesh_axes(shard_maps: list) -> tuple:
@@ -233,7 +248,8 @@ def _mesh_axes(shard_maps: list) -> tuple:
 def _values_key(values: dict | None) -> Any:
     if values is None:
         return None
-    return tuple(sorted((c, tuple((v.dtype.str, v.shape, v.tobytes()) for v in vs)) for c, vs in values.items()))
+    return tuple(sorted((c, tuple((k, v.dtype.str, v.shape, v.tobytes()) for k, v in sorted(vs.items())))
+                        for c, vs in values.items()))
 
 
 def _placeholder(aval: Any, sharding: Any) -> Any:

@@ -30,8 +30,9 @@ class Captured:
     invocations: int = 1
     #: What Mosaic's TPU lowering said (``None`` if not attempted).
     mosaic: dict | None = None
-    #: The scalar-prefetch operands' values the script passed, per device coordinates
-    #: (``None``: no scalar prefetch, or the values could not be computed).
+    #: The values the script passed to the scalar-prefetch operands and whole-array
+    #: integer SMEM inputs, per device coordinates, by kernel argument (``None``: there
+    #: are none, or the values could not be computed).
     prefetch: dict | None = None
     #: Why the values of the scalar-prefetch operands are unknown.
     prefetch_error: str | None = None
@@ -177,7 +178,7 @@ class KernelBuilder:
                 continue
             try:
                 env[v] = w.ref_binding(v.aval, names[i], role, scoped=False, shared_hbm=shared)
-                if self.prim == "pallas_call" and i < n_idx and self.cap.prefetch is not None:
+                if self.cap.prefetch is not None and all(i in vs for vs in self.cap.prefetch.values()):
                     w.buffers[env[v].id].known = {c: vs[i] for c, vs in self.cap.prefetch.items()}
             except Unsupported as u:
                 # Recorded; what uses the argument is skipped, the rest still read.

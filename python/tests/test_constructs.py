@@ -236,3 +236,10 @@ def test_a_slice_of_dynamic_size_is_a_size_expression_in_cells(exports):
     assert src["slice"]["size"]["op"] == "exactdiv" and src["slice"]["size"]["args"][1] == {"const": 4}
     x = next(b for b in k["buffers"] if b["name"] == "x_ref")
     assert x["shape"] == [2] and x["cell"][0] == 4
+
+
+def test_a_whole_array_smem_input_is_read_with_its_values_like_scalar_prefetch(exports):
+    k = kernel(exports, "smem_input", 2)
+    assert k["scalars"] == [{"name": "shift_ref", "len": 1,
+                             "init": [{"device": [0], "values": [1]}, {"device": [1], "values": [1]}]}]
+    assert [o["name"] for o in k["prefetch"]["operands"]] == ["shift_ref"]

@@ -298,7 +298,7 @@ fn text(case: &Case, report: &SizesReport) -> String {
     let values = if prefetch_by_size(case, report).is_empty() {
         ""
     } else {
-        "; at each N, the scalar-prefetch values the script passes"
+        "; at each N, the values the script passes to its scalar-prefetch and SMEM operands"
     };
     out.push_str(&format!(
         "  assumed: the model's semantics (semcheck-model crate docs); {repeat}; {}{values}\n",

@@ -346,7 +346,7 @@ pub fn program(
 /// with (the verdict covers those only), or why they are unknown.
 fn prefetch_note(p: &serde_json::Value) -> Option<String> {
     if let Some(e) = p.get("error").and_then(|e| e.as_str()) {
-        return Some(format!("the values of its scalar-prefetch operands are unknown: {e}"));
+        return Some(format!("the values of its scalar-prefetch and SMEM operands are unknown: {e}"));
     }
     let operands = p.get("operands")?.as_array()?;
     let described: Vec<String> = operands
@@ -368,7 +368,7 @@ fn prefetch_note(p: &serde_json::Value) -> Option<String> {
         })
         .collect();
     Some(format!(
-        "read with the values the script passes in its scalar-prefetch operands ({}); the verdict covers these values only",
+        "read with the values the script passes to its scalar-prefetch and SMEM operands ({}); the verdict covers these values only",
         described.join("; ")
     ))
 }

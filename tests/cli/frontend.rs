@@ -239,7 +239,7 @@ fn scalar_prefetch_values_and_smem_scalar_state_are_read_like_axis_index() {
     // Every size is read with its own values, and the report says the verdicts rest on them.
     let (code, out, err) = run("prefetch_perm.py", &["--sizes", "2..3"], None);
     assert_eq!(code, Some(0), "{out}{err}");
-    assert!(out.contains("at each N, the scalar-prefetch values the script passes"), "{out}");
+    assert!(out.contains("at each N, the values the script passes to its scalar-prefetch and SMEM operands"), "{out}");
     // A branch the table's values never take is named as never executed.
     let (code, out, err) = run("prefetch_count.py", &["--devices", "2"], None);
     assert_eq!(code, Some(0), "{out}{err}");
