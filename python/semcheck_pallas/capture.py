@@ -114,7 +114,9 @@ class Capture:
             mosaic = self.lower_for_tpu(args, jaxpr, kw, len(found)) if self.lower else None
             known = self.prefetch_values(original, args, jaxpr, kw, found)
             self.record(found, _caller(), mosaic, known)
-            outs = [_placeholder(aval, sharding) for aval, sharding in zip(jaxpr.out_avals, kw["out_shardings"])]
+            mesh = next((a.sharding.mesh for a in args if isinstance(getattr(a, "sharding", None),
+                                                                      jax.sharding.NamedSharding)), None)
+            outs = [_placeholder(aval, sharding, mesh) for aval, sharding in zip(jaxpr.out_avals, kw["out_shardings"])]
             return outs, None, None, []
 
         pjit._pjit_call_impl_python = hook
@@ -252,11 +254,17 @@ def _values_key(values: dict | None) -> Any:
                         for c, vs in values.items()))
 
 
-def _placeholder(aval: Any, sharding: Any) -> Any:
+def _placeholder(aval: Any, sharding: Any, mesh: Any = None) -> Any:
+    """Zeros of ``aval``, placed as the computation would have placed its result: its
+    out sharding, else (an eager ``shard_map``, whose results are sharded by their
+    type) the aval's own spec on the mesh of the arguments."""
     z = np.zeros(aval.shape, dtype=aval.dtype)
     try:
         if isinstance(sharding, jax.sharding.Sharding):
             return jax.device_put(z, sharding)
+        spec = getattr(getattr(aval, "sharding", None), "spec", None)
+        if mesh is not None and spec is not None:
+            return jax.device_put(z, jax.sharding.NamedSharding(mesh, spec))
     except Exception:  # noqa: BLE001 - fall back to the default device
         pass
     return jax.device_put(z)

@@ -243,3 +243,14 @@ def test_a_whole_array_smem_input_is_read_with_its_values_like_scalar_prefetch(e
     assert k["scalars"] == [{"name": "shift_ref", "len": 1,
                              "init": [{"device": [0], "values": [1]}, {"device": [1], "values": [1]}]}]
     assert [o["name"] for o in k["prefetch"]["operands"]] == ["shift_ref"]
+
+
+def test_an_eager_shard_map_and_a_call_that_never_runs(exports):
+    doc = exports.get(os.path.join(KERNELS, "eager_shard_map.py"), 2)
+    # The eager shard_map's placeholders are sharded like its results: the script goes on.
+    assert doc["script"]["status"] == "ok" and doc["warnings"] == []
+    first, second = doc["kernels"]
+    assert first["status"] == "ok" and first["prefetch"]["operands"][0]["values"][0]["values"] == [1]
+    # The call under a branch no device takes never ran: its values are unknown, said so.
+    assert second["status"] == "unsupported"
+    assert "did not run" in second["prefetch"]["error"]
