@@ -39,6 +39,37 @@ def run_ring(rounds: int = 1):
     return jax.jit(jax.shard_map(f, mesh=mesh, in_specs=spec, out_specs=spec, check_vma=False))(x)
 
 
+def run_table(scale: int, shift: int):
+    """Copies to the device a scalar-prefetched table the caller passes names: the
+    target is `(scale * me + shift) % n` (a ring shift for scale 1, shift 1; every device
+    into device 0 for 0, 0)."""
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+    from jax.experimental import pallas as pl
+    from jax.experimental.pallas import tpu as pltpu
+
+    n = jax.device_count()
+
+    def kernel(table_ref, x_ref, y_ref, send_sem, recv_sem):
+        target = lax.rem(table_ref[0] * lax.axis_index("x") + table_ref[1], n)
+        d = pltpu.make_async_remote_copy(x_ref, y_ref, send_sem, recv_sem, device_id=(target,))
+        d.start()
+        d.wait()
+
+    mesh = jax.make_mesh((n,), ("x",))
+    spec = jax.sharding.PartitionSpec(None, "x")
+    x = jax.device_put(jnp.zeros((8, 128 * n)), jax.sharding.NamedSharding(mesh, spec))
+    f = pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct((8, 128), jnp.float32),
+                       grid_spec=pltpu.PrefetchScalarGridSpec(
+                           num_scalar_prefetch=1, in_specs=[pl.BlockSpec(memory_space=pl.ANY)],
+                           out_specs=pl.BlockSpec(memory_space=pl.ANY),
+                           scratch_shapes=[pltpu.SemaphoreType.DMA] * 2))
+    table = jnp.array([scale, shift], jnp.int32)
+    return jax.jit(jax.shard_map(lambda x: f(table, x), mesh=mesh, in_specs=spec, out_specs=spec,
+                                 check_vma=False))(x)
+
+
 def test_export_a_callable_in_a_child_process():
     doc = sp.export(run_ring, 2, devices=3)
     assert doc["devices"] == 3 and doc["errors"] == []
@@ -84,3 +115,12 @@ def test_a_kernel_that_cannot_be_read_is_an_error_verdict_beside_the_others():
     assert "mixed.py:15: dma_start(add=True)" in verdicts[1].message
     with pytest.raises(AssertionError, match="accumulate at N = 2: error: .*dma_start"):
         sp.assert_proved(os.path.join(KERNELS, "unsupported", "mixed.py"), devices=2)
+
+
+@needs_binary
+def test_a_callable_is_checked_for_the_scalar_prefetch_values_it_passes():
+    verdicts = sp.assert_proved(run_table, 1, 1, devices=[2, 3])
+    assert [v.verdict for v in verdicts] == ["proved", "proved"]
+    # The same kernel with every device copying into device 0: a race.
+    (v,) = sp.check(run_table, 0, 0, devices=3)
+    assert v.verdict == "violation" and "race" in v.message, v
