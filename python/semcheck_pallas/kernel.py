@@ -219,16 +219,10 @@ class KernelBuilder:
         return out
 
     def record_prefetch(self, w: KernelWalker) -> None:
-        """Says which scalar-prefetch operands the kernel was read with (their values,
-        per device), or why their values are unknown; refuses SMEM scalar state that a
-        DMA also copies (its contents would then depend on the copy)."""
+        """Says which scalar-prefetch and SMEM operands the kernel was read with (their
+        values, per device), or why their values are unknown."""
         if self.cap.prefetch_error is not None:
             self.record["prefetch"] = {"error": self.cap.prefetch_error}
-        for sc in w.scalars:
-            if sc["buffer"] in w.dma_touched:
-                w.errors.append(Unsupported(
-                    "run-time data", f"`{sc['name']}` is copied by a DMA and also read or written as integers that "
-                    "decide control flow, indices or device ids", w.dma_touched[sc["buffer"]]))
         known = [sc for sc in w.scalars if sc["init"]]
         if known:
             self.record["prefetch"] = {"operands": [
@@ -278,10 +272,18 @@ class KernelBuilder:
             rec["mesh"] = {"kind": kind, "axes": [{"name": n, "size": s} for n, s in axes.items()]}
             grid = self.grid()
             rec["grid"] = list(grid)
-            w = KernelWalker(kernel_function=self.function, mesh_axes=axes)
-            env = self.declare_arguments(w, kind)
             mark_uses(self.jaxpr)
-            w.walk(self.jaxpr, env)
+            # SMEM integers a DMA copies are data, not scalar state: when the walk finds
+            # some it read as scalar state, it walks again with those read as data.
+            copied: set[int] = set()
+            while True:
+                w = KernelWalker(kernel_function=self.function, mesh_axes=axes, copied_smem=copied)
+                env = self.declare_arguments(w, kind)
+                w.walk(self.jaxpr, env)
+                again = {sc["buffer"] for sc in w.scalars} & set(w.dma_touched)
+                if not again:
+                    break
+                copied |= again
             w.body[:] = resolve_snapshots(w.body)
             self.record_prefetch(w)
             rec["ignored"] = w.ignored

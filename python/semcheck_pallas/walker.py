@@ -172,7 +172,8 @@ class KernelWalker:
     ``buffers``/``semaphores`` the declarations (kernel arguments first, then the
     barrier semaphore and ``run_scoped`` allocations in the order met)."""
 
-    def __init__(self, *, kernel_function: str | None, mesh_axes: dict[str, int]):
+    def __init__(self, *, kernel_function: str | None, mesh_axes: dict[str, int],
+                 copied_smem: set[int] = frozenset()):
         self.kernel_function = kernel_function
         self.mesh_axes = mesh_axes
         self.buffers: list[BufferDecl] = []
@@ -191,7 +192,9 @@ class KernelWalker:
         self.loc: dict | None = None
         self.communicates = False
         self.uses_program_id = False
-        # SMEM scalar state: buffer id -> index into ``scalars`` (see scalar_state).
+        # SMEM scalar state: buffer id -> index into ``scalars`` (see scalar_state); the
+        # SMEM buffers a DMA copies are data instead.
+        self.copied_smem = copied_smem
         self.scalar_of: dict[int, int] = {}
         self.scalars: list[dict] = []
         # Buffers a DMA copies from or into, with the first such statement's location.
@@ -711,7 +714,8 @@ class KernelWalker:
 
     def scalar_state(self, ref: RefB) -> int | None:
         """The scalar array of a buffer the kernel uses as its own integer state: SMEM
-        integers that are scratch or a scalar-prefetch operand whose values are known.
+        integers that are scratch or an operand whose values are known, and that no DMA
+        copies.
         Their loads and stores are read when the program is compiled (SCHEMA.md
         ``scalar_load``); ``None`` for any other buffer."""
         if ref.what != "buffer":
@@ -721,7 +725,7 @@ class KernelWalker:
         decl = self.buffers[ref.id]
         if decl.space != "smem" or np.dtype(decl.dtype).kind not in "iub":
             return None
-        if decl.role != "scratch" and decl.known is None:
+        if (decl.role != "scratch" and decl.known is None) or ref.id in self.copied_smem:
             return None
         init = []
         if decl.known is not None:

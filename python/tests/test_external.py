@@ -78,10 +78,8 @@ def test_tpu_inference_fused_moe_is_unsupported_with_its_reason(exports, tpu_inf
     assert err["loc"]["file"].endswith("tpu_inference/kernels/fused_moe/v1/kernel.py")
     constructs = {e["construct"] for e in k["errors"]}
     # Views first (reshape, bitcast); the routing tables are computed on the device and
-    # copied into SMEM by DMAs, so the control flow they decide is run-time data.
+    # copied into SMEM by DMAs, so what they decide is run-time data.
     assert constructs == {"reshape ref transform", "bitcast ref transform", "run-time data"}
-    copied = [e for e in k["errors"] if e["construct"] == "run-time data"]
-    assert copied and all("is copied by a DMA" in e["message"] for e in copied)
 
 
 def test_ejkernel_reduce_scatter_matmul(exports, ejkernel):

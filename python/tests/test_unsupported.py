@@ -19,7 +19,7 @@ CASES = [
     ("data_cond", "run-time data", "@pl.when(x_ref[0, 0] > 0)"),
     ("prefetch_unknown", "run-time data", "d.start()"),
     ("smem_unwritten", "evaluation", "# never stored"),
-    ("smem_copied", "run-time data", "# a copy into SMEM"),
+    ("smem_copied", "run-time data", "d.start()"),
     ("carry_swap", "loop carry", "# a swap"),
     ("bitcast", "bitcast ref transform", "d.start()"),
     ("strided", "strided slice", "d.start()"),
