@@ -273,17 +273,18 @@ class KernelBuilder:
             grid = self.grid()
             rec["grid"] = list(grid)
             mark_uses(self.jaxpr)
-            # SMEM integers a DMA copies are data, not scalar state: when the walk finds
-            # some it read as scalar state, it walks again with those read as data.
-            copied: set[int] = set()
+            # SMEM integers a DMA copies, or data is stored into, hold data, not scalar
+            # state: when the walk finds some it read as scalar state, it walks again with
+            # those read as data.
+            data: set[int] = set()
             while True:
-                w = KernelWalker(kernel_function=self.function, mesh_axes=axes, copied_smem=copied)
+                w = KernelWalker(kernel_function=self.function, mesh_axes=axes, data_smem=data)
                 env = self.declare_arguments(w, kind)
                 w.walk(self.jaxpr, env)
-                again = {sc["buffer"] for sc in w.scalars} & set(w.dma_touched)
-                if not again:
+                again = ({sc["buffer"] for sc in w.scalars} & w.dma_touched) | w.data_stored
+                if not again - data:
                     break
-                copied |= again
+                data |= again
             w.body[:] = resolve_snapshots(w.body)
             self.record_prefetch(w)
             rec["ignored"] = w.ignored

@@ -105,8 +105,9 @@ class BufferDecl:
     shared: bool = False
     scoped: bool = False
     aliases: list[str] = dataclasses.field(default_factory=list)
-    #: A scalar-prefetch operand's values, per device coordinates (mesh order): the values
-    #: the script passes, which its scalar loads read as known integers.
+    #: A scalar-prefetch operand's (or whole-array SMEM input's) values, per device
+    #: coordinates (mesh order): the values the script passes, the entry contents of the
+    #: kernel's scalar state.
     known: dict | None = None
 
 
@@ -173,7 +174,7 @@ class KernelWalker:
     barrier semaphore and ``run_scoped`` allocations in the order met)."""
 
     def __init__(self, *, kernel_function: str | None, mesh_axes: dict[str, int],
-                 copied_smem: set[int] = frozenset()):
+                 data_smem: set[int] = frozenset()):
         self.kernel_function = kernel_function
         self.mesh_axes = mesh_axes
         self.buffers: list[BufferDecl] = []
@@ -193,12 +194,13 @@ class KernelWalker:
         self.communicates = False
         self.uses_program_id = False
         # SMEM scalar state: buffer id -> index into ``scalars`` (see scalar_state); the
-        # SMEM buffers a DMA copies are data instead.
-        self.copied_smem = copied_smem
+        # SMEM buffers in ``data_smem`` hold data instead.
+        self.data_smem = data_smem
         self.scalar_of: dict[int, int] = {}
         self.scalars: list[dict] = []
-        # Buffers a DMA copies from or into, with the first such statement's location.
-        self.dma_touched: dict[int, dict | None] = {}
+        # Buffers a DMA copies from or into, and SMEM buffers data was stored into: data.
+        self.dma_touched: set[int] = set()
+        self.data_stored: set[int] = set()
 
     # ------------------------------------------------------------------ helpers
 
@@ -557,7 +559,8 @@ class KernelWalker:
         elementwise = name in ELEMENTWISE and len(outs) == 1
         arrays = [v for v in vals if v.shape != ()]
         scalars_const = [v for v in vals if v.shape == () and v.node[0] == "const"]
-        cellwise = elementwise and all(v.shape == out_shape and v.cellwise for v in arrays)
+        # A scalar operand computed from a whole view (a reduction) is not cell by cell either.
+        cellwise = elementwise and all(v.shape == out_shape for v in arrays) and all(v.cellwise for v in vals)
         # Constant scalar operands are folded into the function's name.
         if elementwise and len(arrays) == 1 and len(scalars_const) == len(vals) - 1 and vals:
             template = self.template(name, vals, eqn.params)
@@ -650,8 +653,7 @@ class KernelWalker:
     def dma(self, env: dict, src: Any, dst: Any, dst_sem: Any, src_sem: Any, device_id: Any, id_type: Any) -> dict:
         s = self.buffer_view(env, src, "the DMA source")
         d = self.buffer_view(env, dst, "the DMA destination")
-        for r in (s, d):
-            self.dma_touched.setdefault(r.id, self.loc)
+        self.dma_touched |= {s.id, d.id}
         if device_id is None and src_sem is None:
             return {"kind": "local", "src": s, "dst": d, "sem": self.sem_ref(env, dst_sem, "the DMA semaphore")}
         if src_sem is None or device_id is None:
@@ -714,10 +716,10 @@ class KernelWalker:
 
     def scalar_state(self, ref: RefB) -> int | None:
         """The scalar array of a buffer the kernel uses as its own integer state: SMEM
-        integers that are scratch or an operand whose values are known, and that no DMA
-        copies.
-        Their loads and stores are read when the program is compiled (SCHEMA.md
-        ``scalar_load``); ``None`` for any other buffer."""
+        integers that are scratch or an operand whose values are known, that no DMA
+        copies and no data is stored into (``data_smem``). Their loads and stores are
+        read when the program is compiled (SCHEMA.md ``scalar_load``); ``None`` for any
+        other buffer."""
         if ref.what != "buffer":
             return None
         if ref.id in self.scalar_of:
@@ -725,7 +727,7 @@ class KernelWalker:
         decl = self.buffers[ref.id]
         if decl.space != "smem" or np.dtype(decl.dtype).kind not in "iub":
             return None
-        if (decl.role != "scratch" and decl.known is None) or ref.id in self.copied_smem:
+        if (decl.role != "scratch" and decl.known is None) or ref.id in self.data_smem:
             return None
         init = []
         if decl.known is not None:
@@ -767,6 +769,8 @@ class KernelWalker:
         """``ref[i] = value`` on SMEM scalar state: ``value`` must be an index value."""
         index = self.scalar_index(ref, "a store")
         if not isinstance(value, ExprB) or value.kind == "f":
+            # Data: the buffer is read as data on the next walk (KernelBuilder.build).
+            self.data_stored.add(ref.id)
             raise self.unsupported("run-time data", "a value computed from data loaded from a buffer is stored into "
                                    f"`{self.buffers[ref.id].name}`, SMEM integers the kernel uses as scalars")
         self.emit_quiet({"op": "scalar_store", "scalar": sid, "index": index, "value": value.expr})

@@ -254,3 +254,11 @@ def test_an_eager_shard_map_and_a_call_that_never_runs(exports):
     # The call under a branch no device takes never ran: its values are unknown, said so.
     assert second["status"] == "unsupported"
     assert "did not run" in second["prefetch"]["error"]
+
+
+def test_smem_integers_that_hold_data_are_data(exports):
+    k = kernel(exports, "smem_data", 2)
+    # Data stored into SMEM scratch: the walk is redone with it read as data.
+    assert k["scalars"] == []
+    stores = [s for s in statements(k["body"]) if s["op"] == "store"]
+    assert [s["dst"]["buffer"] for s in stores] == [3, 2]  # t_ref, then p_ref

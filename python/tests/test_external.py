@@ -118,11 +118,13 @@ def test_tpu_inference_gmm_fused_rs_is_unsupported_with_its_reason(exports, tpu_
     assert k["name"].startswith("gmm_v2_fused_rs-")
     # Read with the scalar-prefetched group sizes: the tile-count loop and the metadata
     # tables it fills in SMEM are read. What is left is run-time data: the sizes of the
-    # reduce-scatter's copies, which come from data the kernel loads.
+    # reduce-scatter's copies (and of their waits, kept in the SMEM table `gm_id_ref`),
+    # which come from data the kernel loads.
     assert k["prefetch"]["operands"]
     assert {e["construct"] for e in k["errors"]} == {"run-time data"}
-    assert "the size of a slice of the DMA source" in err["message"]
-    assert err["loc"]["file"].endswith("fused_moe/gmm_v2_gather_scatter.py")
+    assert all("the size of a slice of the DMA source" in e["message"] for e in k["errors"])
+    assert err["loc"]["file"].endswith("fused_moe/gmm_fused_rs_nodedup.py")
+    assert err["loc"]["line"] == line_of(err["loc"]["file"], "pl.ds(0, prev_send), :, :],") + 4  # its .wait()
 
 
 def test_tpu_inference_hierrs_sc_is_unsupported_with_its_reason(exports, tpu_inference):
