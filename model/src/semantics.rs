@@ -216,4 +216,30 @@ pub const CHOICES: &[Choice] = &[
             "seed 000 waits for every DMA it starts; the ppermute seed's .wait() is wait_send then wait_recv",
         ],
     },
+    Choice {
+        name: "empty-copies",
+        flag: None,
+        options: &[(
+            "no-operation",
+            "a copy whose size, computed per device (a slice of dynamic size), is 0 moves nothing and adds nothing to its semaphores, and a wait for its 0 bytes passes at once: neither is an operation of the checked program",
+        )],
+        default: "no-operation",
+        evidence: &[
+            "tpu-inference's ragged paged attention (rpa_v3_cp/kernel.py) copies a KV page with `sz = 0` for a page past the sequence: \"there will be no copy since sz will be 0\"; its fused MoE sizes a copy `lax.select(is_valid, bt, 0)`",
+            "neither the seeds nor JAX say whether a zero-length DMA signals its semaphores; it can only add 0 bytes, so a wait for it passes whether it completed or not; all that is in question is whether it still counts as in flight when its device exits",
+        ],
+    },
+    Choice {
+        name: "kernel-file-inputs",
+        flag: None,
+        options: &[(
+            "values-passed",
+            "a kernel read from a file is read with the values its script passes to its scalar-prefetch operands and whole-array integer SMEM inputs (computed on the CPU, nothing of the kernel run); its verdicts cover those values only, and the check says so",
+        )],
+        default: "values-passed",
+        evidence: &[
+            "what a kernel's test does: tpu-inference's MoE, GMM and attention kernels take their routing and length tables as scalar prefetch, and their synchronisation (trip counts, copy sizes, double-buffer indices) follows from them",
+            "other inputs (VMEM/HBM data) stay symbolic: control flow, indices or sizes computed from them are refused as run-time data",
+        ],
+    },
 ];
