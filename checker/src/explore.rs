@@ -37,6 +37,11 @@ use crate::values::{LocalValues, SharedValues};
 
 /// How often (in microseconds) the time and memory budgets are sampled.
 const SAMPLE_MICROS: u64 = 50_000;
+/// New states between two samples of the budgets, at most (see [`SAMPLE_MICROS`]).
+const SAMPLE_STATES: u64 = 512;
+/// Transitions a worker makes between two polls of the budgets, at most (with 64
+/// expansions, whichever comes first).
+const POLL_TRANSITIONS: u64 = 1024;
 /// How often (in microseconds) progress is reported.
 const PROGRESS_MICROS: u64 = 250_000;
 /// How often (in microseconds) progress is logged.
@@ -101,6 +106,7 @@ pub fn explore_with(program: &Program, config: &Config, control: Control<'_>) ->
         depth: AtomicU64::new(0),
         peak_memory: AtomicU64::new(0),
         last_sample: AtomicU64::new(0),
+        last_sample_states: AtomicU64::new(0),
         last_progress: AtomicU64::new(0),
         last_log: AtomicU64::new(0),
         stopping: AtomicBool::new(false),
@@ -139,8 +145,10 @@ struct Explorer<'a> {
     transitions: AtomicU64,
     depth: AtomicU64,
     peak_memory: AtomicU64,
-    /// Microseconds since `start` of the last budget sample and progress report.
+    /// Microseconds since `start` of the last budget sample and progress report, and the
+    /// states stored then.
     last_sample: AtomicU64,
+    last_sample_states: AtomicU64,
     last_progress: AtomicU64,
     last_log: AtomicU64,
     stopping: AtomicBool,
@@ -305,6 +313,13 @@ impl<'e> Worker<'e> {
         panic!("internal error: a stored state is not a successor of its parent")
     }
 
+    /// Whether it is time to poll: every 64 expansions, or sooner when they produced many
+    /// transitions (a state with hundreds of successors, each of them stored, can outgrow
+    /// a memory budget within 64 expansions).
+    fn due(&self) -> bool {
+        self.expanded % 64 == 0 || self.transitions - self.flushed >= POLL_TRANSITIONS
+    }
+
     /// Flushes this worker's counters into the explorer's and polls the budgets.
     fn poll(&mut self) -> bool {
         self.ex.transitions.fetch_add(self.transitions - self.flushed, Relaxed);
@@ -328,7 +343,7 @@ impl<'e> Worker<'e> {
             let mut result = ChunkResult { start, transitions: 0, finished: 0, found: None };
             let before = self.transitions;
             for (pos, &slot) in frontier.iter().enumerate().skip(start).take(size) {
-                if self.expanded % 64 == 0 && self.poll() {
+                if self.due() && self.poll() {
                     break;
                 }
                 match self.expand(slot, Some(pos as u64), |_| {}) {
@@ -364,11 +379,15 @@ impl Explorer<'_> {
         }
         let now = self.start.elapsed().as_micros() as u64;
         let last = self.last_sample.load(Relaxed);
-        if now.saturating_sub(last) < SAMPLE_MICROS
+        // Sampled every SAMPLE_MICROS, and every SAMPLE_STATES new states: states of many
+        // cells can outgrow a memory budget between two ticks of the clock.
+        let grown = states.saturating_sub(self.last_sample_states.load(Relaxed)) >= SAMPLE_STATES;
+        if (now.saturating_sub(last) < SAMPLE_MICROS && !grown)
             || self.last_sample.compare_exchange(last, now, Relaxed, Relaxed).is_err()
         {
             return false;
         }
+        self.last_sample_states.store(states, Relaxed);
         let memory = self.store.memory_bytes();
         self.peak_memory.fetch_max(memory, Relaxed);
         let clock = self.control.since.unwrap_or(self.start).elapsed().as_secs_f64();
@@ -543,7 +562,7 @@ impl Explorer<'_> {
         while let Some((slot, depth)) = stack.pop() {
             stats.max_depth = stats.max_depth.max(depth);
             self.depth.store(depth, Relaxed);
-            if w.expanded % 64 == 0 && w.poll() {
+            if w.due() && w.poll() {
                 return (self.incomplete(&mut stats), stats);
             }
             children.clear();

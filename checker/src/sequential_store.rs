@@ -121,11 +121,13 @@ impl Store {
     /// Bytes held by the store's tables (chunk bytes as written: a chunk's unused
     /// capacity is never touched, so it takes no memory).
     pub(crate) fn memory_bytes(&self) -> u64 {
-        let per_state = self.locs.capacity() * 8
-            + self.lens.capacity() * 4
-            + self.parents.capacity() * 4
-            + self.events.capacity() * 4
-            + self.hashes.capacity() * 8
+        // What the vectors hold (their unused capacity is never touched); the hash table's
+        // whole capacity.
+        let per_state = self.locs.len() * 8
+            + self.lens.len() * 4
+            + self.parents.len() * 4
+            + self.events.len() * 4
+            + self.hashes.len() * 8
             + self.table.capacity() * (4 + 1);
         (self.chunks.iter().map(Vec::len).sum::<usize>() + per_state) as u64
     }

@@ -232,7 +232,7 @@ impl Components {
             .iter()
             .map(|s| {
                 let s = s.lock().expect("a worker panicked");
-                (s.words.capacity() * 4 + s.table.capacity() * 5) as u64
+                (s.words.len() * 4 + s.table.capacity() * 5) as u64
             })
             .sum()
     }
@@ -416,8 +416,9 @@ impl Store {
         out[first..].sort_unstable();
     }
 
-    /// Bytes held by the store's tables (a chunk's unused capacity is never touched, so
-    /// it takes no memory).
+    /// Bytes held by the store's tables: what the vectors hold (their unused capacity is
+    /// never touched, so it takes no memory; counting it made a doubling look like a
+    /// budget overrun), and the hash tables' whole capacity (initialised).
     pub(crate) fn memory_bytes(&self) -> u64 {
         let states: u64 = self
             .shards
@@ -425,9 +426,9 @@ impl Store {
             .map(|s| {
                 let s = s.lock().expect("a worker panicked");
                 (s.chunks.iter().map(Vec::len).sum::<usize>()
-                    + s.offsets.capacity() * 4
-                    + s.parents.capacity() * 4
-                    + s.level_keys.capacity() * 8
+                    + s.offsets.len() * 4
+                    + s.parents.len() * 4
+                    + s.level_keys.len() * 8
                     + s.table.capacity() * 5) as u64
             })
             .sum();

@@ -29,6 +29,21 @@ fn the_memory_budget_stops_a_kernel_too_large_to_compile() {
 }
 
 #[test]
+fn the_memory_budget_holds_when_states_are_large_and_many_per_expansion() {
+    // 1,024 cells a device, copies landing cell by cell: the explorer stops near the
+    // budget (it used to stop at about twice it: budgets were sampled every 64 expansions
+    // and 50 ms, and vectors counted by their capacity).
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/python/tests/kernels/element_cells.py");
+    let args = ["check", file, "--devices", "2", "--dma-landing", "cells", "--max-memory-mib", "256", "--json"];
+    let (code, out, err) = semcheck(&args);
+    assert_eq!(code, 3, "{out}{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["incomplete"]["reason"], "memory", "{out}");
+    let mib = v["memory_bytes"].as_u64().unwrap() >> 20;
+    assert!(mib <= 300, "stopped at {mib} MiB for a budget of 256 MiB");
+}
+
+#[test]
 fn the_time_budget_counts_compiling_and_stops_the_explorer_and_stress() {
     let (code, out, _) = semcheck(&["simulate", "psum", "--lockstep", "--devices", "512", "--max-seconds", "0.5"]);
     assert_eq!(code, 3, "{out}");
