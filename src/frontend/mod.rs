@@ -249,8 +249,9 @@ pub fn kernel(doc: &Document, path: &Path, name: Option<&str>) -> Result<import:
             let what = match k.errors.as_slice() {
                 [one] => format!("unsupported construct: {}", one.describe()),
                 all => format!(
-                    "{} unsupported constructs:{}",
+                    "{} unsupported constructs{}:{}",
                     all.len(),
+                    tally(all.iter().map(|e| e.construct.as_str())),
                     all.iter().enumerate().map(|(i, e)| format!("\n  {}. {}", i + 1, e.describe())).collect::<String>()
                 ),
             };
@@ -340,6 +341,24 @@ pub fn program(
         }
     };
     compile(&imported.kernel, &imported.mesh, &spec, repeat)
+}
+
+/// ` (13 run-time data, 10 reshape ref transform, 2 bitcast ref transform)`: how many of
+/// each construct, most frequent first (empty when all are one construct).
+fn tally<'a>(constructs: impl Iterator<Item = &'a str>) -> String {
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    for c in constructs {
+        match counts.iter_mut().find(|(d, _)| *d == c) {
+            Some(slot) => slot.1 += 1,
+            None => counts.push((c, 1)),
+        }
+    }
+    if counts.len() < 2 {
+        return String::new();
+    }
+    counts.sort_by(|a, b| b.1.cmp(&a.1));
+    let parts: Vec<String> = counts.iter().map(|(c, n)| format!("{n} {c}")).collect();
+    format!(" ({})", parts.join(", "))
 }
 
 /// What a kernel's record says of its scalar-prefetch operands: the values it was read

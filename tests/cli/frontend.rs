@@ -327,7 +327,10 @@ fn unsupported_and_refused_kernels_exit_2_naming_the_construct_and_line() {
         ("dma_add.py", "dma_add.py:8: dma_start(add=True)"),
         ("barrier_no_cid.py", "collective_id has to be specified when using a custom barrier"),
         ("script_error.py", "script_error.py:4: script error"),
-        ("several.py", "4 unsupported constructs:\n  1. several.py:14: run-time data: the trip count"),
+        (
+            "several.py",
+            "4 unsupported constructs (2 run-time data, 1 dma_start(add=True), 1 semaphore_read):\n  1. several.py:14: run-time data: the trip count",
+        ),
         ("several.py", "\n  2. several.py:17: dma_start(add=True)"),
         ("several.py", "\n  3. several.py:20: run-time data"),
         ("several.py", "\n  4. several.py:24: semaphore_read"),
