@@ -30,13 +30,24 @@ def run_ring(rounds: int = 1):
             d.start()
             d.wait()
 
-    mesh = jax.make_mesh((n,), ("x",))
-    spec = jax.sharding.PartitionSpec(None, "x")
-    x = jax.device_put(jnp.zeros((8, 128 * n)), jax.sharding.NamedSharding(mesh, spec))
     f = pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct((8, 128), jnp.float32),
                        in_specs=[pl.BlockSpec(memory_space=pl.ANY)], out_specs=pl.BlockSpec(memory_space=pl.ANY),
                        scratch_shapes=[pltpu.SemaphoreType.DMA] * 2)
-    return jax.jit(jax.shard_map(f, mesh=mesh, in_specs=spec, out_specs=spec, check_vma=False))(x)
+    return _on_ring(f)
+
+
+def _on_ring(f, *prefetch):
+    """Calls `f(*prefetch, x)` under jit(shard_map) on a ring of every device, each with
+    one (8, 128) block of x."""
+    import jax
+    import jax.numpy as jnp
+
+    n = jax.device_count()
+    mesh = jax.make_mesh((n,), ("x",))
+    spec = jax.sharding.PartitionSpec(None, "x")
+    x = jax.device_put(jnp.zeros((8, 128 * n)), jax.sharding.NamedSharding(mesh, spec))
+    return jax.jit(jax.shard_map(lambda x: f(*prefetch, x), mesh=mesh, in_specs=spec, out_specs=spec,
+                                 check_vma=False))(x)
 
 
 def run_table(scale: int, shift: int):
@@ -57,17 +68,12 @@ def run_table(scale: int, shift: int):
         d.start()
         d.wait()
 
-    mesh = jax.make_mesh((n,), ("x",))
-    spec = jax.sharding.PartitionSpec(None, "x")
-    x = jax.device_put(jnp.zeros((8, 128 * n)), jax.sharding.NamedSharding(mesh, spec))
     f = pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct((8, 128), jnp.float32),
                        grid_spec=pltpu.PrefetchScalarGridSpec(
                            num_scalar_prefetch=1, in_specs=[pl.BlockSpec(memory_space=pl.ANY)],
                            out_specs=pl.BlockSpec(memory_space=pl.ANY),
                            scratch_shapes=[pltpu.SemaphoreType.DMA] * 2))
-    table = jnp.array([scale, shift], jnp.int32)
-    return jax.jit(jax.shard_map(lambda x: f(table, x), mesh=mesh, in_specs=spec, out_specs=spec,
-                                 check_vma=False))(x)
+    return _on_ring(f, jnp.array([scale, shift], jnp.int32))
 
 
 def test_export_a_callable_in_a_child_process():
