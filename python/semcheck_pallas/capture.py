@@ -81,7 +81,8 @@ class Capture:
             kj = eqn.params.get("jaxpr") if eqn.primitive.name == "pallas_call" else (eqn.params.get("jaxprs") or (None,))[0]
             meshes = tuple((str(m), tuple(sorted(a))) for m, a in shard_maps)
             params = str({p: v for p, v in eqn.params.items() if p in ("grid_mapping", "compiler_params", "meshes", "name")})
-            # A kernel with scalar prefetch is one kernel per set of values it was called with.
+            # A kernel with scalar-prefetch (or SMEM) operands is one kernel per set of values
+            # it was called with.
             calls: list = [None]
             error = None
             if _prefetches(eqn):
@@ -125,9 +126,9 @@ class Capture:
     def prefetch_values(self, original: Any, args: Any, jaxpr: Any, kw: dict, found: list) -> Known:
         """The values each device passes to the scalar-prefetch operands (and whole-array
         integer SMEM inputs) of each kernel that has some: the computation is run on the
-        CPU devices with every
-        ``pallas_call`` replaced by a host callback that reports those operands (with the
-        device's mesh coordinates) and returns zeros. Nothing of a kernel runs."""
+        CPU devices with every ``pallas_call`` replaced by a host callback that reports
+        those operands (with the device's mesh coordinates) and returns zeros, and without
+        donating its arguments (the script still owns them). Nothing of a kernel runs."""
         axes = {id(eqn.params["jaxpr"]): _mesh_axes(sm) for eqn, sm in found if _prefetches(eqn)}
         if not axes:
             return Known({}, None)
@@ -158,7 +159,8 @@ class Capture:
         mlir.register_lowering(pallas_call_p, rule, platform="cpu")
         _SINK.clear()
         try:
-            outs = original(*args, jaxpr=jaxpr, **kw)[0]
+            kept = dict(kw, donated_invars=(False,) * len(kw["donated_invars"]))
+            outs = original(*args, jaxpr=jaxpr, **kept)[0]
             jax.block_until_ready(outs)
             jax.effects_barrier()
         except Exception as e:  # noqa: BLE001 - the kernel is then read without the values
