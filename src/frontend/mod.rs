@@ -356,7 +356,7 @@ fn tally<'a>(constructs: impl Iterator<Item = &'a str>) -> String {
     if counts.len() < 2 {
         return String::new();
     }
-    counts.sort_by(|a, b| b.1.cmp(&a.1));
+    counts.sort_by_key(|c| std::cmp::Reverse(c.1));
     let parts: Vec<String> = counts.iter().map(|(c, n)| format!("{n} {c}")).collect();
     format!(" ({})", parts.join(", "))
 }
