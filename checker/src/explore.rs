@@ -440,7 +440,7 @@ impl Explorer<'_> {
         Verdict::Incomplete {
             reason,
             detail: format!(
-                "stopped by {limit}: {states} states stored, {} transitions, depth {}, {:.1} s, {} MiB; nothing was proved",
+                "stopped by {limit}: {states} states stored, {} transitions, depth {}, {:.1} s, {} MiB of stored states; nothing was proved",
                 stats.transitions,
                 stats.max_depth,
                 self.start.elapsed().as_secs_f64(),

@@ -140,6 +140,10 @@ INDEX_BINARY = {
 # Primitives that only annotate or time a kernel: recorded in the kernel's "ignored" list.
 IGNORED = {"debug_print", "delay", "trace_start", "trace_stop", "trace_value", "debug_callback"}
 
+#: Elements of SMEM scalar state (over all devices, when their values are known) the
+#: checker follows, at most.
+MAX_SCALAR_ELEMENTS = 1 << 22
+
 # Identity on their single operand.
 IDENTITY = {"multiple_of", "optimization_barrier", "pvary", "copy", "copy_p", "reduce_precision"}
 
@@ -198,6 +202,7 @@ class KernelWalker:
         self.data_smem = data_smem
         self.scalar_of: dict[int, int] = {}
         self.scalars: list[dict] = []
+        self.too_large: set[int] = set()
         # Buffers a DMA copies from or into, and SMEM buffers data was stored into: data.
         self.dma_touched: set[int] = set()
         self.data_stored: set[int] = set()
@@ -729,13 +734,20 @@ class KernelWalker:
             return None
         if (decl.role != "scratch" and decl.known is None) or ref.id in self.data_smem:
             return None
+        elements = int(np.prod(decl.shape or (1,)))
+        if ref.id in self.too_large:
+            raise Tainted()  # said once, at its first use
+        if elements * max(1, len(decl.known or ())) > MAX_SCALAR_ELEMENTS:
+            self.too_large.add(ref.id)
+            raise self.unsupported("SMEM array size", f"`{decl.name}` has {elements} elements"
+                                   + (f" on each of {len(decl.known)} devices" if decl.known else "")
+                                   + f": more than the {MAX_SCALAR_ELEMENTS} the checker follows as scalar state")
         init = []
         if decl.known is not None:
             init = [{"device": list(c), "values": [int(v) for v in np.asarray(a).reshape(-1)]}
                     for c, a in sorted(decl.known.items())]
         self.scalar_of[ref.id] = len(self.scalars)
-        self.scalars.append({"name": decl.name, "len": int(np.prod(decl.shape or (1,))), "init": init,
-                             "buffer": ref.id})
+        self.scalars.append({"name": decl.name, "len": elements, "init": init, "buffer": ref.id})
         return self.scalar_of[ref.id]
 
     def scalar_index(self, ref: RefB, what: str) -> E.Expr:

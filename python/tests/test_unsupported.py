@@ -20,6 +20,7 @@ CASES = [
     ("prefetch_unknown", "run-time data", "d.start()"),
     ("smem_unwritten", "evaluation", "# never stored"),
     ("smem_copied", "run-time data", "d.start()"),
+    ("smem_large", "SMEM array size", "# too many elements"),
     ("carry_swap", "loop carry", "# a swap"),
     ("bitcast", "bitcast ref transform", "d.start()"),
     ("strided", "strided slice", "d.start()"),
