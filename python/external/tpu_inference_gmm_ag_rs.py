@@ -11,7 +11,7 @@ expert axis as their docstrings require. The library's own trace of `gmm_v2_ag_g
 fails (`dma_gather_gm_start` called with 6 arguments, it takes 4); the second kernel
 alone: `tpu_inference_gmm_scatter_ici.py`.
 
-Driver: N devices on an `expert` axis, one expert per device, 16 tokens per device,
+Driver: N devices on an `expert` axis, one expert per device, 128 tokens per device,
 256-wide hidden and intermediate sizes, top 1, token t routed to expert t % N (rows
 sorted by expert, the same routing as `tpu_inference_gmm_fused_rs.py`), bfloat16. Each
 chip gets the global group sizes and row order and its own `group_offset` (its first

@@ -3,7 +3,7 @@ expert-parallel grouped matmul (gather, GMM1, activation, GMM2) fused with the
 reduce-scatter of its rows, written straight into the owning device's output by remote
 copies (`run_gmm_fused_rs`, its `shard_map` entry point).
 
-Driver: N devices on an `expert` axis, one expert per device, 16 tokens per device,
+Driver: N devices on an `expert` axis, one expert per device, 128 tokens per device,
 256-wide hidden and intermediate sizes, top 1, token t routed to expert t % N (rows
 sorted by expert), bfloat16. Two stand-ins, both for the host, not the kernel: the mesh
 has `Auto` axes (JAX 0.10's `make_mesh` default is `Explicit`, under which the entry

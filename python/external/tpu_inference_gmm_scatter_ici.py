@@ -6,8 +6,8 @@ by a remote copy. The one of the module's three exports whose trace reaches its 
 library).
 
 Driver: the routing of `tpu_inference_gmm_ag_rs.py` (N devices on an `expert` axis, one
-expert per device, 16 tokens per device, top 1, token t to expert t % N, rows sorted by
-expert, bfloat16); the LHS is what `gmm_v2_ag_gmm1` returns on each chip, the (16N, 256)
+expert per device, 128 tokens per device, top 1, token t to expert t % N, rows sorted by
+expert, bfloat16); the LHS is what `gmm_v2_ag_gmm1` returns on each chip, the (128N, 256)
 activations of every row (replicated: each chip computes its own group's rows), w2 is
 (N, 256, 256) sharded on experts; `total_recv_count` is the rows of a chip's chunk routed
 to another chip. Inside `jax.shard_map` over the expert axis, as its docstring requires;

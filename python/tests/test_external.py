@@ -175,3 +175,21 @@ def test_tpu_inference_gmm_scatter_ici_is_read_whole(exports, tpu_inference):
     dynamic = [s for s in statements(k["body"]) if s["op"] == "dma_start"
                and any(isinstance(ix.get("slice", {}).get("size"), dict) for ix in s["dma"]["src"].get("indices", []))]
     assert dynamic
+
+
+def test_tpu_inference_gmm_scatter_ici_races_on_its_zero_initialised_output(tpu_inference):
+    """Each device zero-fills its output (zero_out_start_3d) after the entry barrier, so a
+    peer that passed the barrier can scatter its rows into that output before the zeros
+    land over them (found at every N; proved once the zero-fill is waited before the
+    barrier, checked by hand)."""
+    import shutil
+
+    import semcheck_pallas as sp
+
+    if not (os.environ.get("SEMCHECK_BIN") or shutil.which("semcheck")):
+        pytest.skip("the semcheck binary is not available (SEMCHECK_BIN)")
+    (v,) = sp.check_file(os.path.join(EXTERNAL, "tpu_inference_gmm_scatter_ici.py"), devices=2)
+    assert v.verdict == "violation" and v.message.startswith("race on d0 out_buf_ref"), v
+    assert "gmm_v2_gather_scatter.py:877" in v.message and "gmm_v2_ag_rs.py:1877" in v.message, v.message
+    # A box of 128 cells is named by its ranges, not cell by cell.
+    assert "local_copy scatter_staging_3x_ref[0,0:128] -> out_buf_ref[0:128]" in v.message, v.message

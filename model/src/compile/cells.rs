@@ -8,6 +8,9 @@ use crate::ir::{Index, RefExpr, SemRef};
 use crate::mesh::DeviceId;
 use crate::program::{CellId, CellSpan, SemSlot};
 
+/// Cells a view's name lists one by one, at most; a larger box is named by its ranges.
+const MAX_LISTED_CELLS: usize = 8;
+
 impl Compiler<'_> {
     pub(super) fn sem_label(&self, r: &SemRef) -> String {
         self.kernel.semaphore(r.sem).map_or_else(|| format!("semaphore #{}", r.sem.0), |d| d.name.clone())
@@ -141,9 +144,35 @@ impl Compiler<'_> {
             name.clone()
         } else if idx.len() == 1 {
             format!("{name}[{}]", idx[0])
+        } else if let Some(ranges) = self.rectangle(cells).filter(|_| cells.len() > MAX_LISTED_CELLS) {
+            format!("{name}[{ranges}]")
         } else {
             format!("{name}[{}]", idx.join(" "))
         }
+    }
+
+    /// `0,0:128` when `cells` are every cell of a box of one buffer (each dimension a
+    /// position or a range `lo:hi`, hi excluded, as Python writes a slice).
+    fn rectangle(&self, cells: &[CellId]) -> Option<String> {
+        let first = &self.cells[cells.first()?.0 as usize].index;
+        let (mut lo, mut hi) = (first.clone(), first.clone());
+        for c in cells {
+            let index = &self.cells[c.0 as usize].index;
+            for (k, &i) in index.iter().enumerate() {
+                lo[k] = lo[k].min(i);
+                hi[k] = hi[k].max(i);
+            }
+        }
+        let volume: usize = lo.iter().zip(&hi).map(|(l, h)| h - l + 1).product();
+        let mut seen: Vec<&Vec<usize>> = cells.iter().map(|c| &self.cells[c.0 as usize].index).collect();
+        seen.sort();
+        seen.dedup();
+        if volume != cells.len() || seen.len() != cells.len() {
+            return None;
+        }
+        let dims: Vec<String> =
+            lo.iter().zip(&hi).map(|(l, h)| if l == h { l.to_string() } else { format!("{l}:{}", h + 1) }).collect();
+        Some(dims.join(","))
     }
 
     pub(super) fn span(&mut self, cells: Vec<CellId>) -> CellSpan {
