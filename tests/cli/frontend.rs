@@ -266,6 +266,13 @@ fn scalar_prefetch_values_and_smem_scalar_state_are_read_like_axis_index() {
             && err.contains("on d1 at grid (): slice ds(1, 2) out of range for dimension 0 of `x_ref` (size 2) (elements 4..12 of 8)"),
         "{err}"
     );
+    // tpu-inference's GMM2 scatter race in miniature: a zero-fill of the output started
+    // after the entry barrier races with a peer's copy into it; waited before, proved.
+    let (code, out, err) = run("zero_after_barrier.py", &["--devices", "2-3"], None);
+    assert_eq!(code, Some(0), "{out}{err}");
+    let (code, out, err) = run("zero_after_barrier.py", &["--devices", "2"], Some(("ORDER", "after")));
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(out.contains("race on d1 o_ref") && out.contains("local_copy zeros_ref -> o_ref"), "{out}");
     // A while loop whose condition reads SMEM the body counts down runs three times.
     let out = semcheck_cmd()
         .args(["simulate", "--lockstep", "--devices", "2", "--format", "text"])
