@@ -310,26 +310,30 @@ impl<'a> Compiler<'a> {
             .collect()
     }
 
-    /// The element of an SMEM scalar array an index names.
-    fn scalar_slot(&self, scalar: usize, index: &Expr, here: &Here<'_>, what: &str) -> Result<usize, ModelError> {
+    /// The element of an SMEM scalar array that `stmt` (a scalar load or store) names.
+    /// Its words are formatted only for an error: these statements run at every
+    /// iteration of the loops around them.
+    fn scalar_slot(&self, stmt: &Stmt, scalar: usize, index: &Expr, here: &Here<'_>) -> Result<usize, ModelError> {
+        let fail = |kind, problem| self.err(here, &crate::stmt_text::statement(self.kernel, stmt), kind, problem);
         let decl = self.kernel.scalars.get(scalar).ok_or_else(|| {
-            self.err(
-                here,
-                what,
-                ErrorKind::UnknownBuffer,
-                format!("scalar array #{scalar} is not declared by this kernel"),
-            )
+            fail(ErrorKind::UnknownBuffer, format!("scalar array #{scalar} is not declared by this kernel"))
         })?;
-        let i = self.eval(index, here, what)?;
+        let i = self.eval_in(stmt, index, here)?;
         if i < 0 || i as usize >= decl.len {
-            return Err(self.err(
-                here,
-                what,
+            return Err(fail(
                 ErrorKind::OutOfRange,
                 format!("index {i} out of range for `{}` ({} elements)", decl.name, decl.len),
             ));
         }
         Ok(i as usize)
+    }
+
+    /// [`Self::eval`] for an expression of `stmt`, which is named only in an error.
+    fn eval_in(&self, stmt: &Stmt, e: &Expr, here: &Here<'_>) -> Result<i64, ModelError> {
+        e.eval(&here.env()).map_err(|err| {
+            let what = crate::stmt_text::statement(self.kernel, stmt);
+            self.err(here, &what, ErrorKind::BadExpression, err.message().to_string())
+        })
     }
 
     fn check_size(&self, d: DeviceId, ops: usize) -> Result<(), ModelError> {
@@ -449,12 +453,11 @@ impl<'a> Compiler<'a> {
                     out.push(op, label, here.invocation, &here.program_ids);
                 }
                 StmtKind::ScalarLoad { var, scalar, index } => {
-                    let what = crate::stmt_text::statement(self.kernel, stmt);
-                    let slot = self.scalar_slot(*scalar, index, here, &what)?;
+                    let slot = self.scalar_slot(stmt, *scalar, index, here)?;
                     let value = here.memory[*scalar][slot].ok_or_else(|| {
                         self.err(
                             here,
-                            &what,
+                            &crate::stmt_text::statement(self.kernel, stmt),
                             ErrorKind::BadExpression,
                             format!(
                                 "reads element {slot} of `{}` before anything was stored there",
@@ -466,10 +469,8 @@ impl<'a> Compiler<'a> {
                     out.quiet.push((out.ops.len() as u32, StmtId(id)));
                 }
                 StmtKind::ScalarStore { scalar, index, value } => {
-                    let what = crate::stmt_text::statement(self.kernel, stmt);
-                    let slot = self.scalar_slot(*scalar, index, here, &what)?;
-                    let v = self.eval(value, here, &what)?;
-                    here.memory[*scalar][slot] = Some(v);
+                    let slot = self.scalar_slot(stmt, *scalar, index, here)?;
+                    here.memory[*scalar][slot] = Some(self.eval_in(stmt, value, here)?);
                     out.quiet.push((out.ops.len() as u32, StmtId(id)));
                 }
                 StmtKind::AddAssign { dst, src } => {
