@@ -34,8 +34,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::error::{ErrorKind, ModelError};
 use crate::expr::Expr;
 use crate::ir::{
-    BufferDecl, BufferId, BufferRole, Data, Dest, DmaDesc, Index, Kernel, Loc, MemorySpace, RefExpr, Rhs, SemDecl,
-    SemId, SemKind, SemRef, Stmt, StmtKind, WaitPart,
+    BufferDecl, BufferId, BufferRole, Data, Dest, DmaDesc, Index, Kernel, Level, Loc, MemorySpace, RefExpr, Rhs,
+    SemDecl, SemId, SemKind, SemRef, Stmt, StmtKind, WaitPart,
 };
 
 /// The default size of a cell: one `(8, 128)` float32 tile.
@@ -115,7 +115,7 @@ pub struct Dma<'k> {
 
 /// `pl.ds(start, size)`: a slice of `size` positions starting at `start`.
 pub fn ds(start: impl Into<Expr>, size: usize) -> Index {
-    Index::Slice { start: start.into(), size: Expr::Const(size as i64) }
+    Index::Slice { start: start.into(), size: Expr::Const(size as i64), step: 1 }
 }
 
 /// `jnp.zeros_like(x)`: the empty sum.
@@ -507,7 +507,7 @@ impl<'k> Ref<'k> {
     /// `.at[...]`: a narrower view (one index or a tuple of indices and `ds` slices).
     pub fn at(&self, indices: impl IntoIndices) -> Ref<'k> {
         let mut r = self.r.clone();
-        r.indexing.push(indices.into_indices());
+        r.indexing.push(Level::Index(indices.into_indices()));
         Ref { k: self.k, r }
     }
 

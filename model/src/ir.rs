@@ -123,28 +123,49 @@ pub struct SemDecl {
 }
 
 /// One index of a `.at[...]`: a single position (the dimension is dropped) or a
-/// `pl.ds(start, size)` slice (the dimension is kept).
+/// `pl.ds(start, size, step)` slice (the dimension is kept).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Index {
     /// `.at[i]`
     At(Expr),
-    /// `.at[pl.ds(start, size)]`
+    /// `.at[pl.ds(start, size, step)]`
     Slice {
         /// First position.
         start: Expr,
         /// Number of positions: a constant, or (a DMA's view) computed from indices like
         /// `start`; 0 copies nothing.
         size: Expr,
+        /// Distance between consecutive positions (`pl.ds`'s `stride`), at least 1.
+        #[serde(default = "unit_step", skip_serializing_if = "is_unit_step")]
+        step: usize,
     },
 }
 
-/// A view of a buffer: the buffer and the `.at[...]` applications, outermost first.
+fn unit_step() -> usize {
+    1
+}
+
+fn is_unit_step(step: &usize) -> bool {
+    *step == 1
+}
+
+/// One application to a view, outermost first.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Level {
+    /// `.at[...]`: its indices, applied to the view's leading dimensions.
+    Index(Vec<Index>),
+    /// `.reshape(shape)`: the view read in row-major order with another shape (the
+    /// product of the sizes unchanged; merged dimensions must be contiguous).
+    Reshape(Vec<usize>),
+}
+
+/// A view of a buffer: the buffer and what is applied to it, outermost first.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RefExpr {
     /// The buffer.
     pub buffer: BufferId,
-    /// Each `.at[...]` as its list of indices, applied to the view's remaining dimensions.
-    pub indexing: Vec<Vec<Index>>,
+    /// Each `.at[...]` or `.reshape(...)`, applied to the view so far.
+    pub indexing: Vec<Level>,
 }
 
 /// A semaphore, or one element of a semaphore array.
@@ -346,6 +367,14 @@ impl Stmt {
         match &self.kind {
             StmtKind::When { body, .. } | StmtKind::Scoped { body, .. } | StmtKind::Loop { body, .. } => body,
             _ => &[],
+        }
+    }
+
+    /// The nested statements, to edit them (see [`Stmt::children`]).
+    pub fn children_mut(&mut self) -> Option<&mut Vec<Stmt>> {
+        match &mut self.kind {
+            StmtKind::When { body, .. } | StmtKind::Scoped { body, .. } | StmtKind::Loop { body, .. } => Some(body),
+            _ => None,
         }
     }
 

@@ -22,7 +22,9 @@
 use serde::Serialize;
 
 use crate::expr::{BinOp, Expr};
-use crate::ir::{Dest, DmaDesc, Index, Kernel, RefExpr, Rhs, SemId, SemKind, SemRef, Stmt, StmtId, StmtKind, WaitPart};
+use crate::ir::{
+    Dest, DmaDesc, Index, Kernel, Level, RefExpr, Rhs, SemId, SemKind, SemRef, Stmt, StmtId, StmtKind, WaitPart,
+};
 use crate::program::{CellSpan, Op, Program};
 use crate::stmt_text::{expr, sem, statement};
 
@@ -159,7 +161,7 @@ fn semaphore_deletions(kernel: &Kernel, out: &mut Vec<Mutation>) {
     fn remove(body: &mut Vec<Stmt>, sem: SemId) {
         body.retain(|s| signalled_or_waited(s) != Some(sem));
         for s in body {
-            if let StmtKind::When { body, .. } | StmtKind::Scoped { body, .. } = &mut s.kind {
+            if let Some(body) = s.children_mut() {
                 remove(body, sem);
             }
         }
@@ -258,10 +260,7 @@ fn sites(kernel: &Kernel) -> Vec<Site<'_>> {
 fn block_mut<'a>(body: &'a mut Vec<Stmt>, path: &[usize]) -> &'a mut Vec<Stmt> {
     match path.split_first() {
         None => body,
-        Some((&i, rest)) => match &mut body[i].kind {
-            StmtKind::When { body, .. } | StmtKind::Scoped { body, .. } => block_mut(body, rest),
-            _ => unreachable!("a site's path only leads through blocks"),
-        },
+        Some((&i, rest)) => block_mut(body[i].children_mut().expect("a site's path only leads through blocks"), rest),
     }
 }
 
@@ -270,7 +269,8 @@ type Visitor<'f> = dyn FnMut(&'static str, &mut Expr) + 'f;
 
 fn visit_view_indices(role: &'static str, r: &mut RefExpr, f: &mut Visitor<'_>) {
     for level in &mut r.indexing {
-        for i in level {
+        let Level::Index(indices) = level else { continue };
+        for i in indices {
             match i {
                 Index::At(e) | Index::Slice { start: e, .. } => f(role, e),
             }
@@ -567,6 +567,26 @@ mod tests {
             k.semaphore_wait(&other, 1);
         })
         .unwrap()
+    }
+
+    #[test]
+    fn statements_inside_a_loop_are_mutated_in_place() {
+        let k = trace("t", |k| {
+            let (cap, other) = (k.regular_semaphore("cap"), k.regular_semaphore("other"));
+            k.fori_loop("i", 2, |k, _| {
+                k.semaphore_signal(&cap, 1, None::<Expr>);
+                k.semaphore_wait(&cap, 1);
+                k.semaphore_signal(&other, 1, None::<Expr>);
+            });
+            k.semaphore_wait(&other, 2);
+        })
+        .unwrap();
+        let all = mutations(&k, &Operator::ALL);
+        let edits: Vec<&str> = all.iter().map(|m| m.edit.as_str()).collect();
+        assert!(edits.contains(&"delete pl.semaphore_wait(cap, 1)"), "{edits:?}");
+        for m in &all {
+            assert_ne!(m.kernel, k, "{}", m.edit);
+        }
     }
 
     fn edits(op: Operator) -> Vec<String> {

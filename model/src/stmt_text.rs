@@ -7,7 +7,7 @@
 //! (`@pl.when`, `pl.run_scoped`) is named by its header only.
 
 use crate::expr::Expr;
-use crate::ir::{Data, Dest, DmaDesc, Index, Kernel, Loc, RefExpr, Rhs, SemRef, Stmt, StmtKind, WaitPart};
+use crate::ir::{Data, Dest, DmaDesc, Index, Kernel, Level, Loc, RefExpr, Rhs, SemRef, Stmt, StmtKind, WaitPart};
 
 /// An expression without its outermost parentheses: `program_id(0) % 2`.
 pub fn expr(e: &Expr) -> String {
@@ -37,7 +37,8 @@ fn balanced(s: &str) -> bool {
 fn index(i: &Index) -> String {
     match i {
         Index::At(e) => expr(e),
-        Index::Slice { start, size } => format!("pl.ds({}, {})", expr(start), expr(size)),
+        Index::Slice { start, size, step: 1 } => format!("pl.ds({}, {})", expr(start), expr(size)),
+        Index::Slice { start, size, step } => format!("pl.ds({}, {}, {step})", expr(start), expr(size)),
     }
 }
 
@@ -45,8 +46,16 @@ fn index(i: &Index) -> String {
 pub fn view(kernel: &Kernel, r: &RefExpr) -> String {
     let mut out = kernel.buffer(r.buffer).map_or_else(|| format!("buffer#{}", r.buffer.0), |b| b.name.clone());
     for level in &r.indexing {
-        let parts: Vec<String> = level.iter().map(index).collect();
-        out.push_str(&format!(".at[{}]", parts.join(", ")));
+        match level {
+            Level::Index(indices) => {
+                let parts: Vec<String> = indices.iter().map(index).collect();
+                out.push_str(&format!(".at[{}]", parts.join(", ")));
+            }
+            Level::Reshape(shape) => {
+                let parts: Vec<String> = shape.iter().map(|n| n.to_string()).collect();
+                out.push_str(&format!(".reshape({})", parts.join(", ")));
+            }
+        }
     }
     out
 }

@@ -103,6 +103,9 @@ pub struct ValueTable {
     renamed: Vec<Vec<ValueId>>,
 }
 
+/// The longest value [`ValueTable::display`] prints in full, in characters.
+pub const MAX_SHOWN: usize = 240;
+
 /// A value id no value has: marks a renaming not yet computed.
 const NOT_RENAMED: ValueId = ValueId(u32::MAX);
 
@@ -347,22 +350,39 @@ impl ValueTable {
     }
 
     /// Prints a value in the seed's notation: `-` for undefined, `0` for the empty sum.
+    /// A value longer than [`MAX_SHOWN`] characters is cut there and ends in `…` (a
+    /// kernel's compute nests shared terms, whose full text can grow exponentially).
     pub fn display(&self, id: ValueId, notation: Notation) -> String {
+        let mut out = String::new();
+        if !self.write(id, notation, &mut out) {
+            let cut = out.char_indices().nth(MAX_SHOWN).map_or(out.len(), |(i, _)| i);
+            out.truncate(cut);
+            out.push('…');
+        }
+        out
+    }
+
+    /// Appends `id` to `out`; false once `out` is longer than [`MAX_SHOWN`] (the rest is
+    /// not written).
+    fn write(&self, id: ValueId, notation: Notation, out: &mut String) -> bool {
         let Value::Sum(terms) = self.get(id) else {
-            return "-".to_string();
+            out.push('-');
+            return true;
         };
         if terms.is_empty() {
-            return "0".to_string();
+            out.push('0');
+            return true;
         }
         if let Notation::BlockHalves { devices } = notation {
             if let Some(s) = self.display_block_half(terms, devices) {
-                return s;
+                out.push_str(&s);
+                return out.len() <= MAX_SHOWN;
             }
         }
-        let mut out = String::new();
+        let start = out.len();
         for (term, count) in terms {
             for _ in 0..*count {
-                if !out.is_empty() {
+                if out.len() > start {
                     out.push('+');
                 }
                 match term {
@@ -386,14 +406,29 @@ impl ValueTable {
                         }
                     },
                     Term::Apply(f, v) => {
-                        let inner = self.display(*v, notation);
-                        let inner = if inner.contains('+') { format!("({inner})") } else { inner };
-                        out.push_str(&self.funcs[*f as usize].replace("{}", &inner));
+                        // Each `{}` of the template is the argument (cut short too).
+                        let mut inner = String::new();
+                        let whole = self.write(*v, notation, &mut inner);
+                        if inner.contains('+') {
+                            inner = format!("({inner})");
+                        }
+                        for (k, part) in self.funcs[*f as usize].split("{}").enumerate() {
+                            if k > 0 {
+                                out.push_str(&inner);
+                                if !whole {
+                                    return false;
+                                }
+                            }
+                            out.push_str(part);
+                        }
                     }
+                }
+                if out.len() > MAX_SHOWN {
+                    return false;
                 }
             }
         }
-        out
+        true
     }
 
     fn display_block_half(&self, terms: &[(Term, u32)], devices: u16) -> Option<String> {

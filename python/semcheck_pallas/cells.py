@@ -53,10 +53,6 @@ class _UnionFind:
             self.parent[ra] = rb
 
 
-def _kept(ref: RefB) -> list[int]:
-    return [k for k, d in enumerate(ref.dims) if d[0] == "slice"]
-
-
 def _views(stmt: dict) -> list[RefB]:
     op = stmt["op"]
     if op in ("dma_start", "dma_wait"):
@@ -117,16 +113,27 @@ class Granularity:
 
     def collect_alignments(self, body: list[dict]) -> None:
         for stmt in body:
+            for ref in _views(stmt):
+                for k in _single_elements(ref):
+                    self.force(ref.id, k)
             for a, b in _alignments(stmt):
-                ka, kb = _kept(a), _kept(b)
                 # A dynamic size is compared per device by the checker, when it compiles.
                 if all(isinstance(n, int) for n in a.shape() + b.shape()) and a.shape() != b.shape():
                     raise Unsupported("shape mismatch", f"views of shapes {a.shape()} and {b.shape()} are "
                                       "copied into each other", stmt.get("loc"))
-                for x, y in zip(ka, kb):
-                    self.uf.union((a.id, x), (b.id, y))
+                for x, y in zip(a.view_dims(), b.view_dims()):
+                    if x[0] == "base" and y[0] == "base":
+                        self.uf.union((a.id, x[1]), (b.id, y[1]))
+                    elif x[0] == "base" and y[0] == "group":
+                        self.force(a.id, x[1])
+                    elif y[0] == "base" and x[0] == "group":
+                        self.force(b.id, y[1])
             for sub in children(stmt):
                 self.collect_alignments(sub)
+
+    def force(self, buffer: int, k: int) -> None:
+        """Cells of one element along dimension ``k`` of ``buffer``."""
+        self.points.setdefault((buffer, k), set()).add(1)
 
     def visit(self, body: list[dict], env: E.Env) -> None:
         for stmt in body:
@@ -183,6 +190,8 @@ class Granularity:
                     if d[0] == "at":
                         p = E.evaluate(d[1], env)
                         self.points.setdefault((ref.id, k), set()).update((p, p + 1))
+                    elif len(d) > 3 and d[3] != 1:
+                        continue  # strided: single elements (``_single_elements``)
                     else:
                         s = E.evaluate(d[1], env)
                         if isinstance(d[2], int):
@@ -191,6 +200,14 @@ class Granularity:
                             size = E.evaluate(d[2], env)
                             self.kept.setdefault(ref.id, set()).add(k)
                         self.points.setdefault((ref.id, k), set()).update((s, s + size))
+
+
+def _single_elements(ref: RefB) -> list[int]:
+    """The array dimensions a view needs cut into single elements: those a reshape merges
+    or splits (the checker reshapes cells, so a cell must be an element there) and those
+    a strided slice steps over."""
+    merged = [k for st in ref.stages if st[0] == "reshape" for k in st[2]]
+    return merged + [k for k, d in enumerate(ref.dims) if d[0] == "slice" and len(d) > 3 and d[3] != 1]
 
 
 def children(stmt: dict) -> list[list[dict]]:
@@ -242,18 +259,63 @@ def view_json(ref: RefB, decl: BufferDecl, g: list[int], kept: set[int] = frozen
                 indices.append({"at": E.to_json(d[1])})
         else:
             start, length = d[1], d[2]
+            step = d[3] if len(d) > 3 else 1
             if not isinstance(length, int):
                 if not shown:
                     return {"buffer": ref.id, "unaligned": f"slice of dynamic size on dimension {k} of `{decl.name}`, "
                                                            "in a statement this mesh never reaches"}
                 # Every reached size is a multiple of the cell: it is among the points.
                 indices.append({"slice": {"start": E.to_json(E.op("exactdiv", start, E.const(gk))),
-                                          "size": E.to_json(E.op("exactdiv", length, E.const(gk)))}})
+                                          "size": E.to_json(E.op("exactdiv", length, E.const(gk))),
+                                          **_step_json(step)}})
                 continue
             if length % gk != 0:
                 return {"buffer": ref.id,
                         "unaligned": f"slice of {length} on dimension {k} of `{decl.name}` is not a multiple of its cells of {gk}"}
             if shown:
                 indices.append({"slice": {"start": E.to_json(E.op("exactdiv", start, E.const(gk))),
-                                          "size": length // gk}})
-    return {"buffer": ref.id, "indices": indices}
+                                          "size": length // gk, **_step_json(step)}})
+    out: dict[str, Any] = {"buffer": ref.id, "indices": indices}
+    if ref.stages:
+        out["stages"] = _stages_json(ref, decl, g, kept)
+    return out
+
+
+def _stages_json(ref: RefB, decl: BufferDecl, g: list[int], kept: set[int]) -> list[dict]:
+    """A view's reshapes and the indexing after them, in cells: an array dimension kept
+    through them is there whole (its indexing is in ``indices``), unless it has one cell;
+    dimensions a reshape made are single elements (:func:`_single_elements`)."""
+
+    def cells(v: tuple) -> int | None:
+        """The size in cells of a view dimension, ``None`` when the cell view has none."""
+        if v[0] == "group":
+            return v[1]
+        if v[0] == "unit":
+            return None
+        d, k = ref.dims[v[1]], v[1]
+        if d[0] != "slice" or not (decl.shape[k] // g[k] > 1 or k in kept):
+            return None
+        return d[2] // g[k]
+
+    out = []
+    for stage in ref.stages:
+        if stage[0] == "reshape":
+            out.append({"reshape": [n for n in map(cells, stage[1]) if n is not None]})
+            continue
+        indices = []
+        for v, entry in stage[1]:
+            if entry is None:
+                n = cells(v)
+                if n is not None:
+                    indices.append({"slice": {"start": E.to_json(E.const(0)), "size": n}})
+            elif entry[0] == "at":
+                indices.append({"at": E.to_json(entry[1])})
+            else:
+                size = entry[2] if isinstance(entry[2], int) else E.to_json(entry[2])
+                indices.append({"slice": {"start": E.to_json(entry[1]), "size": size, **_step_json(entry[3])}})
+        out.append({"indices": indices})
+    return out
+
+
+def _step_json(step: int) -> dict:
+    return {"step": step} if step != 1 else {}

@@ -32,6 +32,7 @@ its own results. The statements of a kernel with errors are never checked.
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any, Sequence
 
 import numpy as np
@@ -63,16 +64,43 @@ class RefB:
     """A view of a buffer or semaphore declaration.
 
     ``dims`` has one entry per dimension of the declared array: ``("at", expr)`` (the
-    dimension is dropped) or ``("slice", start_expr, size)``, the size an int or, for a
-    slice of dynamic size (DMAs only), an expression.
+    dimension is dropped) or ``("slice", start_expr, size[, step])``, the size an int or,
+    for a slice of dynamic size (DMAs only), an expression, the step 1 when absent.
+
+    After a ``reshape`` view, ``stages`` holds what follows, in order, and ``view`` the
+    view's dimensions now. A dimension is ``("base", k)`` while it is the array's own
+    dimension ``k`` (indexing it is composed into ``dims``: a reshape of other dimensions
+    does not move it), ``("group", size)`` when a reshape merged or split it out of the
+    array's dimensions (indexed in its stages), or ``("unit",)`` for a dimension of size 1
+    a reshape added. A stage is ``("reshape", view, merged)`` (the dimensions after it, and
+    the array dimensions it merged or split: the checker's cells are single elements
+    along those) or ``("index", entries)``, one ``(dimension, index or None)`` per
+    dimension of the view then (``None``: composed into ``dims``, or a unit dimension).
     """
 
     what: str  # "buffer" | "sem"
     id: int
     dims: tuple
+    stages: tuple = ()
+    view: tuple = ()
 
     def shape(self) -> tuple[int, ...]:
-        return tuple(d[2] for d in self.dims if d[0] == "slice")
+        if not self.stages:
+            return tuple(d[2] for d in self.dims if d[0] == "slice")
+        return tuple(self.view_size(v) for v in self.view)
+
+    def view_size(self, v: tuple) -> Any:
+        """The size of one of the view's dimensions (``view``)."""
+        if v[0] == "base":
+            return self.dims[v[1]][2]
+        return v[1] if v[0] == "group" else 1
+
+    def view_dims(self) -> tuple:
+        """The view's dimensions, as in ``view`` (the kept array dimensions before any
+        reshape)."""
+        if self.stages:
+            return self.view
+        return tuple(("base", k) for k, d in enumerate(self.dims) if d[0] == "slice")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -325,47 +353,118 @@ class KernelWalker:
 
     def apply_transform(self, env: dict, ref: RefB, t: Any, what: str) -> RefB:
         name = type(t).__name__
+        if name in ("RefBitcaster", "BitcastTransform"):
+            return self.bitcast(ref, t, what)
+        if name in ("RefReshaper", "ReshapeTransform"):
+            return self.reshape(ref, tuple(int(n) for n in t.shape), what)
         if name != "NDIndexer":
-            names = {"RefBitcaster": "bitcast", "BitcastTransform": "bitcast", "RefReshaper": "reshape",
-                     "ReshapeTransform": "reshape", "TransposeRef": "transpose", "SelectTransform": "select_ref",
-                     "RefNewAxis": "new axis"}
+            names = {"TransposeRef": "transpose", "SelectTransform": "select_ref", "RefNewAxis": "new axis"}
             construct = names.get(name, name)
             raise self.unsupported(f"{construct} ref transform",
-                                   f"{what} uses a `{construct}` view (only .at[...] with ints and pl.ds slices is supported)")
+                                   f"{what} uses a `{construct}` view (supported: .at[...] with ints and pl.ds "
+                                   "slices, reshape, bitcast to a type of the same width)")
         if tuple(getattr(t, "int_indexer_shape", ())) != ():
             raise self.unsupported("gather indexing", f"{what} is indexed with an array (gather)")
-        kept = [i for i, d in enumerate(ref.dims) if d[0] == "slice"]
-        if len(t.indices) != len(kept):
-            raise self.unsupported("indexing", f"{what}: {len(t.indices)} indices for a view of rank {len(kept)}")
+        view = ref.view_dims()
+        if len(t.indices) != len(view):
+            raise self.unsupported("indexing", f"{what}: {len(t.indices)} indices for a view of rank {len(view)}")
         dims = list(ref.dims)
-        for pos, idx in zip(kept, t.indices):
-            base_start, base_size = dims[pos][1], dims[pos][2]
-            if type(idx).__name__ == "Slice":
-                stride = idx.stride
-                if not isinstance(stride, (int, np.integer)) or int(stride) != 1:
-                    raise self.unsupported("strided slice", f"{what} uses a slice with stride {stride}")
-                size = idx.size
-                if isinstance(size, jax_core.Literal):
-                    size = size.val
-                if isinstance(size, (int, np.integer)):
-                    size = int(size)
+        after, entries = [], []
+        for v, idx in zip(view, t.indices):
+            entry = self.index_entry(env, idx, what)
+            kind = entry[0]
+            if v[0] == "base":
+                k = v[1]
+                if ref.stages and entry[0] == "slice" and not isinstance(entry[2], int):
+                    raise self.unsupported("dynamic slice size", f"{what} takes a slice of dynamic size of a "
+                                           "dimension a reshape view kept")
+                dims[k] = _compose(dims[k], entry)
+                entry = None
+            elif v[0] == "unit":
+                if entry[1] != E.const(0) or (entry[0] == "slice" and entry[2] != 1):
+                    raise self.unsupported("indexing", f"{what} indexes a dimension of size 1 (added by a reshape) "
+                                           "at a position other than 0")
+                entry = None
+            if kind == "slice":
+                after.append(v if entry is None else ("group", entry[2]))
+            entries.append((v, entry))
+        if not ref.stages:
+            return RefB(ref.what, ref.id, tuple(dims))
+        stages = ref.stages
+        if any(e is not None for _, e in entries):
+            stages = (*stages, ("index", tuple(entries)))
+        return RefB(ref.what, ref.id, tuple(dims), stages, tuple(after))
+
+    def index_entry(self, env: dict, idx: Any, what: str) -> tuple:
+        """One index of an ``NDIndexer``: ``("at", e)`` or ``("slice", start, size, step)``."""
+        if type(idx).__name__ != "Slice":
+            aval = getattr(idx, "aval", None)
+            if aval is not None and getattr(aval, "shape", ()) != ():
+                raise self.unsupported("gather indexing", f"{what} is indexed with an array (gather)")
+            return ("at", self.expr(env, idx, f"an index of {what}"))
+        stride = idx.stride
+        if not isinstance(stride, (int, np.integer)) or int(stride) < 1:
+            raise self.unsupported("strided slice", f"{what} uses a slice with stride {stride}")
+        size = idx.size
+        if isinstance(size, jax_core.Literal):
+            size = size.val
+        if isinstance(size, (int, np.integer)):
+            size = int(size)
+        else:
+            # A size computed from indices (SMEM state, a prefetched table): an
+            # expression, evaluated per device like a start (DMAs only).
+            size = self.expr(env, size, f"the size of a slice of {what}")
+            if size[0] == "const":
+                size = size[1]
+        start = self.expr(env, idx.start, f"the start of a slice of {what}")
+        return ("slice", start, size, int(stride))
+
+    def bitcast(self, ref: RefB, t: Any, what: str) -> RefB:
+        """A bitcast view to a type of the same width reads the same cells."""
+        if ref.what != "buffer":
+            raise self.unsupported("bitcast ref transform", f"{what} bitcasts a semaphore")
+        decl = self.buffers[ref.id]
+        to = np.dtype(getattr(t, "dtype", None) or getattr(t, "to_dtype"))
+        if to.itemsize != decl.itemsize:
+            raise self.unsupported("bitcast ref transform", f"{what} bitcasts `{decl.name}` ({decl.dtype}) to "
+                                   f"{to.name}, a type of another width (the shape changes with the memory layout)")
+        return ref
+
+    def reshape(self, ref: RefB, shape: tuple[int, ...], what: str) -> RefB:
+        """``ref.reshape(shape)``: the view's dimensions regrouped (see :class:`RefB`)."""
+        have = ref.shape()
+        if ref.what != "buffer":
+            raise self.unsupported("reshape ref transform", f"{what} reshapes a semaphore array")
+        if not all(isinstance(n, int) for n in have):
+            raise self.unsupported("reshape ref transform", f"{what} reshapes a view with a slice of dynamic size")
+        if have == shape:
+            return ref
+        if math.prod(have) != math.prod(shape):
+            raise self.unsupported("reshape ref transform", f"{what} reshapes a view of shape {have} to {shape}")
+        view = ref.view_dims()
+        src = [i for i, n in enumerate(have) if n != 1]
+        dst = [j for j, n in enumerate(shape) if n != 1]
+        new: list[tuple] = [("unit",)] * len(shape)
+        merged: list[int] = []
+        i = j = 0
+        while i < len(src):
+            i0, j0 = i, j
+            p, q = have[src[i]], shape[dst[j]]
+            i, j = i + 1, j + 1
+            while p != q:
+                if p < q:
+                    p, i = p * have[src[i]], i + 1
                 else:
-                    # A size computed from indices (SMEM state, a prefetched table):
-                    # an expression, evaluated per device like a start (DMAs only).
-                    size = self.expr(env, size, f"the size of a slice of {what}")
-                    if size[0] == "const":
-                        size = size[1]
-                start = self.expr(env, idx.start, f"the start of a slice of {what}")
-                dims[pos] = ("slice", E.op("add", base_start, start), size)
-            else:
-                leaf = idx
-                aval = getattr(leaf, "aval", None)
-                if aval is not None and getattr(aval, "shape", ()) != ():
-                    raise self.unsupported("gather indexing", f"{what} is indexed with an array (gather)")
-                i = self.expr(env, leaf, f"an index of {what}")
-                dims[pos] = ("at", E.op("add", base_start, i))
-                del base_size
-        return RefB(ref.what, ref.id, tuple(dims))
+                    q, j = q * shape[dst[j]], j + 1
+            if i - i0 == 1 and j - j0 == 1:
+                new[dst[j0]] = view[src[i0]]
+                continue
+            # Array dimensions merged or split here (a group's were, when it was made).
+            merged.extend(view[a][1] for a in src[i0:i] if view[a][0] == "base")
+            for b in dst[j0:j]:
+                new[b] = ("group", shape[b])
+        stage = ("reshape", tuple(new), tuple(sorted(set(merged))))
+        return RefB(ref.what, ref.id, ref.dims, (*ref.stages, stage), tuple(new))
 
     def buffer_view(self, env: dict, node: Any, what: str) -> RefB:
         r = self.view(env, node, what)
@@ -753,6 +852,9 @@ class KernelWalker:
     def scalar_index(self, ref: RefB, what: str) -> E.Expr:
         """The flat element index of a scalar view of SMEM scalar state."""
         decl = self.buffers[ref.id]
+        if ref.stages:
+            raise self.unsupported("SMEM array access", f"{what} of `{decl.name}` (SMEM integers the kernel uses as "
+                                   "scalars) goes through a reshape view")
         if any(d[0] != "at" for d in ref.dims):
             raise self.unsupported("SMEM array access", f"{what} of `{decl.name}` (SMEM integers the kernel uses as "
                                    "scalars) takes a slice, not one element")
@@ -850,7 +952,7 @@ class KernelWalker:
     def static_view(self, ref: RefB, what: str) -> None:
         """Refuses a view with a slice of dynamic size outside a DMA: a load or store
         has a static shape."""
-        if any(d[0] == "slice" and not isinstance(d[2], int) for d in ref.dims):
+        if not all(isinstance(n, int) for n in ref.shape()):
             raise self.unsupported("dynamic slice size", f"{what} of `{self.name_of(ref)}` uses a slice of dynamic "
                                    "size (read in DMAs only)")
 
@@ -1235,6 +1337,21 @@ def resolve_snapshots(body: list[dict]) -> list[dict]:
             s["branches"] = [resolve_snapshots(b) for b in s["branches"]]
         out.append(s)
     return out
+
+
+def _compose(dim: tuple, entry: tuple) -> tuple:
+    """An array dimension's view ``dim`` (a slice) narrowed by ``entry``."""
+    base_start, base_step = dim[1], _step(dim)
+    offset = entry[1] if base_step == 1 else E.op("mul", entry[1], E.const(base_step))
+    if entry[0] == "at":
+        return ("at", E.op("add", base_start, offset))
+    step = base_step * entry[3]
+    return ("slice", E.op("add", base_start, offset), entry[2], *((step,) if step != 1 else ()))
+
+
+def _step(dim: tuple) -> int:
+    """The step of a slice entry of ``RefB.dims``."""
+    return dim[3] if len(dim) > 3 else 1
 
 
 def _transformed(ref: Any, transforms: Any) -> Any:

@@ -262,3 +262,19 @@ def test_smem_integers_that_hold_data_are_data(exports):
     assert k["scalars"] == []
     stores = [s for s in statements(k["body"]) if s["op"] == "store"]
     assert [s["dst"]["buffer"] for s in stores] == [3, 2]  # t_ref, then p_ref
+
+
+def test_reshaped_and_strided_views_are_stages_on_cells_of_single_elements(exports):
+    k = kernel(exports, "reshaped_pages", 3)
+    pages = next(b for b in k["buffers"] if b["name"] == "pages")
+    # Merged pages and rows: a cell per row (the columns, never cut, are one cell).
+    assert pages["array_shape"] == [4, 2, 128] and pages["shape"] == [4, 2] and pages["cell"] == [1, 1, 128]
+    (start,) = [s for s in statements(k["body"]) if s["op"] == "dma_start"]
+    dst = start["dma"]["dst"]
+    assert dst["indices"] == [{"slice": {"start": {"const": 0}, "size": 4}}, {"slice": {"start": {"const": 0}, "size": 2}}]
+    assert dst["stages"] == [{"reshape": [8]}, {"indices": [{"slice": {"start": {"const": 2}, "size": 4}}]}]
+    src = start["dma"]["src"]
+    assert src["stages"][:2] == [{"reshape": [4, 2]}, {"reshape": [8]}]
+    (store,) = [s for s in statements(k["body"]) if s["op"] == "store"]
+    (load,) = loads_of(store["value"])
+    assert load["view"]["stages"][-1] == {"indices": [{"slice": {"start": {"const": 3}, "size": 2, "step": 2}}]}

@@ -23,7 +23,6 @@ CASES = [
     ("smem_large", "SMEM array size", "# too many elements"),
     ("carry_swap", "loop carry", "# a swap"),
     ("bitcast", "bitcast ref transform", "d.start()"),
-    ("strided", "strided slice", "d.start()"),
     ("core_index", "semaphore_signal(core_index=...)", "core_index=0"),
     ("pipelined", "BlockSpec pipelining", "call(kernel"),
 ]

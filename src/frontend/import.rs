@@ -9,8 +9,8 @@ use serde_json::Value;
 
 use semcheck_model::expr::{BinOp, Expr};
 use semcheck_model::ir::{
-    BufferDecl, BufferId, BufferRole, Data, Dest, DmaDesc, Index, Kernel, Loc, MemorySpace, RefExpr, Rhs, ScalarDecl,
-    ScalarInit, SemDecl, SemId, SemKind, SemRef, Stmt, StmtKind, WaitPart,
+    BufferDecl, BufferId, BufferRole, Data, Dest, DmaDesc, Index, Kernel, Level, Loc, MemorySpace, RefExpr, Rhs,
+    ScalarDecl, ScalarInit, SemDecl, SemId, SemKind, SemRef, Stmt, StmtKind, WaitPart,
 };
 use semcheck_model::mesh::Axis;
 use semcheck_model::{ErrorKind, Mesh, ModelError};
@@ -367,10 +367,29 @@ impl Importer<'_> {
         if let Some(why) = v.get("unaligned") {
             let why = as_str(why, k, path)?;
             let fail = Expr::Fail(format!("this view does not fit the cells the front end chose: {why}"));
-            return Ok(RefExpr { buffer, indexing: vec![vec![Index::At(fail)]] });
+            return Ok(RefExpr { buffer, indexing: vec![Level::Index(vec![Index::At(fail)])] });
         }
+        let mut indexing = Vec::new();
+        let indices = self.indices(field(v, "indices", k, path)?, path)?;
+        if !indices.is_empty() {
+            indexing.push(Level::Index(indices));
+        }
+        // After a reshape: reshapes and further indexing, in order.
+        for stage in v.get("stages").map(|s| as_array(s, k, path)).transpose()?.into_iter().flatten() {
+            if let Some(shape) = stage.get("reshape") {
+                let sizes = as_array(shape, k, path)?.iter().map(|n| Ok(as_u64(n, k, path)? as usize));
+                indexing.push(Level::Reshape(sizes.collect::<Result<_, ModelError>>()?));
+            } else {
+                indexing.push(Level::Index(self.indices(field(stage, "indices", k, path)?, path)?));
+            }
+        }
+        Ok(RefExpr { buffer, indexing })
+    }
+
+    fn indices(&self, v: &Value, path: &str) -> Result<Vec<Index>, ModelError> {
+        let k = self.kernel;
         let mut indices = Vec::new();
-        for ix in as_array(field(v, "indices", k, path)?, k, path)? {
+        for ix in as_array(v, k, path)? {
             if let Some(at) = ix.get("at") {
                 indices.push(Index::At(self.expr(at, path)?));
             } else if let Some(sl) = ix.get("slice") {
@@ -379,12 +398,19 @@ impl Importer<'_> {
                     Value::Number(_) => Expr::Const(as_u64(&sl["size"], k, path)? as i64),
                     e => self.expr(e, path)?,
                 };
-                indices.push(Index::Slice { start: self.expr(field(sl, "start", k, path)?, path)?, size });
+                let step = match sl.get("step") {
+                    None => 1,
+                    Some(n) => as_u64(n, k, path)? as usize,
+                };
+                if step == 0 {
+                    return Err(self.err(path, "a slice has step 0"));
+                }
+                indices.push(Index::Slice { start: self.expr(field(sl, "start", k, path)?, path)?, size, step });
             } else {
                 return Err(self.err(path, "an index is neither `at` nor `slice`"));
             }
         }
-        Ok(RefExpr { buffer, indexing: if indices.is_empty() { Vec::new() } else { vec![indices] } })
+        Ok(indices)
     }
 
     fn dest(&self, v: &Value, path: &str) -> Result<Dest, ModelError> {

@@ -273,6 +273,29 @@ fn scalar_prefetch_values_and_smem_scalar_state_are_read_like_axis_index() {
     let (code, out, err) = run("zero_after_barrier.py", &["--devices", "2"], Some(("ORDER", "after")));
     assert_eq!(code, Some(1), "{out}{err}");
     assert!(out.contains("race on d1 o_ref") && out.contains("local_copy zeros_ref -> o_ref"), "{out}");
+    // Reshaped and strided views (a paged buffer merged into rows, every other row read):
+    // proved; read before the copy lands, a race on exactly the rows read; a reshape
+    // merging what is not contiguous, refused.
+    let (code, out, err) = run("reshaped_pages.py", &["--devices", "2-3"], None);
+    assert_eq!(code, Some(0), "{out}{err}");
+    let (code, out, err) = run("reshaped_pages.py", &["--devices", "3"], Some(("READ", "early")));
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(
+        out.contains("race on d2 pages[1,1]")
+            && out.contains("o_ref[0 1] = pages[1,1 2,1]")
+            && out.contains("x_ref[1 2 3 4] -> d2 pages[1,0 1,1 2,0 2,1]"),
+        "{out}"
+    );
+    let (code, out, err) = run("reshaped_pages.py", &["--devices", "2"], Some(("MERGE", "gap")));
+    assert_eq!(code, Some(2), "{out}{err}");
+    assert!(err.contains("reshaped_pages.py:26") && err.contains("that are not contiguous"), "{err}");
+    // A strided copy (every other row): proved; a second copy overlapping it, a race on
+    // a row both write.
+    let (code, out, err) = run("strided_rows.py", &["--devices", "2-3"], None);
+    assert_eq!(code, Some(0), "{out}{err}");
+    let (code, out, err) = run("strided_rows.py", &["--devices", "2"], Some(("ROWS", "overlap")));
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(out.contains("race on d1 o_ref[2]") && out.contains("x_ref[0 2 4 6] -> d1 o_ref[0 2 4 6]"), "{out}");
     // A while loop whose condition reads SMEM the body counts down runs three times.
     let out = semcheck_cmd()
         .args(["simulate", "--lockstep", "--devices", "2", "--format", "text"])

@@ -4,7 +4,7 @@
 use super::{Compiler, Here};
 use crate::error::{ErrorKind, ModelError};
 use crate::expr::Expr;
-use crate::ir::{Index, RefExpr, SemRef};
+use crate::ir::{Index, Level, RefExpr, SemRef};
 use crate::mesh::DeviceId;
 use crate::program::{CellId, CellSpan, SemSlot};
 
@@ -42,84 +42,94 @@ impl Compiler<'_> {
             )
         })?;
         // A view the front end could not express in cells fails here, with its reason.
-        for index in r.indexing.iter().flatten() {
-            if let Index::At(Expr::Fail(reason))
-            | Index::Slice { start: Expr::Fail(reason), .. }
-            | Index::Slice { size: Expr::Fail(reason), .. } = index
-            {
-                return Err(self.err(here, what, ErrorKind::Unsupported, reason.clone()));
+        for level in &r.indexing {
+            let Level::Index(indices) = level else { continue };
+            for index in indices {
+                if let Index::At(Expr::Fail(reason))
+                | Index::Slice { start: Expr::Fail(reason), .. }
+                | Index::Slice { size: Expr::Fail(reason), .. } = index
+                {
+                    return Err(self.err(here, what, ErrorKind::Unsupported, reason.clone()));
+                }
             }
         }
-        // Per dimension: (offset, size, dropped).
-        let mut dims: Vec<(usize, usize, bool)> = decl.shape.iter().map(|&s| (0, s, false)).collect();
-        for indices in &r.indexing {
-            let mut free = dims.iter_mut().enumerate().filter(|(_, d)| !d.2);
-            for (k, index) in indices.iter().enumerate() {
-                let (axis, dim) = free.next().ok_or_else(|| {
-                    self.err(
-                        here,
-                        what,
-                        ErrorKind::OutOfRange,
-                        format!("too many indices for `{}` of shape {:?}", decl.name, decl.shape),
-                    )
-                })?;
-                match index {
-                    Index::At(e) => {
-                        let v = self.eval(e, here, what)?;
-                        if v < 0 || v as usize >= dim.1 {
-                            return Err(self.err(
+        let mut view = View::of(&decl.shape);
+        for level in &r.indexing {
+            match level {
+                Level::Index(indices) => {
+                    let mut k = 0;
+                    for index in indices {
+                        let oob = |k: usize, dim: &Dim, what_: String, start: i64, len: i64| {
+                            let elements = dim.axis.map_or_else(String::new, |a| {
+                                in_elements(decl.cell_elements.get(a), dim.start + start, len, decl.shape[a])
+                            });
+                            format!(
+                                "{what_} out of range for dimension {k} of `{}` (size {}){elements}",
+                                decl.name, dim.size
+                            )
+                        };
+                        let dim = view.dims.get(k).ok_or_else(|| {
+                            self.err(
                                 here,
                                 what,
                                 ErrorKind::OutOfRange,
-                                format!(
-                                    "index {v} out of range for dimension {k} of `{}` (size {}){}",
-                                    decl.name,
-                                    dim.1,
-                                    in_elements(decl.cell_elements.get(axis), dim.0 as i64 + v, 1, decl.shape[axis])
-                                ),
-                            ));
+                                format!("too many indices for `{}` of shape {:?}", decl.name, decl.shape),
+                            )
+                        })?;
+                        match index {
+                            Index::At(e) => {
+                                let v = self.eval(e, here, what)?;
+                                if v < 0 || v >= dim.size as i64 {
+                                    let msg = oob(k, dim, format!("index {v}"), v, 1);
+                                    return Err(self.err(here, what, ErrorKind::OutOfRange, msg));
+                                }
+                                view.offset += v as usize * dim.stride;
+                                view.dims.remove(k);
+                            }
+                            Index::Slice { start, size, step } => {
+                                let v = self.eval(start, here, what)?;
+                                let n = self.eval(size, here, what)?;
+                                // A constant size of 0 is a malformed view; a computed one copies nothing.
+                                let empty_ok = !matches!(size, Expr::Const(_));
+                                let last = v + (n - 1).max(0) * *step as i64;
+                                if v < 0 || n < 0 || (n == 0 && !empty_ok) || (n > 0 && last >= dim.size as i64) {
+                                    let ds = if *step == 1 {
+                                        format!("ds({v}, {n})")
+                                    } else {
+                                        format!("ds({v}, {n}, {step})")
+                                    };
+                                    let msg = oob(k, dim, format!("slice {ds}"), v, n);
+                                    return Err(self.err(here, what, ErrorKind::OutOfRange, msg));
+                                }
+                                let dim = &mut view.dims[k];
+                                view.offset += v as usize * dim.stride;
+                                dim.start += v;
+                                dim.size = n as usize;
+                                dim.stride *= *step;
+                                if *step != 1 {
+                                    dim.axis = None;
+                                }
+                                k += 1;
+                            }
                         }
-                        dim.0 += v as usize;
-                        dim.1 = 1;
-                        dim.2 = true;
                     }
-                    Index::Slice { start, size } => {
-                        let v = self.eval(start, here, what)?;
-                        let n = self.eval(size, here, what)?;
-                        // A constant size of 0 is a malformed view; a computed one copies nothing.
-                        let empty_ok = !matches!(size, Expr::Const(_));
-                        if v < 0 || n < 0 || (n == 0 && !empty_ok) || (v + n) as usize > dim.1 {
-                            return Err(self.err(
-                                here,
-                                what,
-                                ErrorKind::OutOfRange,
-                                format!(
-                                    "slice ds({v}, {n}) out of range for dimension {k} of `{}` (size {}){}",
-                                    decl.name,
-                                    dim.1,
-                                    in_elements(decl.cell_elements.get(axis), dim.0 as i64 + v, n, decl.shape[axis])
-                                ),
-                            ));
-                        }
-                        dim.0 += v as usize;
-                        dim.1 = n as usize;
-                    }
+                }
+                Level::Reshape(shape) => {
+                    view = view.reshape(shape).map_err(|why| {
+                        self.err(here, what, ErrorKind::Unsupported, format!("`{}`: {why}", decl.name))
+                    })?;
                 }
             }
         }
         let base = self.base[on.index()][r.buffer.0 as usize];
-        let mut cells = Vec::new();
-        let count: usize = dims.iter().map(|d| d.1).product();
+        let count: usize = view.dims.iter().map(|d| d.size).product();
+        let mut cells = Vec::with_capacity(count);
         for flat in 0..count {
             let mut rest = flat;
-            let mut offset = 0usize;
-            let mut pos = vec![0usize; dims.len()];
-            for (i, d) in dims.iter().enumerate().rev() {
-                pos[i] = d.0 + rest % d.1;
-                rest /= d.1;
-            }
-            for (i, s) in decl.shape.iter().enumerate() {
-                offset = offset * s + pos[i];
+            let mut offset = view.offset;
+            for d in view.dims.iter().rev() {
+                offset += (rest % d.size) * d.stride;
+                rest /= d.size;
             }
             cells.push(CellId(base + offset as u32));
         }
@@ -190,5 +200,135 @@ fn in_elements(per_cell: Option<&usize>, start: i64, len: i64, size: usize) -> S
             format!(" (elements {}..{} of {})", start * e, (start + len) * e, size as i64 * e)
         }
         _ => String::new(),
+    }
+}
+
+/// One dimension of a view: its size and stride in cells of the buffer, and (while it is
+/// still one of the buffer's own dimensions, unstrided) which, and where it starts on it.
+#[derive(Clone, Copy, Debug)]
+struct Dim {
+    size: usize,
+    stride: usize,
+    axis: Option<usize>,
+    start: i64,
+}
+
+/// A view of a buffer's cells: the first cell's offset and the dimensions, as numpy
+/// describes a strided array.
+#[derive(Clone, Debug)]
+struct View {
+    offset: usize,
+    dims: Vec<Dim>,
+}
+
+impl View {
+    /// The whole buffer of this shape (in cells), row-major.
+    fn of(shape: &[usize]) -> View {
+        let mut stride = 1;
+        let mut dims: Vec<Dim> = shape
+            .iter()
+            .enumerate()
+            .rev()
+            .map(|(axis, &size)| {
+                let d = Dim { size, stride, axis: Some(axis), start: 0 };
+                stride *= size;
+                d
+            })
+            .collect();
+        dims.reverse();
+        View { offset: 0, dims }
+    }
+
+    /// The same cells read row-major with the dimensions `shape`: dimensions of size 1
+    /// come and go freely, and each group of dimensions merged or split must be
+    /// contiguous (each stride the next one's times its size).
+    fn reshape(&self, shape: &[usize]) -> Result<View, String> {
+        let have: Vec<Dim> = self.dims.iter().copied().filter(|d| d.size != 1).collect();
+        let sizes = |dims: &[Dim]| dims.iter().map(|d| d.size).collect::<Vec<_>>();
+        let total: usize = have.iter().map(|d| d.size).product();
+        if shape.iter().product::<usize>() != total {
+            return Err(format!("a view of {:?} cells cannot be reshaped to {shape:?}", sizes(&self.dims)));
+        }
+        let want: Vec<(usize, usize)> = shape.iter().copied().enumerate().filter(|&(_, n)| n != 1).collect();
+        let mut strides = vec![1usize; shape.len()];
+        let mut axes = vec![None; shape.len()];
+        let mut starts = vec![0i64; shape.len()];
+        let (mut i, mut j) = (0, 0);
+        while i < have.len() {
+            // The smallest group of dimensions on each side with the same product.
+            let (i0, j0) = (i, j);
+            let (mut p, mut q) = (have[i].size, want[j].1);
+            i += 1;
+            j += 1;
+            while p != q {
+                if p < q {
+                    p *= have[i].size;
+                    i += 1;
+                } else {
+                    q *= want[j].1;
+                    j += 1;
+                }
+            }
+            let group = &have[i0..i];
+            if group.windows(2).any(|w| w[0].stride != w[1].stride * w[1].size) {
+                return Err(format!(
+                    "a reshape to {shape:?} cells merges dimensions of {:?} cells that are not contiguous",
+                    sizes(group)
+                ));
+            }
+            let mut stride = group[group.len() - 1].stride;
+            for &(t, n) in want[j0..j].iter().rev() {
+                strides[t] = stride;
+                stride *= n;
+            }
+            if i - i0 == 1 && j - j0 == 1 {
+                axes[want[j0].0] = group[0].axis;
+                starts[want[j0].0] = group[0].start;
+            }
+        }
+        let dims = (0..shape.len())
+            .map(|t| Dim { size: shape[t], stride: strides[t], axis: axes[t], start: starts[t] })
+            .collect();
+        Ok(View { offset: self.offset, dims })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::View;
+
+    fn cells(v: &View) -> Vec<usize> {
+        let count: usize = v.dims.iter().map(|d| d.size).product();
+        (0..count)
+            .map(|flat| {
+                let (mut rest, mut at) = (flat, v.offset);
+                for d in v.dims.iter().rev() {
+                    at += (rest % d.size) * d.stride;
+                    rest /= d.size;
+                }
+                at
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_reshape_reads_the_same_cells_row_major_and_refuses_a_gap() {
+        // [4, 16, 2] merged to [64, 2], then rows 5..8: cells 10..16.
+        let v = View::of(&[4, 16, 2]).reshape(&[64, 2]).unwrap();
+        let mut rows = v.clone();
+        rows.offset += 5 * rows.dims[0].stride;
+        rows.dims[0].size = 3;
+        assert_eq!(cells(&rows), (10..16).collect::<Vec<_>>());
+        // Split back with unit dimensions coming and going.
+        let w = v.reshape(&[1, 4, 16, 1, 2]).unwrap();
+        assert_eq!(cells(&w), (0..128).collect::<Vec<_>>());
+        // A column of a [4, 3] (stride 3) cannot merge with what follows it.
+        let mut col = View::of(&[4, 3]);
+        col.dims[1].size = 1;
+        assert_eq!(col.reshape(&[4]).map(|v| cells(&v)).unwrap(), vec![0, 3, 6, 9]);
+        let mut two = View::of(&[4, 3]);
+        two.dims[1].size = 2;
+        assert!(two.reshape(&[8]).unwrap_err().contains("not contiguous"));
+        assert!(View::of(&[4, 3]).reshape(&[5]).unwrap_err().contains("cannot be reshaped"));
     }
 }

@@ -617,7 +617,7 @@ impl Emitter {
 mod tests {
     use super::*;
     use crate::dsl::trace;
-    use crate::ir::{Data, Dest, DmaDesc, Index, MemorySpace, ScalarDecl, ScalarInit};
+    use crate::ir::{Data, Dest, DmaDesc, Index, Level, MemorySpace, ScalarDecl, ScalarInit};
     use crate::value::Notation;
 
     #[test]
@@ -693,7 +693,8 @@ mod tests {
             | StmtKind::DmaWait { dma: DmaDesc::Local { src, dst, .. }, .. } = &mut stmt.kind
             {
                 for r in [src, dst] {
-                    r.indexing = vec![vec![Index::Slice { start: Expr::Const(0), size: v() - 1i64 }]];
+                    r.indexing =
+                        vec![Level::Index(vec![Index::Slice { start: Expr::Const(0), size: v() - 1i64, step: 1 }])];
                 }
             }
         }

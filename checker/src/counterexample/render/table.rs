@@ -33,7 +33,9 @@ fn aligned(rows: &[Vec<String>]) -> String {
         (0..cols).map(|c| rows.iter().filter_map(|r| r.get(c)).map(|s| s.chars().count()).max().unwrap_or(0)).collect();
     let mut out = String::new();
     for r in rows {
-        let line: Vec<String> = r.iter().enumerate().map(|(c, s)| format!("{s:<w$}", w = widths[c])).collect();
+        // Padded by hand: a format width is limited to 65535 and a value can be longer.
+        let line: Vec<String> =
+            r.iter().enumerate().map(|(c, s)| format!("{s}{}", " ".repeat(widths[c] - s.chars().count()))).collect();
         out.push_str(line.join("  ").trim_end());
         out.push('\n');
     }

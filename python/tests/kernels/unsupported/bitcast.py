@@ -5,8 +5,8 @@ from _harness import N, call, remote
 
 
 def kernel(x_ref, o_ref, send, recv):
-    src = x_ref.bitcast(jnp.int32)
-    d = remote(src, o_ref.bitcast(jnp.int32), send, recv, (lax.rem(lax.axis_index("x") + 1, N),))  # line 9
+    src = x_ref.bitcast(jnp.int16)
+    d = remote(src, o_ref.bitcast(jnp.int16), send, recv, (lax.rem(lax.axis_index("x") + 1, N),))  # line 9
     d.start()
     d.wait()
 
