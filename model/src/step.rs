@@ -271,8 +271,17 @@ impl Program {
             }
         }
         if let Some(&(cell, want, got)) = wrong.first() {
-            let (got, want) = (values.display(got, notation), values.display(want, notation));
-            return Err(self.wrong_result(d, inv, cell, &got, &want, wrong.len()));
+            let (mut shown_got, shown_want) = (values.display(got, notation), values.display(want, notation));
+            if shown_got.ends_with('…') || shown_want.ends_with('…') {
+                // Too long to compare by eye: say where they differ.
+                let (g, w) = values.difference(got, want);
+                shown_got.push_str(&format!(
+                    " (differing in {} where the specification has {})",
+                    values.display(g, notation),
+                    values.display(w, notation)
+                ));
+            }
+            return Err(self.wrong_result(d, inv, cell, &shown_got, &shown_want, wrong.len()));
         }
         for rec in self.dmas(state).filter(|r| r.key.issuer == d) {
             let pending = match self.dma_op(rec.key) {

@@ -431,6 +431,25 @@ impl ValueTable {
         true
     }
 
+    /// The innermost pair of arguments where `a` and `b` differ: while both are one
+    /// application of the same function (or sums equal but for one such application),
+    /// their arguments; else `(a, b)`. A long wrong result is told by this part.
+    pub fn difference(&self, a: ValueId, b: ValueId) -> (ValueId, ValueId) {
+        let (Value::Sum(x), Value::Sum(y)) = (self.get(a), self.get(b)) else {
+            return (a, b);
+        };
+        if x.len() != y.len() {
+            return (a, b);
+        }
+        let mut differing = x.iter().zip(y).filter(|(p, q)| p != q);
+        match (differing.next(), differing.next()) {
+            (Some(((Term::Apply(f, u), m), (Term::Apply(g, v), n))), None) if f == g && m == n => {
+                self.difference(*u, *v)
+            }
+            _ => (a, b),
+        }
+    }
+
     fn display_block_half(&self, terms: &[(Term, u32)], devices: u16) -> Option<String> {
         let mut key = None;
         let mut origins = Vec::new();
@@ -562,5 +581,11 @@ mod tests {
         let z = t.apply(inc, y);
         assert_eq!(t.display(z, Notation::Plain), "2*x0+1");
         assert_eq!(t.apply(inc, ValueId::UNDEF), ValueId::UNDEF);
+        // Two values that differ deep inside are told by the arguments that differ.
+        let w = t.atom(atom(1, 0, 0));
+        let (dx, dw) = (t.apply(double, x), t.apply(double, w));
+        let (zx, zw) = (t.apply(inc, dx), t.apply(inc, dw));
+        assert_eq!(t.difference(zx, zw), (x, w));
+        assert_eq!(t.difference(x, zx), (x, zx));
     }
 }

@@ -172,6 +172,9 @@ IGNORED = {"debug_print", "delay", "trace_start", "trace_stop", "trace_value", "
 #: checker follows, at most.
 MAX_SCALAR_ELEMENTS = 1 << 22
 
+#: Value trees larger than this are one function of their leaves (``KernelWalker.bounded``).
+MAX_TREE = 256
+
 # Identity on their single operand.
 IDENTITY = {"multiple_of", "optimization_barrier", "pvary", "copy", "copy_p", "reduce_precision"}
 
@@ -209,6 +212,8 @@ class KernelWalker:
                  data_smem: set[int] = frozenset()):
         self.kernel_function = kernel_function
         self.mesh_axes = mesh_axes
+        #: Per value node (by id, the node kept alive): the size of its tree.
+        self.tree_sizes: dict[int, tuple[tuple, int]] = {}
         self.buffers: list[BufferDecl] = []
         self.semaphores: list[SemDecl] = []
         self.body: list[dict] = []
@@ -658,7 +663,8 @@ class KernelWalker:
                 self.bind_outs(env, eqn, [ValB(a.node, out_shape, out_dtype, a.cellwise)])
                 return
             if a.shape == b.shape == out_shape:
-                self.bind_outs(env, eqn, [ValB(("add", a.node, b.node), out_shape, out_dtype, a.cellwise and b.cellwise)])
+                node = self.bounded(("add", a.node, b.node))
+                self.bind_outs(env, eqn, [ValB(node, out_shape, out_dtype, a.cellwise and b.cellwise)])
                 return
         elementwise = name in ELEMENTWISE and len(outs) == 1
         arrays = [v for v in vals if v.shape != ()]
@@ -672,11 +678,55 @@ class KernelWalker:
         else:
             template = self.template(name, vals, eqn.params, all_args=True)
             args = tuple(v.node for v in vals if not (v.shape == () and v.node[0] == "const"))
-        node = ("fn", template, args)
-        out = [ValB(node if len(outs) == 1 else ("fn", f"{template}#{k}", args),
+        node = self.bounded(("fn", template, args))
+        out = [ValB(node if len(outs) == 1 else self.bounded(("fn", f"{template}#{k}", args)),
                     tuple(getattr(o.aval, "shape", ())), str(getattr(o.aval, "dtype", "")),
                     cellwise) for k, o in enumerate(outs)]
         self.bind_outs(env, eqn, out)
+
+    def tree_size(self, node: tuple) -> int:
+        """The number of nodes of a value's tree, a shared value counted at each use."""
+        hit = self.tree_sizes.get(id(node))
+        if hit is not None and hit[0] is node:
+            return hit[1]
+        if node[0] == "add":
+            size = 1 + self.tree_size(node[1]) + self.tree_size(node[2])
+        elif node[0] == "fn":
+            size = 1 + sum(self.tree_size(a) for a in node[2])
+        else:
+            size = 1
+        self.tree_sizes[id(node)] = (node, size)
+        return size
+
+    def bounded(self, node: tuple) -> tuple:
+        """``node``, or, when its tree has more than ``MAX_TREE`` nodes, one function of
+        its distinct loads and index values in order, named after the operation, the line
+        and the tree's size (a computation that reuses its values, like online softmax,
+        doubles its tree at each step: the JSON and the checker's formulas would grow
+        exponentially). The cells it reads, and so every race and final value, stay."""
+        size = self.tree_size(node)
+        if size <= MAX_TREE:
+            return node
+        leaves: list[tuple] = []
+        seen: set[int] = set()
+
+        def visit(n: tuple) -> None:
+            if id(n) in seen:
+                return
+            seen.add(id(n))
+            if n[0] == "add":
+                visit(n[1])
+                visit(n[2])
+            elif n[0] == "fn":
+                for a in n[2]:
+                    visit(a)
+            elif n[0] in ("load", "index") and n not in leaves:
+                leaves.append(n)
+
+        visit(node)
+        head = node[1].split("(")[0] if node[0] == "fn" else "add"
+        where = location.short(self.loc)
+        return ("fn", f"{head}…@{where}[{size} terms](" + ", ".join("{}" for _ in leaves) + ")", tuple(leaves))
 
     @staticmethod
     def template(name: str, vals: list[ValB], params: dict, all_args: bool = False) -> str:
@@ -932,7 +982,7 @@ class KernelWalker:
             return
         val = self.as_value(self.read(env, eqn.invars[1]))
         cur = ValB(("load", ref, self.epoch, self.writes.get(ref.id, 0), self.loc, None), val.shape, val.dtype, True)
-        self.store(ref, ValB(("add", cur.node, val.node), val.shape, val.dtype, val.cellwise))
+        self.store(ref, ValB(self.bounded(("add", cur.node, val.node)), val.shape, val.dtype, val.cellwise))
 
     def p_masked_load(self, eqn: Any, env: dict) -> None:
         args = eqn.params["args_tree"].unflatten(eqn.invars)

@@ -278,3 +278,13 @@ def test_reshaped_and_strided_views_are_stages_on_cells_of_single_elements(expor
     (store,) = [s for s in statements(k["body"]) if s["op"] == "store"]
     (load,) = loads_of(store["value"])
     assert load["view"]["stages"][-1] == {"indices": [{"slice": {"start": {"const": 3}, "size": 2, "step": 2}}]}
+
+
+def test_a_computation_that_reuses_its_values_stays_one_function_of_what_it_read(exports):
+    k = kernel(exports, "deep_compute", 2)
+    (store,) = [s for s in statements(k["body"]) if s["op"] == "store"]
+    value = store["value"]
+    # Written out it would have 3^12 loads of `buf`: one function of that load instead,
+    # named after the operation, the line and the size of the tree it stands for.
+    assert value["kind"] == "fn" and value["name"].startswith("add…@deep_compute.py:17[")
+    assert [a["kind"] for a in value["args"]] == ["load"] and store["cellwise"]
