@@ -3,8 +3,10 @@ JSON document (SCHEMA.md)."""
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import os
+import re
 from typing import Any
 
 import numpy as np
@@ -55,7 +57,42 @@ def _func_src(jaxpr: Any) -> tuple[str | None, dict | None]:
 def _arg_names(jaxpr: Any) -> tuple:
     info = getattr(jaxpr, "debug_info", None)
     names = getattr(info, "arg_names", None) if info else None
-    return tuple(names) if names else ()
+    return _forwarded_names(_func_src(jaxpr)[1], tuple(names)) if names else ()
+
+
+def _forwarded_names(loc: dict | None, names: tuple) -> tuple:
+    """``names`` with each ``args[i]`` of a kernel written ``def kernel(*args, **kw)`` that
+    hands its arguments on (``f(seq_idx, *args, **kw)``) to a function of its module
+    named after that function's parameter (``bkv_x2_ref``), read from the source."""
+    if not loc or not any(re.fullmatch(r"\w+\[\d+\]", n or "") for n in names):
+        return names
+    try:
+        with open(loc["file"]) as f:
+            tree = ast.parse(f.read())
+    except (OSError, SyntaxError, ValueError):
+        return names
+    defs = [f for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    funcs = {f.name: f for f in defs}
+    # The function defined at the kernel's line (its name may be the pallas_call's `name`).
+    kernel = next((f for f in defs if loc["line"] in (f.lineno, *(d.lineno for d in f.decorator_list))), None)
+    if kernel is None or kernel.args.vararg is None:
+        return names
+    vararg = kernel.args.vararg.arg
+    for call in ast.walk(kernel):
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in funcs):
+            continue
+        starred = [k for k, a in enumerate(call.args)
+                   if isinstance(a, ast.Starred) and isinstance(a.value, ast.Name) and a.value.id == vararg]
+        if len(starred) != 1 or any(isinstance(a, ast.Starred) for a in call.args[:starred[0]]):
+            continue
+        callee = funcs[call.func.id].args
+        params = [a.arg for a in callee.posonlyargs + callee.args][starred[0]:]
+        out = []
+        for n in names:
+            m = re.fullmatch(rf"{re.escape(vararg)}\[(\d+)\]", n or "")
+            out.append(params[int(m.group(1))] if m and int(m.group(1)) < len(params) else n)
+        return tuple(out)
+    return names
 
 
 def _compiler_param(cp: Any, name: str, default: Any = None) -> Any:

@@ -288,3 +288,9 @@ def test_a_computation_that_reuses_its_values_stays_one_function_of_what_it_read
     # named after the operation, the line and the size of the tree it stands for.
     assert value["kind"] == "fn" and value["name"].startswith("add…@deep_compute.py:17[")
     assert [a["kind"] for a in value["args"]] == ["load"] and store["cellwise"]
+
+
+def test_refs_handed_on_from_star_args_take_the_names_of_the_parameters_they_reach(exports):
+    k = kernel(exports, "forwarded_args", 2)
+    assert [b["name"] for b in k["buffers"]] == ["x_ref", "o_ref"]
+    assert [s["name"] for s in k["semaphores"]] == ["send_sem", "recv_sem"]

@@ -145,7 +145,7 @@ def test_tpu_inference_rpa_cp_ring_is_read_whole(exports, tpu_inference):
         assert k["status"] == "ok", k["errors"]
         # Read with the scalar-prefetched distribution and lengths the driver passes, the
         # double-buffer indices the kernel keeps in two of them as scalar state.
-        assert {"args[5]", "args[6]"} <= {o["name"] for o in k["prefetch"]["operands"]}
+        assert {"sem_ids_ref", "bo_ids_ref"} <= {o["name"] for o in k["prefetch"]["operands"]}
     mixed = doc["kernels"][1]
     starts = [s for s in statements(mixed["body"]) if s["op"] == "dma_start"]
     # The KV cache reshaped from pages into rows as the source of the page copies; the
