@@ -106,6 +106,14 @@ pub struct ValueTable {
 /// The longest value [`ValueTable::display`] prints in full, in characters.
 pub const MAX_SHOWN: usize = 240;
 
+/// `text`, or its first `max` characters and `…` when it is longer.
+pub fn cut_short(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None => text.to_string(),
+    }
+}
+
 /// A value id no value has: marks a renaming not yet computed.
 const NOT_RENAMED: ValueId = ValueId(u32::MAX);
 
@@ -355,9 +363,10 @@ impl ValueTable {
     pub fn display(&self, id: ValueId, notation: Notation) -> String {
         let mut out = String::new();
         if !self.write(id, notation, &mut out) {
-            let cut = out.char_indices().nth(MAX_SHOWN).map_or(out.len(), |(i, _)| i);
-            out.truncate(cut);
-            out.push('…');
+            out = cut_short(&out, MAX_SHOWN);
+            if !out.ends_with('…') {
+                out.push('…');
+            }
         }
         out
     }

@@ -6,6 +6,7 @@ use crate::error::{ErrorKind, ModelError};
 use crate::formula::{Formula, Node};
 use crate::ir::{Data, RefExpr};
 use crate::program::{CellId, ComputeKind, Op};
+use crate::value::{cut_short, MAX_SHOWN};
 
 impl Compiler<'_> {
     /// A store of computed data: the simple shapes become the DSL's operations (zeros,
@@ -86,7 +87,7 @@ impl Compiler<'_> {
         } else {
             (0..dcells.len()).map(|i| self.values.func(&format!("{{}}[{i}]"))).collect()
         };
-        let label = format!("{dname} = {}", self.render_data(value, &src, &leaves, &mut 0));
+        let label = format!("{dname} = {}", cut_short(&self.render_data(value, &src, &leaves, &mut 0), MAX_SHOWN));
         let formula = Formula { root, leaves, cellwise, arg_tags, position_tags };
         let next = self.formulas.len() as u32;
         let id = *self.formula_ids.entry(formula.clone()).or_insert_with(|| {
