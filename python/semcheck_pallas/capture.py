@@ -39,9 +39,10 @@ from jax._src import source_info_util
 from jax._src.interpreters import mlir
 
 from . import location
+from .dataflow import KERNELS, fed_by_kernels
 from .kernel import Captured
 
-KERNEL_PRIMITIVES = ("pallas_call", "mpmd_map")
+KERNEL_PRIMITIVES = KERNELS
 
 #: Where the host callbacks of :meth:`Capture.prefetch_values` deliver: ``(lowered call,
 #: kernel arguments reported, device coordinates, their values)``. Module-level because
@@ -85,7 +86,11 @@ class Capture:
             # it was called with.
             calls: list = [None]
             error = None
-            if _prefetches(eqn):
+            if _prefetches(eqn) and id(eqn) in known.fed:
+                # The CPU run computed them from another kernel's output, which it replaced by zeros.
+                error = ("they are computed from the output of another kernel, which semcheck does not run "
+                         "(it stands zeros in for it), so the values the script passes are not known")
+            elif _prefetches(eqn):
                 calls = known.calls.get(id(kj)) or [None]
                 if calls == [None]:
                     error = known.error or ("this call of the kernel did not run when the computation was run on the "
@@ -114,6 +119,7 @@ class Capture:
             self.computations += 1
             mosaic = self.lower_for_tpu(args, jaxpr, kw, len(found)) if self.lower else None
             known = self.prefetch_values(original, args, jaxpr, kw, found)
+            known.fed = fed_by_kernels(jaxpr.jaxpr, _operands_known)
             self.record(found, _caller(), mosaic, known)
             mesh = next((a.sharding.mesh for a in args if isinstance(getattr(a, "sharding", None),
                                                                       jax.sharding.NamedSharding)), None)
@@ -222,6 +228,8 @@ class Known:
     def __init__(self, calls: dict[Any, list[dict[tuple, list]]], error: str | None):
         self.calls = calls
         self.error = error
+        #: The ids of kernel equations whose values depend on another kernel's output.
+        self.fed: set[int] = set()
 
 
 def _known_operands(gm: Any) -> list[int]:
@@ -235,6 +243,11 @@ def _known_operands(gm: Any) -> list[int]:
         if space == "smem" and trivial and np.dtype(bm.array_aval.dtype).kind in "iub":
             out.append(n + k)
     return out
+
+
+def _operands_known(eqn: Any) -> list[int]:
+    """The operands of a kernel equation whose values :meth:`Capture.prefetch_values` reads."""
+    return _known_operands(eqn.params["grid_mapping"]) if eqn.primitive.name == "pallas_call" else []
 
 
 def _prefetches(eqn: Any) -> bool:

@@ -18,6 +18,7 @@ CASES = [
     ("dma_add", "dma_start(add=True)", "d.start(add=True)"),
     ("data_cond", "run-time data", "@pl.when(x_ref[0, 0] > 0)"),
     ("prefetch_unknown", "run-time data", "d.start()"),
+    ("prefetch_from_kernel", "run-time data", "d.start()"),
     ("smem_unwritten", "evaluation", "# never stored"),
     ("smem_copied", "run-time data", "d.start()"),
     ("smem_large", "SMEM array size", "# too many elements"),
@@ -38,7 +39,8 @@ def test_unsupported_construct_is_named_with_its_line(exports, name, construct, 
     path = os.path.join(UNSUPPORTED, name + ".py")
     doc = exports.get(path, 2)
     assert doc["errors"] == []
-    (k,) = doc["kernels"]
+    # The one kernel the case is about (another may compute its inputs).
+    (k,) = [k for k in doc["kernels"] if k["status"] != "ok" or k["communicates"]]
     assert k["status"] == "unsupported"
     (err,) = k["errors"]
     assert err["construct"] == construct
@@ -48,6 +50,10 @@ def test_unsupported_construct_is_named_with_its_line(exports, name, construct, 
 def test_scalar_prefetch_values_that_cannot_be_computed_are_said_to_be_unknown(exports):
     (k,) = exports.get(os.path.join(UNSUPPORTED, "prefetch_unknown.py"), 2)["kernels"]
     assert k["prefetch"]["error"].endswith("failed (JaxRuntimeError: ValueError: no such table)")
+    # Values computed by another kernel would come from the zeros that stand in for it.
+    doc = exports.get(os.path.join(UNSUPPORTED, "prefetch_from_kernel.py"), 2)
+    (k,) = [k for k in doc["kernels"] if k["name"] == "kernel"]
+    assert k["prefetch"]["error"].startswith("they are computed from the output of another kernel")
 
 
 def test_every_unsupported_construct_is_named_and_its_consequences_are_not(exports):

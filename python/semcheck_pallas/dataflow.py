@@ -1,0 +1,102 @@
+"""Which kernels read values another kernel computes.
+
+To learn the values a script passes to a kernel's scalar-prefetch operands, the capture
+runs the computation on the CPU with every kernel replaced by zeros (nothing of a kernel
+runs). A value computed from another kernel's output is then computed from those zeros,
+not from what the script would pass: :func:`fed_by_kernels` finds the kernels whose
+values depend on one, following the data flow of the computation's jaxpr (through calls,
+``shard_map``, conditionals and loops, whose carries are followed to a fixed point).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+from jax._src import core as jax_core
+
+#: Primitives of kernels.
+KERNELS = ("pallas_call", "mpmd_map")
+
+
+def fed_by_kernels(jaxpr: jax_core.Jaxpr, operands: Callable[[Any], Sequence[int]]) -> set[int]:
+    """The ids of the kernel equations of ``jaxpr`` (nested ones included) one of whose
+    ``operands(eqn)`` depends on the output of a kernel."""
+    fed: set[int] = set()
+    _flow(jaxpr, [False] * len(jaxpr.invars), operands, fed)
+    return fed
+
+
+def _flow(jaxpr: Any, tainted_in: list[bool], operands: Callable[[Any], Sequence[int]], fed: set[int]) -> list[bool]:
+    """The taint of ``jaxpr``'s outputs given its inputs' (a value computed from a kernel's
+    output is tainted), recording kernels fed tainted operands in ``fed``."""
+    jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
+    taint: dict[Any, bool] = dict(zip(jaxpr.invars, tainted_in))
+
+    def of(x: Any) -> bool:
+        return isinstance(x, jax_core.Var) and taint.get(x, False)
+
+    for eqn in jaxpr.eqns:
+        ins = [of(x) for x in eqn.invars]
+        name = eqn.primitive.name
+        if name in KERNELS:
+            if any(ins[k] for k in operands(eqn) if k < len(ins)):
+                fed.add(id(eqn))
+            outs = [True] * len(eqn.outvars)
+        else:
+            outs = _through(eqn, ins, operands, fed)
+        taint.update(zip(eqn.outvars, outs))
+    return [of(x) for x in jaxpr.outvars]
+
+
+def _through(eqn: Any, ins: list[bool], operands: Callable[[Any], Sequence[int]], fed: set[int]) -> list[bool]:
+    """The taint of an equation's outputs: through its sub-jaxprs when it has some (calls
+    and ``shard_map`` positionally, ``cond`` per branch, loops to a fixed point), else
+    tainted when any input is."""
+    params = eqn.params
+    name = eqn.primitive.name
+    n_out = len(eqn.outvars)
+    if name == "cond":
+        outs = [False] * n_out
+        for branch in params["branches"]:
+            outs = [a or b for a, b in zip(outs, _flow(branch, ins[1:], operands, fed))]
+        return [o or ins[0] for o in outs]
+    if name == "while":
+        nc, nb = params["cond_nconsts"], params["body_nconsts"]
+        cconsts, bconsts, carry = ins[:nc], ins[nc:nc + nb], list(ins[nc + nb:])
+        while True:
+            new = _flow(params["body_jaxpr"], bconsts + carry, operands, fed)
+            merged = [a or b for a, b in zip(carry, new)]
+            if merged == carry:
+                break
+            carry = merged
+        stop = any(_flow(params["cond_jaxpr"], cconsts + carry, operands, fed))
+        return [c or stop for c in carry]
+    if name == "scan":
+        nc, ncarry = params["num_consts"], params["num_carry"]
+        consts, carry, xs = ins[:nc], list(ins[nc:nc + ncarry]), ins[nc + ncarry:]
+        while True:
+            outs = _flow(params["jaxpr"], consts + carry + xs, operands, fed)
+            merged = [a or b for a, b in zip(carry, outs[:ncarry])]
+            if merged == carry:
+                return merged + outs[ncarry:]
+            carry = merged
+    subs = [getattr(p, "jaxpr", p) for p in params.values() if isinstance(getattr(p, "jaxpr", p), jax_core.Jaxpr)]
+    if len(subs) == 1 and len(subs[0].invars) == len(ins) and len(subs[0].outvars) == n_out:
+        return _flow(subs[0], ins, operands, fed)
+    # Anything else: every output depends on every input, and on any kernel inside.
+    any_in = any(ins)
+    for sub in subs:
+        _flow(sub, [any_in] * len(sub.invars), operands, fed)
+    return [any_in or any(_has_kernel(s) for s in subs)] * n_out
+
+
+def _has_kernel(jaxpr: Any) -> bool:
+    jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
+    for eqn in jaxpr.eqns:
+        if eqn.primitive.name in KERNELS:
+            return True
+        for p in eqn.params.values():
+            for sub in (p if isinstance(p, (tuple, list)) else (p,)):
+                if isinstance(getattr(sub, "jaxpr", sub), jax_core.Jaxpr) and _has_kernel(sub):
+                    return True
+    return False
