@@ -26,15 +26,20 @@ def cache_dir() -> str:
     return root
 
 
-def package(name: str, version: str) -> str:
-    """The directory holding the unpacked wheel of ``name==version``."""
+def package(name: str, version: str, python_version: str | None = None) -> str:
+    """The directory holding the unpacked wheel of ``name==version``.
+
+    ``python_version`` (``"3.12"``) asks pip for the wheel that Python would get: for a
+    pure-Python wheel whose metadata requires a newer Python than the one running here
+    (its driver says why the kernel's own module still imports)."""
     target = os.path.join(cache_dir(), f"{name}-{version}")
     if os.path.isdir(os.path.join(target, ".complete")):
         return target
     wheels = os.path.join(cache_dir(), "wheels")
     os.makedirs(wheels, exist_ok=True)
+    pin = ["--python-version", python_version] if python_version else []
     subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-q",
-                    "-d", wheels, f"{name}=={version}"], check=True, stdout=sys.stderr)
+                    *pin, "-d", wheels, f"{name}=={version}"], check=True, stdout=sys.stderr)
     norm = name.replace("-", "_").lower()
     wheel = [w for w in os.listdir(wheels) if w.lower().startswith(f"{norm}-{version}-") and w.endswith(".whl")]
     if not wheel:
@@ -56,11 +61,11 @@ def namespace(root: str, *dotted: str) -> None:
         sys.modules[name] = mod
 
 
-def module(name: str, version: str, dotted: str) -> types.ModuleType:
+def module(name: str, version: str, dotted: str, python_version: str | None = None) -> types.ModuleType:
     """Imports module ``dotted`` of the package ``name==version`` (fetched by
-    :func:`package`), every package above it a plain :func:`namespace`, so that none of
-    their ``__init__`` runs."""
-    root = package(name, version)
+    :func:`package`, ``python_version`` passed on), every package above it a plain
+    :func:`namespace`, so that none of their ``__init__`` runs."""
+    root = package(name, version, python_version)
     if root not in sys.path:
         sys.path.insert(0, root)
     parts = dotted.split(".")
