@@ -20,8 +20,12 @@ import fetch  # noqa: E402
 
 
 def _fetched(name: str, version: str) -> str:
+    return _fetched_for(name, version, None)
+
+
+def _fetched_for(name: str, version: str, python_version: str | None) -> str:
     try:
-        return fetch.package(name, version)
+        return fetch.package(name, version, python_version)
     except (subprocess.CalledProcessError, RuntimeError, OSError) as e:
         pytest.skip(f"{name} {version} could not be fetched: {e}")
 
@@ -29,6 +33,11 @@ def _fetched(name: str, version: str) -> str:
 @pytest.fixture(scope="module")
 def tpu_inference() -> str:
     return _fetched("tpu-inference", "0.32.0")
+
+
+@pytest.fixture(scope="module")
+def tokamax() -> str:
+    return _fetched_for("tokamax", "0.0.17", "3.12")
 
 
 @pytest.fixture(scope="module")
@@ -218,3 +227,22 @@ def test_tpu_inference_gmm_scatter_ici_races_on_its_zero_initialised_output(tpu_
     assert "gmm_v2_gather_scatter.py:877" in v.message and "gmm_v2_ag_rs.py:1877" in v.message, v.message
     # A box of 128 cells is named by its ranges, not cell by cell.
     assert "local_copy scatter_staging_3x_ref[0,0:128] -> out_buf_ref[0:128]" in v.message, v.message
+
+
+def test_tokamax_fused_moe_decode_is_read_whole_and_proved(exports, tokamax):
+    """The decode MoE block's all-reduce (entry barrier to every rank, an all-to-all and an
+    all-gather of remote copies) and its weight ring of local copies: proved at N = 2."""
+    import shutil
+
+    import semcheck_pallas as sp
+
+    doc = exports.get(os.path.join(EXTERNAL, "tokamax_fused_moe_decode.py"), 2)
+    assert doc["errors"] == [] and doc["script"]["status"] == "ok"
+    (k,) = doc["kernels"]
+    assert k["status"] == "ok", k["errors"]
+    starts = [s for s in statements(k["body"]) if s["op"] == "dma_start"]
+    assert any(s["dma"]["kind"] == "remote" for s in starts) and any(s["dma"]["kind"] == "local" for s in starts)
+    if not (os.environ.get("SEMCHECK_BIN") or shutil.which("semcheck")):
+        pytest.skip("the semcheck binary is not available (SEMCHECK_BIN)")
+    (v,) = sp.check_file(os.path.join(EXTERNAL, "tokamax_fused_moe_decode.py"), devices=2)
+    assert v.verdict == "proved", v
