@@ -1,5 +1,8 @@
 //! A collective's specification: what each output cell must hold when a device exits.
 
+use std::collections::HashMap;
+use std::sync::Arc;
+
 use serde::Serialize;
 
 use crate::mesh::DeviceId;
@@ -10,8 +13,10 @@ use crate::value::{Atom, Notation, ValueId, ValueTable};
 pub enum Expected {
     /// Each atom exactly once (the empty list is `zeros_like`).
     Sum(Vec<Atom>),
-    /// An uninterpreted function (template with `{}`) of an expected value.
-    Apply(String, Box<Expected>),
+    /// An uninterpreted function (template with `{}`) of an expected value (shared: a
+    /// computed value reuses its parts, and written out as a tree it can grow
+    /// exponentially).
+    Apply(String, Arc<Expected>),
     /// The sum of several expected values (multiset union).
     Add(Vec<Expected>),
     /// Never written (`-`): what a kernel that leaves an output cell alone computes.
@@ -21,17 +26,30 @@ pub enum Expected {
 impl Expected {
     /// Interns the expected value.
     pub fn intern(&self, values: &mut ValueTable) -> ValueId {
+        self.intern_shared(values, &mut HashMap::new())
+    }
+
+    /// [`Expected::intern`], each shared part once (`done`: by address).
+    fn intern_shared(&self, values: &mut ValueTable, done: &mut HashMap<*const Expected, ValueId>) -> ValueId {
         match self {
             Expected::Sum(atoms) => values.sum_of(atoms.iter().copied()),
             Expected::Apply(func, inner) => {
-                let v = inner.intern(values);
+                let key = Arc::as_ptr(inner);
+                let v = match done.get(&key) {
+                    Some(&v) => v,
+                    None => {
+                        let v = inner.intern_shared(values, done);
+                        done.insert(key, v);
+                        v
+                    }
+                };
                 let f = values.func(func);
                 values.apply(f, v)
             }
             Expected::Add(parts) => {
                 let mut acc = ValueId::ZERO;
                 for p in parts {
-                    let v = p.intern(values);
+                    let v = p.intern_shared(values, done);
                     acc = values.add(acc, v);
                 }
                 acc
@@ -43,6 +61,11 @@ impl Expected {
     /// The expected value equal to `id` of `values`, independent of the table (to carry a
     /// value computed by one program into the specification of another).
     pub fn of_value(values: &ValueTable, id: ValueId) -> Expected {
+        Expected::of_shared(values, id, &mut HashMap::new())
+    }
+
+    /// [`Expected::of_value`], each argument of a function once (`done`: by value id).
+    fn of_shared(values: &ValueTable, id: ValueId, done: &mut HashMap<ValueId, Arc<Expected>>) -> Expected {
         use crate::value::{Term, Value};
         let Value::Sum(terms) = values.get(id) else { return Expected::Undef };
         let mut atoms = Vec::new();
@@ -51,10 +74,17 @@ impl Expected {
             for _ in 0..*count {
                 match term {
                     Term::Atom(a) => atoms.push(*a),
-                    Term::Apply(f, arg) => applies.push(Expected::Apply(
-                        values.func_name(*f).to_string(),
-                        Box::new(Expected::of_value(values, *arg)),
-                    )),
+                    Term::Apply(f, arg) => {
+                        let inner = match done.get(arg) {
+                            Some(e) => e.clone(),
+                            None => {
+                                let e = Arc::new(Expected::of_shared(values, *arg, done));
+                                done.insert(*arg, e.clone());
+                                e
+                            }
+                        };
+                        applies.push(Expected::Apply(values.func_name(*f).to_string(), inner));
+                    }
                 }
             }
         }
@@ -94,4 +124,29 @@ pub struct Spec {
     pub notation: Notation,
     /// The output cells checked at exit, on every invocation.
     pub outputs: Vec<Expectation>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Expected;
+    use crate::value::{Atom, ValueTable};
+
+    #[test]
+    fn a_value_that_reuses_its_parts_is_carried_over_shared() {
+        // v = f(v + v), sixty times: 2^60 leaves written out as a tree.
+        let mut t = ValueTable::new();
+        let f = t.func("f({})");
+        let mut v = t.atom(Atom::first_input(0, 0, 0));
+        for _ in 0..60 {
+            let twice = t.add(v, v);
+            v = t.apply(f, twice);
+        }
+        let e = Expected::of_value(&t, v);
+        let mut other = ValueTable::new();
+        let w = e.intern(&mut other);
+        assert_eq!(other.display(w, crate::value::Notation::Plain), t.display(v, crate::value::Notation::Plain));
+        // Carried back, it interns to the same value again.
+        let mut third = ValueTable::new();
+        assert_eq!(Expected::of_value(&other, w).intern(&mut third), e.intern(&mut third));
+    }
 }

@@ -1,6 +1,8 @@
 //! The producer/consumer of seed 001: TensorCore 0 writes `2x` to shared HBM and signals
 //! a REGULAR semaphore on TensorCore 1, which waits, reads it, adds 1 and writes it back.
 
+use std::sync::Arc;
+
 use semcheck_model::dsl::trace;
 use semcheck_model::ir::{BufferRole, Kernel, MemorySpace};
 use semcheck_model::{Expected, ModelError, Notation, Rule, Spec};
@@ -65,8 +67,8 @@ fn kernel(_devices: usize, change: Option<Change>) -> Result<Kernel, ModelError>
 
 fn spec(_devices: usize) -> Spec {
     let x = Expected::Sum(vec![atom(0, 0, 0)]);
-    let doubled = Expected::Apply(DOUBLE.into(), Box::new(x));
-    let consumed = Expected::Apply(PLUS_ONE.into(), Box::new(doubled.clone()));
+    let doubled = Expected::Apply(DOUBLE.into(), Arc::new(x));
+    let consumed = Expected::Apply(PLUS_ONE.into(), Arc::new(doubled.clone()));
     Spec {
         notation: Notation::Plain,
         outputs: vec![expect(0, "o_hbm", &[0], doubled), expect(1, "o_hbm", &[1], consumed)],
