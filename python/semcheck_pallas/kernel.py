@@ -61,11 +61,71 @@ def _arg_names(jaxpr: Any) -> tuple:
 
 
 def _forwarded_names(loc: dict | None, names: tuple) -> tuple:
-    """``names`` with each ``args[i]`` of a kernel written ``def kernel(*args, **kw)`` that
-    hands its arguments on (``f(seq_idx, *args, **kw)``) to a function of its module
-    named after that function's parameter (``bkv_x2_ref``), read from the source."""
+    """``names`` with each ``args[i]`` of a kernel written ``def kernel(*args, **kw)``
+    named as the kernel's source names it: after the parameter it reaches when the kernel
+    hands its arguments on (``f(seq_idx, *args, **kw)``, ``f`` a function of its module),
+    else after what it is unpacked into (``x_ref, o_ref, sem = args``,
+    ``x_ref, o_ref = args[:2]``, ``sem = args[3]``)."""
     if not loc or not any(re.fullmatch(r"\w+\[\d+\]", n or "") for n in names):
         return names
+    try:
+        with open(loc["file"]) as f:
+            tree = ast.parse(f.read())
+    except (OSError, SyntaxError, ValueError):
+        return names
+    defs = [f for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    # The function defined at the kernel's line (its name may be the pallas_call's `name`).
+    kernel = next((f for f in defs if loc["line"] in (f.lineno, *(d.lineno for d in f.decorator_list))), None)
+    if kernel is None or kernel.args.vararg is None:
+        return names
+    vararg = kernel.args.vararg.arg
+    found = _handed_on(kernel, vararg, {f.name: f for f in defs}) or _unpacked(kernel, vararg)
+    out = []
+    for n in names:
+        m = re.fullmatch(rf"{re.escape(vararg)}\[(\d+)\]", n or "")
+        out.append(found.get(int(m.group(1)), n) if m else n)
+    return tuple(out)
+
+
+def _handed_on(kernel: ast.AST, vararg: str, funcs: dict[str, Any]) -> dict[int, str]:
+    """``{i: name}`` from a call ``f(a, *args, ...)`` in ``kernel``: ``f``'s parameters."""
+    for call in ast.walk(kernel):
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in funcs):
+            continue
+        starred = [k for k, a in enumerate(call.args)
+                   if isinstance(a, ast.Starred) and isinstance(a.value, ast.Name) and a.value.id == vararg]
+        if len(starred) != 1 or any(isinstance(a, ast.Starred) for a in call.args[:starred[0]]):
+            continue
+        callee = funcs[call.func.id].args
+        return dict(enumerate(a.arg for a in (callee.posonlyargs + callee.args)[starred[0]:]))
+    return {}
+
+
+def _unpacked(kernel: Any, vararg: str) -> dict[int, str]:
+    """``{i: name}`` from the kernel's own assignments out of ``args``."""
+    found: dict[int, str] = {}
+    for stmt in kernel.body:
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+            continue
+        target, value = stmt.targets[0], stmt.value
+        first = None
+        if isinstance(value, ast.Name) and value.id == vararg:
+            first = 0
+        elif isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name) and value.value.id == vararg:
+            index = value.slice
+            if isinstance(index, ast.Constant) and isinstance(index.value, int) and isinstance(target, ast.Name):
+                found.setdefault(index.value, target.id)
+                continue
+            if isinstance(index, ast.Slice) and index.step is None and (
+                    index.lower is None or isinstance(index.lower, ast.Constant)):
+                first = 0 if index.lower is None else index.lower.value
+        if first is None or not isinstance(target, (ast.Tuple, ast.List)) or not isinstance(first, int):
+            continue
+        for k, elt in enumerate(target.elts):
+            if not isinstance(elt, ast.Name):
+                break  # a starred rest: its positions are not known from here
+            found.setdefault(first + k, elt.id)
+    return found
     try:
         with open(loc["file"]) as f:
             tree = ast.parse(f.read())

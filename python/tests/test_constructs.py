@@ -294,3 +294,10 @@ def test_refs_handed_on_from_star_args_take_the_names_of_the_parameters_they_rea
     k = kernel(exports, "forwarded_args", 2)
     assert [b["name"] for b in k["buffers"]] == ["x_ref", "o_ref"]
     assert [s["name"] for s in k["semaphores"]] == ["send_sem", "recv_sem"]
+
+
+def test_refs_a_kernel_unpacks_from_star_args_take_the_names_it_unpacks_them_into(exports):
+    k = kernel(exports, "unpacked_args", 2)
+    assert [b["name"] for b in k["buffers"]] == ["x_ref", "o_ref"]
+    # The one never unpacked keeps its place.
+    assert [s["name"] for s in k["semaphores"]] == ["send_sem", "refs[3]"]
