@@ -62,6 +62,17 @@ def _views(stmt: dict) -> list[RefB]:
     return []
 
 
+def _cutting_views(stmt: dict) -> list[RefB]:
+    """The views whose positions cut their buffers into cells: every view but a load
+    that a value computed from every cell it reads (a store not cell by cell) reads
+    without a reshape. Such a load reads the cells around what it reads
+    (:func:`view_json` with ``cover``): every DMA and store writes whole cells, so the
+    races it takes part in are the same, and its value is a function of those cells."""
+    if stmt["op"] == "store" and not stmt["cellwise"]:
+        return [stmt["dst"], *(r for r in load_views(stmt["value"]) if r.stages)]
+    return _views(stmt)
+
+
 def _alignments(stmt: dict) -> list[tuple[RefB, RefB]]:
     op = stmt["op"]
     if op in ("dma_start", "dma_wait"):
@@ -185,7 +196,7 @@ class Granularity:
                 values = [E.evaluate(e, env) for e in stmt["next"]]
                 k += 1
         else:
-            for ref in _views(stmt):
+            for ref in _cutting_views(stmt):
                 for k, d in enumerate(ref.dims):
                     if d[0] == "at":
                         p = E.evaluate(d[1], env)
@@ -244,19 +255,21 @@ def cell_shape(decl: BufferDecl, g: list[int], kept: set[int] = frozenset()) -> 
     return [decl.shape[k] // g[k] for k in cell_dims(decl, g, kept)]
 
 
-def view_json(ref: RefB, decl: BufferDecl, g: list[int], kept: set[int] = frozenset()) -> dict:
+def view_json(ref: RefB, decl: BufferDecl, g: list[int], kept: set[int] = frozenset(), cover: bool = False) -> dict:
     """A view in cell units (SCHEMA.md ``View``), on the cell shape of
-    :func:`cell_shape`."""
+    :func:`cell_shape`. With ``cover`` (a load whose value is a function of every cell
+    it reads, :func:`_cutting_views`), a view that is not whole cells is the cells around
+    it."""
     indices = []
     for k, (d, size) in enumerate(zip(ref.dims, decl.shape)):
         gk = g[k]
         n = size // gk
         shown = n > 1 or k in kept
         if d[0] == "at":
-            if gk != 1:
+            if gk != 1 and not (cover and not ref.stages):
                 return {"buffer": ref.id, "unaligned": f"index on dimension {k} of `{decl.name}` is inside a cell of {gk}"}
             if shown:
-                indices.append({"at": E.to_json(d[1])})
+                indices.append({"at": E.to_json(E.op("div", d[1], E.const(gk)))})
         else:
             start, length = d[1], d[2]
             step = d[3] if len(d) > 3 else 1
@@ -269,6 +282,10 @@ def view_json(ref: RefB, decl: BufferDecl, g: list[int], kept: set[int] = frozen
                                           "size": E.to_json(E.op("exactdiv", length, E.const(gk))),
                                           **_step_json(step)}})
                 continue
+            if cover and not ref.stages and gk != 1:
+                if shown:
+                    indices.append({"slice": _covering(start, length, gk)})
+                continue
             if length % gk != 0:
                 return {"buffer": ref.id,
                         "unaligned": f"slice of {length} on dimension {k} of `{decl.name}` is not a multiple of its cells of {gk}"}
@@ -279,6 +296,15 @@ def view_json(ref: RefB, decl: BufferDecl, g: list[int], kept: set[int] = frozen
     if ref.stages:
         out["stages"] = _stages_json(ref, decl, g, kept)
     return out
+
+
+def _covering(start: E.Expr, length: int, g: int) -> dict:
+    """The slice, in cells of ``g``, of the cells around ``length`` positions from
+    ``start`` (a slice of a dimension cut into cells has step 1)."""
+    first = E.op("div", start, E.const(g))
+    end = E.op("div", E.op("add", start, E.const(length + g - 1)), E.const(g))
+    size = E.op("sub", end, first)
+    return {"start": E.to_json(first), "size": size[1] if size[0] == "const" else E.to_json(size)}
 
 
 def _stages_json(ref: RefB, decl: BufferDecl, g: list[int], kept: set[int]) -> list[dict]:

@@ -484,7 +484,10 @@ class KernelBuilder:
             out["amount"] = E.to_json(s["amount"])
         elif op == "store":
             out["dst"] = view(s["dst"])
-            out["value"] = _value_json(s["value"], view)
+            # A value of every cell it reads reads the cells around each load.
+            cover = lambda r: cells.view_json(r, bufs[r.id], g[r.id], self.kept.get(r.id, set()),  # noqa: E731
+                                              cover=True)
+            out["value"] = _value_json(s["value"], view if s["cellwise"] else cover)
             out["cellwise"] = s["cellwise"]
         else:  # pragma: no cover
             raise AssertionError(op)

@@ -301,3 +301,14 @@ def test_refs_a_kernel_unpacks_from_star_args_take_the_names_it_unpacks_them_int
     assert [b["name"] for b in k["buffers"]] == ["x_ref", "o_ref"]
     # The one never unpacked keeps its place.
     assert [s["name"] for s in k["semaphores"]] == ["send_sem", "refs[3]"]
+
+
+def test_a_load_a_reduction_reads_is_the_cells_around_it_and_cuts_nothing(exports):
+    k = kernel(exports, "covering_load", 2)
+    buf = next(b for b in k["buffers"] if b["name"] == "buf")
+    # Halves, as the copy and the store cut it; the load of rows 5..8 does not cut rows.
+    assert buf["shape"] == [2] and buf["cell"] == [4, 128]
+    store = [s for s in statements(k["body"]) if s["op"] == "store" and not s["cellwise"]][-1]
+    (load,) = loads_of(store["value"])
+    (ix,) = load["view"]["indices"]
+    assert (evaluate(ix["slice"]["start"], {"x": 0}), ix["slice"]["size"]) == (1, 1)

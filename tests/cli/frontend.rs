@@ -296,6 +296,13 @@ fn scalar_prefetch_values_and_smem_scalar_state_are_read_like_axis_index() {
     let (code, out, err) = run("strided_rows.py", &["--devices", "2"], Some(("ROWS", "overlap")));
     assert_eq!(code, Some(1), "{out}{err}");
     assert!(out.contains("race on d1 o_ref[2]") && out.contains("x_ref[0 2 4 6] -> d1 o_ref[0 2 4 6]"), "{out}");
+    // A load a reduction reads is read as the cells around it: inside the half a copy is
+    // still writing, a race; in the other half, none.
+    let (code, out, err) = run("covering_load.py", &["--devices", "2"], None);
+    assert_eq!(code, Some(0), "{out}{err}");
+    let (code, out, err) = run("covering_load.py", &["--devices", "2"], Some(("READ", "inside")));
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(out.contains("race on d0 buf[0]") && out.contains("reduce_sum(buf[0])"), "{out}");
     // A while loop whose condition reads SMEM the body counts down runs three times.
     let out = semcheck_cmd()
         .args(["simulate", "--lockstep", "--devices", "2", "--format", "text"])
