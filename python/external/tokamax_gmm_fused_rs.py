@@ -24,27 +24,9 @@ import fetch  # noqa: E402
 
 fetch.pretend_tpu("v6e")
 
-import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
-
-from _moe_routing import group_sizes, hidden, inter, mesh, n, order, tokens  # noqa: E402
+from _moe_routing import run_gmm_fused_rs  # noqa: E402
 
 rs = fetch.module("tokamax", "0.0.17", "tokamax._src.ops.experimental.fused_moe_rs.gmm_fused_rs_nodedup",
                   python_version="3.12")
-
-
-def put(a, *spec):
-    return jax.device_put(a, jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec(*spec)))
-
-
-out = rs.run_gmm_fused_rs(
-    put(jnp.ones((tokens, hidden), jnp.bfloat16)),  # hidden_states, replicated
-    put(jnp.ones((n, hidden, 2 * inter), jnp.bfloat16), "expert"),  # w1
-    put(jnp.ones((n, inter, hidden), jnp.bfloat16), "expert"),  # w2
-    put(group_sizes()),  # group_sizes
-    put(jnp.array(order, jnp.int32)),  # lhs_indices
-    put(jnp.array(order, jnp.int32)),  # output_indices
-    put(jnp.ones((tokens, 1), jnp.float32), "expert", None),  # topk_weights
-    put(jnp.zeros((tokens,), jnp.int32)),  # topk_indices
-    ep_size=n, mesh=mesh, top_k=1, ep_axis_name="expert")
+out = run_gmm_fused_rs(rs)
 print(out.shape)

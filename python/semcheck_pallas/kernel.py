@@ -126,33 +126,6 @@ def _unpacked(kernel: Any, vararg: str) -> dict[int, str]:
                 break  # a starred rest: its positions are not known from here
             found.setdefault(first + k, elt.id)
     return found
-    try:
-        with open(loc["file"]) as f:
-            tree = ast.parse(f.read())
-    except (OSError, SyntaxError, ValueError):
-        return names
-    defs = [f for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
-    funcs = {f.name: f for f in defs}
-    # The function defined at the kernel's line (its name may be the pallas_call's `name`).
-    kernel = next((f for f in defs if loc["line"] in (f.lineno, *(d.lineno for d in f.decorator_list))), None)
-    if kernel is None or kernel.args.vararg is None:
-        return names
-    vararg = kernel.args.vararg.arg
-    for call in ast.walk(kernel):
-        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in funcs):
-            continue
-        starred = [k for k, a in enumerate(call.args)
-                   if isinstance(a, ast.Starred) and isinstance(a.value, ast.Name) and a.value.id == vararg]
-        if len(starred) != 1 or any(isinstance(a, ast.Starred) for a in call.args[:starred[0]]):
-            continue
-        callee = funcs[call.func.id].args
-        params = [a.arg for a in callee.posonlyargs + callee.args][starred[0]:]
-        out = []
-        for n in names:
-            m = re.fullmatch(rf"{re.escape(vararg)}\[(\d+)\]", n or "")
-            out.append(params[int(m.group(1))] if m and int(m.group(1)) < len(params) else n)
-        return tuple(out)
-    return names
 
 
 def _compiler_param(cp: Any, name: str, default: Any = None) -> Any:
