@@ -220,6 +220,16 @@ fn scalar_prefetch_values_and_smem_scalar_state_are_read_like_axis_index() {
             String::from_utf8_lossy(&out.stderr).into_owned(),
         )
     };
+    // `file` proved at `sizes`; with `env` set, at `devices`, a violation saying each of `needles`.
+    let proved_then_broken = |file: &str, sizes: &str, env: (&str, &str), devices: &str, needles: &[&str]| {
+        let (code, out, err) = run(file, &["--devices", sizes], None);
+        assert_eq!(code, Some(0), "{out}{err}");
+        let (code, out, err) = run(file, &["--devices", devices], Some(env));
+        assert_eq!(code, Some(1), "{out}{err}");
+        for needle in needles {
+            assert!(out.contains(needle), "{needle}: {out}");
+        }
+    };
     // A per-device table the jitted function computes: where each block goes, how many
     // arrive. The ring is proved, and the check says which values it covers.
     let (code, out, err) = run("prefetch_perm.py", &["--devices", "2-3"], None);
@@ -253,11 +263,13 @@ fn scalar_prefetch_values_and_smem_scalar_state_are_read_like_axis_index() {
     assert!(out.contains("race on d0 buf[0]"), "{out}");
     // Copies of a size the table gives (device 0 sends nothing): proved; waiting with
     // the wrong descriptor's size leaves bytes behind.
-    let (code, out, err) = run("dynamic_size.py", &["--devices", "2-4"], None);
-    assert_eq!(code, Some(0), "{out}{err}");
-    let (code, out, err) = run("dynamic_size.py", &["--devices", "3"], Some(("WAIT", "own")));
-    assert_eq!(code, Some(1), "{out}{err}");
-    assert!(out.contains("VIOLATION (outside-kernel)") && out.contains("x_ref[0] -> d0 o_ref[0]"), "{out}");
+    proved_then_broken(
+        "dynamic_size.py",
+        "2-4",
+        ("WAIT", "own"),
+        "3",
+        &["VIOLATION (outside-kernel)", "x_ref[0] -> d0 o_ref[0]"],
+    );
     // A copy past the end of its source on one device: refused, in cells and in elements.
     let (code, out, err) = run("out_of_range.py", &["--devices", "2"], None);
     assert_eq!(code, Some(2), "{out}{err}");
@@ -268,41 +280,38 @@ fn scalar_prefetch_values_and_smem_scalar_state_are_read_like_axis_index() {
     );
     // tpu-inference's GMM2 scatter race in miniature: a zero-fill of the output started
     // after the entry barrier races with a peer's copy into it; waited before, proved.
-    let (code, out, err) = run("zero_after_barrier.py", &["--devices", "2-3"], None);
-    assert_eq!(code, Some(0), "{out}{err}");
-    let (code, out, err) = run("zero_after_barrier.py", &["--devices", "2"], Some(("ORDER", "after")));
-    assert_eq!(code, Some(1), "{out}{err}");
-    assert!(out.contains("race on d1 o_ref") && out.contains("local_copy zeros_ref -> o_ref"), "{out}");
+    proved_then_broken(
+        "zero_after_barrier.py",
+        "2-3",
+        ("ORDER", "after"),
+        "2",
+        &["race on d1 o_ref", "local_copy zeros_ref -> o_ref"],
+    );
     // Reshaped and strided views (a paged buffer merged into rows, every other row read):
     // proved; read before the copy lands, a race on exactly the rows read; a reshape
     // merging what is not contiguous, refused.
-    let (code, out, err) = run("reshaped_pages.py", &["--devices", "2-3"], None);
-    assert_eq!(code, Some(0), "{out}{err}");
-    let (code, out, err) = run("reshaped_pages.py", &["--devices", "3"], Some(("READ", "early")));
-    assert_eq!(code, Some(1), "{out}{err}");
-    assert!(
-        out.contains("race on d2 pages[1,1]")
-            && out.contains("o_ref[0 1] = pages[1,1 2,1]")
-            && out.contains("x_ref[1 2 3 4] -> d2 pages[1,0 1,1 2,0 2,1]"),
-        "{out}"
+    proved_then_broken(
+        "reshaped_pages.py",
+        "2-3",
+        ("READ", "early"),
+        "3",
+        &["race on d2 pages[1,1]", "o_ref[0 1] = pages[1,1 2,1]", "x_ref[1 2 3 4] -> d2 pages[1,0 1,1 2,0 2,1]"],
     );
     let (code, out, err) = run("reshaped_pages.py", &["--devices", "2"], Some(("MERGE", "gap")));
     assert_eq!(code, Some(2), "{out}{err}");
     assert!(err.contains("reshaped_pages.py:26") && err.contains("that are not contiguous"), "{err}");
     // A strided copy (every other row): proved; a second copy overlapping it, a race on
     // a row both write.
-    let (code, out, err) = run("strided_rows.py", &["--devices", "2-3"], None);
-    assert_eq!(code, Some(0), "{out}{err}");
-    let (code, out, err) = run("strided_rows.py", &["--devices", "2"], Some(("ROWS", "overlap")));
-    assert_eq!(code, Some(1), "{out}{err}");
-    assert!(out.contains("race on d1 o_ref[2]") && out.contains("x_ref[0 2 4 6] -> d1 o_ref[0 2 4 6]"), "{out}");
+    proved_then_broken(
+        "strided_rows.py",
+        "2-3",
+        ("ROWS", "overlap"),
+        "2",
+        &["race on d1 o_ref[2]", "x_ref[0 2 4 6] -> d1 o_ref[0 2 4 6]"],
+    );
     // A load a reduction reads is read as the cells around it: inside the half a copy is
     // still writing, a race; in the other half, none.
-    let (code, out, err) = run("covering_load.py", &["--devices", "2"], None);
-    assert_eq!(code, Some(0), "{out}{err}");
-    let (code, out, err) = run("covering_load.py", &["--devices", "2"], Some(("READ", "inside")));
-    assert_eq!(code, Some(1), "{out}{err}");
-    assert!(out.contains("race on d0 buf[0]") && out.contains("reduce_sum(buf[0])"), "{out}");
+    proved_then_broken("covering_load.py", "2", ("READ", "inside"), "2", &["race on d0 buf[0]", "reduce_sum(buf[0])"]);
     // A while loop whose condition reads SMEM the body counts down runs three times.
     let out = semcheck_cmd()
         .args(["simulate", "--lockstep", "--devices", "2", "--format", "text"])
