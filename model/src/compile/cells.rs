@@ -246,6 +246,9 @@ impl View {
         let have: Vec<Dim> = self.dims.iter().copied().filter(|d| d.size != 1).collect();
         let sizes = |dims: &[Dim]| dims.iter().map(|d| d.size).collect::<Vec<_>>();
         let total: usize = have.iter().map(|d| d.size).product();
+        if total == 0 || shape.contains(&0) {
+            return Err(format!("a reshape of an empty view ({:?} cells) to {shape:?}", sizes(&self.dims)));
+        }
         if shape.iter().product::<usize>() != total {
             return Err(format!("a view of {:?} cells cannot be reshaped to {shape:?}", sizes(&self.dims)));
         }
@@ -330,5 +333,6 @@ mod tests {
         two.dims[1].size = 2;
         assert!(two.reshape(&[8]).unwrap_err().contains("not contiguous"));
         assert!(View::of(&[4, 3]).reshape(&[5]).unwrap_err().contains("cannot be reshaped"));
+        assert!(View::of(&[0, 3]).reshape(&[3, 0]).unwrap_err().contains("empty"));
     }
 }
