@@ -67,6 +67,15 @@ fn slice_out_of_range() {
     .unwrap();
     expect_error(compile_ring(kernel, 2), ErrorKind::OutOfRange, &["kernel bad", "ds(1, 2)", "`y`"]);
 
+    // The second index of `.at[0, 5]` is named as the second dimension.
+    let kernel = trace("bad", |k| {
+        let x = k.input("x", MemorySpace::Vmem, &[2, 2]);
+        let y = k.output("y", MemorySpace::Vmem, &[]);
+        y.assign(&x.at((0i64, 5i64)));
+    })
+    .unwrap();
+    expect_error(compile_ring(kernel, 2), ErrorKind::OutOfRange, &["index 5 out of range for dimension 1 of `x`"]);
+
     // An index that is only out of range on some devices: slot = axis_index + 1.
     let kernel = trace("bad", |k| {
         let buf = k.output("buf", MemorySpace::Hbm, &[2]);

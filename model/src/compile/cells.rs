@@ -57,14 +57,15 @@ impl Compiler<'_> {
         for level in &r.indexing {
             match level {
                 Level::Index(indices) => {
+                    // `k`: the view's dimension the index applies to; `i`: its place in `.at[...]`.
                     let mut k = 0;
-                    for index in indices {
-                        let oob = |k: usize, dim: &Dim, what_: String, start: i64, len: i64| {
+                    for (i, index) in indices.iter().enumerate() {
+                        let oob = |i: usize, dim: &Dim, what_: String, start: i64, len: i64| {
                             let elements = dim.axis.map_or_else(String::new, |a| {
                                 in_elements(decl.cell_elements.get(a), dim.start + start, len, decl.shape[a])
                             });
                             format!(
-                                "{what_} out of range for dimension {k} of `{}` (size {}){elements}",
+                                "{what_} out of range for dimension {i} of `{}` (size {}){elements}",
                                 decl.name, dim.size
                             )
                         };
@@ -80,7 +81,7 @@ impl Compiler<'_> {
                             Index::At(e) => {
                                 let v = self.eval(e, here, what)?;
                                 if v < 0 || v >= dim.size as i64 {
-                                    let msg = oob(k, dim, format!("index {v}"), v, 1);
+                                    let msg = oob(i, dim, format!("index {v}"), v, 1);
                                     return Err(self.err(here, what, ErrorKind::OutOfRange, msg));
                                 }
                                 view.offset += v as usize * dim.stride;
@@ -98,7 +99,7 @@ impl Compiler<'_> {
                                     } else {
                                         format!("ds({v}, {n}, {step})")
                                     };
-                                    let msg = oob(k, dim, format!("slice {ds}"), v, n);
+                                    let msg = oob(i, dim, format!("slice {ds}"), v, n);
                                     return Err(self.err(here, what, ErrorKind::OutOfRange, msg));
                                 }
                                 let dim = &mut view.dims[k];
