@@ -71,7 +71,7 @@ fn slice_out_of_range() {
     let kernel = trace("bad", |k| {
         let x = k.input("x", MemorySpace::Vmem, &[2, 2]);
         let y = k.output("y", MemorySpace::Vmem, &[]);
-        y.assign(&x.at((0i64, 5i64)));
+        y.assign(x.at((0i64, 5i64)));
     })
     .unwrap();
     expect_error(compile_ring(kernel, 2), ErrorKind::OutOfRange, &["index 5 out of range for dimension 1 of `x`"]);
