@@ -39,10 +39,9 @@ from jax._src import source_info_util
 from jax._src.interpreters import mlir
 
 from . import location
-from .dataflow import KERNELS, fed_by_kernels
+from .dataflow import KERNELS, fed_by_kernels, sub_jaxprs
 from .kernel import Captured
 
-KERNEL_PRIMITIVES = KERNELS
 
 #: Where the host callbacks of :meth:`Capture.prefetch_values` deliver: ``(lowered call,
 #: kernel arguments reported, device coordinates, their values)``. Module-level because
@@ -64,18 +63,15 @@ class Capture:
     def find(self, jaxpr: jax_core.Jaxpr, shard_maps: list, out: list) -> None:
         for eqn in jaxpr.eqns:
             name = eqn.primitive.name
-            if name in KERNEL_PRIMITIVES:
+            if name in KERNELS:
                 out.append((eqn, list(shard_maps)))
                 continue
             ctx = shard_maps
             if name == "shard_map":
                 manual = eqn.params.get("newly_manual_axes") or eqn.params.get("manual_axes") or ()
                 ctx = shard_maps + [(eqn.params["mesh"], frozenset(manual))]
-            for p in eqn.params.values():
-                for sub in (p if isinstance(p, (tuple, list)) else (p,)):
-                    sub = getattr(sub, "jaxpr", sub)
-                    if isinstance(sub, jax_core.Jaxpr):
-                        self.find(sub, ctx, out)
+            for sub in sub_jaxprs(eqn):
+                self.find(sub, ctx, out)
 
     def record(self, found: list, call_loc: dict | None, mosaic: list | None, known: Known) -> None:
         for k, (eqn, shard_maps) in enumerate(found):

@@ -28,7 +28,7 @@ from typing import Any, Iterable
 
 from . import exprs as E
 from .errors import Unsupported
-from .walker import BufferDecl, RefB, load_views
+from .walker import BufferDecl, RefB, load_views, slice_step
 
 #: Statements evaluated at most, over all devices and grid indices.
 MAX_STEPS = 5_000_000
@@ -201,7 +201,7 @@ class Granularity:
                     if d[0] == "at":
                         p = E.evaluate(d[1], env)
                         self.points.setdefault((ref.id, k), set()).update((p, p + 1))
-                    elif len(d) > 3 and d[3] != 1:
+                    elif slice_step(d) != 1:
                         continue  # strided: single elements (``_single_elements``)
                     else:
                         s = E.evaluate(d[1], env)
@@ -218,7 +218,7 @@ def _single_elements(ref: RefB) -> list[int]:
     or splits (the checker reshapes cells, so a cell must be an element there) and those
     a strided slice steps over."""
     merged = [k for st in ref.stages if st[0] == "reshape" for k in st[2]]
-    return merged + [k for k, d in enumerate(ref.dims) if d[0] == "slice" and len(d) > 3 and d[3] != 1]
+    return merged + [k for k, d in enumerate(ref.dims) if d[0] == "slice" and slice_step(d) != 1]
 
 
 def children(stmt: dict) -> list[list[dict]]:
@@ -272,7 +272,7 @@ def view_json(ref: RefB, decl: BufferDecl, g: list[int], kept: set[int] = frozen
                 indices.append({"at": E.to_json(E.op("div", d[1], E.const(gk)))})
         else:
             start, length = d[1], d[2]
-            step = d[3] if len(d) > 3 else 1
+            step = slice_step(d)
             if not isinstance(length, int):
                 if not shown:
                     return {"buffer": ref.id, "unaligned": f"slice of dynamic size on dimension {k} of `{decl.name}`, "

@@ -18,6 +18,18 @@ from jax._src import core as jax_core
 KERNELS = ("pallas_call", "mpmd_map")
 
 
+def sub_jaxprs(eqn: Any) -> list[jax_core.Jaxpr]:
+    """The jaxprs among an equation's parameters (a call's body, a loop's, every branch),
+    open."""
+    out = []
+    for p in eqn.params.values():
+        for sub in (p if isinstance(p, (tuple, list)) else (p,)):
+            sub = getattr(sub, "jaxpr", sub)
+            if isinstance(sub, jax_core.Jaxpr):
+                out.append(sub)
+    return out
+
+
 def fed_by_kernels(jaxpr: jax_core.Jaxpr, operands: Callable[[Any], Sequence[int]]) -> set[int]:
     """The ids of the kernel equations of ``jaxpr`` (nested ones included) one of whose
     ``operands(eqn)`` depends on the output of a kernel."""
@@ -80,7 +92,7 @@ def _through(eqn: Any, ins: list[bool], operands: Callable[[Any], Sequence[int]]
             if merged == carry:
                 return merged + outs[ncarry:]
             carry = merged
-    subs = [getattr(p, "jaxpr", p) for p in params.values() if isinstance(getattr(p, "jaxpr", p), jax_core.Jaxpr)]
+    subs = sub_jaxprs(eqn)
     if len(subs) == 1 and len(subs[0].invars) == len(ins) and len(subs[0].outvars) == n_out:
         return _flow(subs[0], ins, operands, fed)
     # Anything else: every output depends on every input, and on any kernel inside.
@@ -93,10 +105,6 @@ def _through(eqn: Any, ins: list[bool], operands: Callable[[Any], Sequence[int]]
 def _has_kernel(jaxpr: Any) -> bool:
     jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
     for eqn in jaxpr.eqns:
-        if eqn.primitive.name in KERNELS:
+        if eqn.primitive.name in KERNELS or any(_has_kernel(sub) for sub in sub_jaxprs(eqn)):
             return True
-        for p in eqn.params.values():
-            for sub in (p if isinstance(p, (tuple, list)) else (p,)):
-                if isinstance(getattr(sub, "jaxpr", sub), jax_core.Jaxpr) and _has_kernel(sub):
-                    return True
     return False

@@ -413,7 +413,10 @@ class KernelBuilder:
 
     def stmt_json(self, s: dict, bufs: list[BufferDecl], g: list[list[int]]) -> dict:
         op = s["op"]
-        view = lambda r: cells.view_json(r, bufs[r.id], g[r.id], self.kept.get(r.id, set()))  # noqa: E731
+
+        def view(r: RefB, cover: bool = False) -> dict:
+            return cells.view_json(r, bufs[r.id], g[r.id], self.kept.get(r.id, set()), cover=cover)
+
         out: dict[str, Any] = {"op": op}
         if op == "when":
             out["cond"] = E.to_json(s["cond"])
@@ -458,9 +461,7 @@ class KernelBuilder:
         elif op == "store":
             out["dst"] = view(s["dst"])
             # A value of every cell it reads reads the cells around each load.
-            cover = lambda r: cells.view_json(r, bufs[r.id], g[r.id], self.kept.get(r.id, set()),  # noqa: E731
-                                              cover=True)
-            out["value"] = _value_json(s["value"], view if s["cellwise"] else cover)
+            out["value"] = _value_json(s["value"], view if s["cellwise"] else lambda r: view(r, cover=True))
             out["cellwise"] = s["cellwise"]
         else:  # pragma: no cover
             raise AssertionError(op)

@@ -41,6 +41,7 @@ from jax._src import tree_util
 
 from . import exprs as E
 from . import location
+from .dataflow import sub_jaxprs
 from .errors import Unsupported
 
 
@@ -1391,7 +1392,7 @@ def resolve_snapshots(body: list[dict]) -> list[dict]:
 
 def _compose(dim: tuple, entry: tuple) -> tuple:
     """An array dimension's view ``dim`` (a slice) narrowed by ``entry``."""
-    base_start, base_step = dim[1], _step(dim)
+    base_start, base_step = dim[1], slice_step(dim)
     offset = entry[1] if base_step == 1 else E.op("mul", entry[1], E.const(base_step))
     if entry[0] == "at":
         return ("at", E.op("add", base_start, offset))
@@ -1399,7 +1400,7 @@ def _compose(dim: tuple, entry: tuple) -> tuple:
     return ("slice", E.op("add", base_start, offset), entry[2], *((step,) if step != 1 else ()))
 
 
-def _step(dim: tuple) -> int:
+def slice_step(dim: tuple) -> int:
     """The step of a slice entry of ``RefB.dims``."""
     return dim[3] if len(dim) > 3 else 1
 
@@ -1430,10 +1431,8 @@ def mark_uses(jaxpr: jax_core.Jaxpr) -> None:
             for x in eqn.invars:
                 if isinstance(x, jax_core.Var):
                     used.add(id(x))
-            for p in eqn.params.values():
-                for sub in (p if isinstance(p, (tuple, list)) else (p,)):
-                    if isinstance(sub, (jax_core.Jaxpr, jax_core.ClosedJaxpr)):
-                        visit(sub)
+            for sub in sub_jaxprs(eqn):
+                visit(sub)
         for x in j.outvars:
             if isinstance(x, jax_core.Var):
                 used.add(id(x))
@@ -1443,10 +1442,8 @@ def mark_uses(jaxpr: jax_core.Jaxpr) -> None:
         for eqn in j.eqns:
             for v in eqn.outvars:
                 _USES[id(v)] = id(v) in used
-            for p in eqn.params.values():
-                for sub in (p if isinstance(p, (tuple, list)) else (p,)):
-                    if isinstance(sub, (jax_core.Jaxpr, jax_core.ClosedJaxpr)):
-                        collect(sub)
+            for sub in sub_jaxprs(eqn):
+                collect(sub)
 
     visit(jaxpr)
     collect(jaxpr)
