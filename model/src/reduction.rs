@@ -16,13 +16,20 @@
 //!
 //! **Transitions.** A device contributes its current operation (any later operation of a
 //! device is enabled only through the current one, so adding "a later operation of `g`"
-//! means adding `g`). An in-flight DMA contributes two units: a remote copy's *sending*
-//! (it increments the issuer's send semaphore and ends the read of the source), and its
-//! *landing* (the whole landing, a local copy's completion, or under `--dma-landing cells`
-//! every cell still to land: each checks the target's lifecycle, writes the destination,
-//! increments the receive semaphore and ends the read of the source). The sending and the
-//! landing of one copy are independent of each other: each leaves the other enabled and
-//! both orders reach the same state with the same checks.
+//! means adding `g`). An in-flight DMA contributes a remote copy's *sending* (it
+//! increments the issuer's send semaphore and ends the read of the source) and its
+//! *landing*: one unit for the whole landing or a local copy's completion (it checks the
+//! target's lifecycle, writes the destination, increments the receive semaphore and ends
+//! the read of the source), or under `--dma-landing cells` one unit per cell still to land
+//! (each checks the target's lifecycle, writes its own destination cell, adds its share to
+//! the receive semaphore and ends the read of its own source cell; the last one also ends
+//! the copy: a local copy's issuer exit observes that, so it is a dependent of every cell,
+//! and a `pair-fifo` successor cannot land before every cell has). The events of one copy are independent of each
+//! other: each leaves the others enabled, they write distinct cells, their increments
+//! commute, and the payload was read when the copy started, so every order reaches the
+//! same state with the same checks. Taking one cell's landing alone (when nothing can
+//! touch that cell before it) is what keeps a copy of many cells from multiplying the
+//! states by every order and every subset of its landed cells.
 //!
 //! **Dependence** includes the checks, not just the state: two accesses to a cell are
 //! dependent when at least one writes it (the order decides whether a race is reported and
@@ -46,10 +53,10 @@
 use crate::event::Event;
 use crate::ir::SemKind;
 use crate::mesh::DeviceId;
-use crate::program::{CellId, Op, Program};
+use crate::program::{CellId, CellSpan, Op, Program};
 use crate::semantics::DmaOrder;
 use crate::state::{DmaRecord, RECEIVED, SENT};
-use crate::stubborn::{add_dma_increments, progress_bounds, SeedSearch, Unit, Units};
+use crate::stubborn::{add_dma_increments, progress_bounds, DmaIncrements, SeedSearch, Unit, Units};
 
 /// Static indexes used by the reduction, built once per program.
 #[derive(Clone, Debug, Default)]
@@ -101,18 +108,85 @@ pub struct PorScratch {
     search: SeedSearch,
 }
 
-/// What the units of one state need: its DMAs, and the progress bounds computed so far.
+/// What the units of one state need: its DMAs and their units, and the progress bounds
+/// computed so far.
 #[derive(Clone, Debug, Default)]
 struct UnitScratch {
     dmas: Vec<DmaRecord>,
+    /// Per in-flight DMA, the unit of its sending; its landing units follow it.
+    first: Vec<Unit>,
+    /// Per unit from the first DMA unit (`base`) on: its DMA and which of its events it is.
+    owner: Vec<(usize, DmaPart)>,
+    /// The first DMA unit (the number of devices).
+    base: Unit,
     bounds: Vec<u32>,
     have_bounds: Vec<bool>,
     avail: Vec<u64>,
     used: Vec<u64>,
 }
 
-/// The units of one state of a program: device `i < n`, or the sending
-/// (`(i - n) % 2 == 0`) or the landing (`1`) of in-flight DMA `(i - n) / 2`.
+/// Which event of an in-flight DMA a unit stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum DmaPart {
+    /// The sending of a remote copy (never pending for a local copy).
+    Send,
+    /// The whole landing of a copy, or a local copy's completion.
+    Land,
+    /// The landing of the copy's `i`-th cell (`--dma-landing cells`, a copy of several
+    /// cells): the cells of one copy are distinct units, so a stubborn set can take one of
+    /// them without the others (each writes its own cell, ends the read of its own source
+    /// cell, and adds its share to a semaphore, which commutes with the other shares).
+    Cell(usize),
+}
+
+impl UnitScratch {
+    /// Numbers the units of the DMAs in `dmas`, from unit `n` on.
+    fn number(&mut self, program: &Program, n: usize) {
+        self.base = n;
+        self.first.clear();
+        self.owner.clear();
+        for (j, r) in self.dmas.iter().enumerate() {
+            self.first.push(n + self.owner.len());
+            self.owner.push((j, DmaPart::Send));
+            if program.lands_by_cell(r) {
+                self.owner.extend((0..r.payload).map(|i| (j, DmaPart::Cell(i))));
+            } else {
+                self.owner.push((j, DmaPart::Land));
+            }
+        }
+    }
+
+    /// The unit of the sending of in-flight DMA `j`.
+    fn send_unit(&self, j: usize) -> Unit {
+        self.first[j]
+    }
+
+    /// The landing units of in-flight DMA `j` (one, or one per cell).
+    fn land_units(&self, j: usize) -> std::ops::Range<Unit> {
+        let end = self.first.get(j + 1).copied().unwrap_or(self.base + self.owner.len());
+        self.first[j] + 1..end
+    }
+
+    /// The DMA and the event unit `u` (a DMA unit) stands for.
+    fn owner(&self, u: Unit) -> (usize, DmaPart) {
+        self.owner[u - self.base]
+    }
+
+    /// The landing units of in-flight DMA `j` still to happen.
+    fn pending_landings<'a>(&'a self, state: &'a [u32], j: usize) -> impl Iterator<Item = Unit> + 'a {
+        let r = self.dmas[j];
+        self.land_units(j).filter(move |&u| {
+            r.landing_pending()
+                && match self.owner(u).1 {
+                    DmaPart::Cell(i) => !r.cell_landed(state, i),
+                    _ => true,
+                }
+        })
+    }
+}
+
+/// The units of one state of a program: device `i < n`, then per in-flight DMA its
+/// sending and its landing units ([`DmaPart`]).
 struct StateUnits<'a> {
     program: &'a Program,
     state: &'a [u32],
@@ -131,16 +205,6 @@ impl Units for StateUnits<'_> {
     fn dependents(&mut self, u: Unit, found: &mut Vec<Unit>) {
         self.program.dependents(self.state, self.s, u, found);
     }
-}
-
-/// The unit of the sending of in-flight remote copy `j` (never pending for a local copy).
-fn send_unit(n: usize, j: usize) -> Unit {
-    n + 2 * j
-}
-
-/// The unit of the landing (or completion) of in-flight DMA `j`.
-fn land_unit(n: usize, j: usize) -> Unit {
-    n + 2 * j + 1
 }
 
 impl Program {
@@ -166,7 +230,8 @@ impl Program {
         let s = &mut scratch.units;
         s.dmas.clear();
         s.dmas.extend(self.dmas(state));
-        let units = n + 2 * s.dmas.len();
+        s.number(self, n);
+        let units = n + s.owner.len();
         s.bounds.clear();
         s.bounds.resize(units * n, 0);
         s.have_bounds.clear();
@@ -182,8 +247,9 @@ impl Program {
         for &e in enabled {
             let unit = match e {
                 Event::Step(d) => d.index(),
-                Event::Sent(k) => send_unit(n, dma(k)),
-                Event::Received(k) | Event::Done(k) | Event::CellLanded(k, _) => land_unit(n, dma(k)),
+                Event::Sent(k) => s.send_unit(dma(k)),
+                Event::Received(k) | Event::Done(k) => s.send_unit(dma(k)) + 1,
+                Event::CellLanded(k, i) => s.send_unit(dma(k)) + 1 + i as usize,
             };
             if scratch.search.chosen(unit) {
                 out.push(e);
@@ -197,18 +263,13 @@ impl Program {
         if u < n {
             return usize::from(self.device_enabled(state, DeviceId(u as u16)));
         }
-        let r = &s.dmas[(u - n) / 2];
-        let local = matches!(self.dma_op(r.key), Op::LocalDma { .. });
-        if (u - n) % 2 == 0 {
-            return usize::from(!local && r.flags & SENT == 0);
-        }
-        if !self.landing_enabled(state, r) {
-            0
-        } else if self.lands_by_cell(r) {
-            (0..r.payload).filter(|&i| !r.cell_landed(state, i)).count()
-        } else {
-            1
-        }
+        let (j, part) = s.owner(u);
+        let r = &s.dmas[j];
+        usize::from(match part {
+            DmaPart::Send => !matches!(self.dma_op(r.key), Op::LocalDma { .. }) && r.flags & SENT == 0,
+            DmaPart::Land => self.landing_enabled(state, r),
+            DmaPart::Cell(i) => !r.cell_landed(state, i) && self.landing_enabled(state, r),
+        })
     }
 
     /// The units that must join a stubborn set containing `u`.
@@ -239,8 +300,7 @@ impl Program {
                     self.ensure_bounds(state, s, u);
                     self.lifecycle_dependents(state, s, u, d, found);
                     if op == Op::Exit && !self.shared_expected.is_empty() {
-                        found.extend(0..n);
-                        found.extend(n..n + 2 * s.dmas.len());
+                        found.extend(0..n + s.owner.len());
                     }
                 }
                 // A write's dependents include a read's (`dst += src` reads `dst` too).
@@ -251,25 +311,32 @@ impl Program {
                 }
             }
         } else {
-            let rec = s.dmas[(u - n) / 2];
-            let landing = (u - n) % 2 == 1;
+            let (j, part) = s.owner(u);
+            let rec = s.dmas[j];
+            let landing = part != DmaPart::Send;
             let op = self.dma_op(rec.key);
             let (src, dst, target, local) = match op {
                 Op::LocalDma { src, dst, .. } => (src, dst, rec.key.issuer, true),
                 Op::RemoteDma { src, dst, target, .. } => (src, dst, target, false),
                 _ => unreachable!("DMA record of a DMA op"),
             };
-            let pending = if landing { rec.landing_pending() } else { !local && rec.flags & SENT == 0 };
+            let pending = match part {
+                DmaPart::Send => !local && rec.flags & SENT == 0,
+                DmaPart::Land => rec.landing_pending(),
+                DmaPart::Cell(i) => rec.landing_pending() && !rec.cell_landed(state, i),
+            };
             if !pending {
                 return; // an event that already happened never happens again
             }
             self.ensure_bounds(state, s, u);
             let issuer = rec.key.issuer;
             // Under pair-fifo a landing waits for the earlier DMAs of its queue: the earliest
-            // one still landing must land first (a necessary enabling set).
+            // one still landing must finish landing first, so any one of its landings still
+            // to happen is a necessary enabling set.
             if landing && self.semantics.dma_order == DmaOrder::PairFifo {
                 if let Some(first) = self.overtaken(state, rec.key) {
-                    found.push(land_unit(n, s.dmas.iter().position(|r| r.key == first).expect("in flight")));
+                    let k = s.dmas.iter().position(|r| r.key == first).expect("in flight");
+                    found.extend(s.pending_landings(state, k).take(1));
                 }
             }
             // The issuer's exit checks that a remote copy has been sent, a local one done;
@@ -278,16 +345,21 @@ impl Program {
             if (local || !landing) && self.exit_reachable(state, s, u, issuer) {
                 found.push(issuer.index());
             }
+            // A cell's landing writes that cell and ends the read of its source cell only.
+            let (src, dst) = match part {
+                DmaPart::Cell(i) => (&self.span(src)[i..=i], &self.span(dst)[i..=i]),
+                _ => (self.span(src), self.span(dst)),
+            };
             // The landing checks the target's lifecycle and writes its cells.
             if landing {
                 if self.lifecycle_reachable(state, s, u, target) {
                     found.push(target.index());
                 }
-                self.cell_dependents(state, s, u, None, self.span(dst), true, found);
+                self.cell_dependents(state, s, u, None, dst, true, found);
             }
             // Either event ends the read of the source.
             if rec.flags == 0 || local {
-                self.cell_dependents(state, s, u, None, self.span(src), false, found);
+                self.cell_dependents(state, s, u, None, src, false, found);
             }
         }
     }
@@ -317,7 +389,8 @@ impl Program {
             }
         }
         for (j, r) in s.dmas.iter().enumerate() {
-            if u >= n && (u - n) / 2 == j {
+            // The events of one copy are independent of each other (module docs).
+            if u >= n && s.owner(u).0 == j {
                 continue;
             }
             let (src, dst, reading, writing, local) = match self.dma_op(r.key) {
@@ -325,16 +398,25 @@ impl Program {
                 Op::RemoteDma { src, dst, .. } => (src, dst, r.flags == 0, r.flags & RECEIVED == 0, false),
                 _ => continue,
             };
-            let hit = |span| cells.iter().any(|c| self.span(span).contains(c));
+            // The landings that access one of `cells` through `span`: under `--dma-landing
+            // cells` each cell's own landing, while it has not landed.
+            let hits = |span: CellSpan| {
+                let span = self.span(span);
+                s.pending_landings(state, j).filter(move |&l| match s.owner(l).1 {
+                    DmaPart::Cell(i) => cells.contains(&span[i]),
+                    _ => cells.iter().any(|c| span.contains(c)),
+                })
+            };
             // The landing writes the destination.
-            if writing && hit(dst) {
-                found.push(land_unit(n, j));
+            if writing {
+                found.extend(hits(dst));
             }
             // Whichever of the sending and the landing comes first ends the read.
-            if write && reading && hit(src) {
-                found.push(land_unit(n, j));
-                if !local {
-                    found.push(send_unit(n, j));
+            if write && reading {
+                let before = found.len();
+                found.extend(hits(src));
+                if !local && found.len() > before {
+                    found.push(s.send_unit(j));
                 }
             }
         }
@@ -342,7 +424,6 @@ impl Program {
 
     /// What must join a set containing device `d` blocked at `op` (a wait or the barrier).
     fn enabling_set(&self, state: &[u32], s: &UnitScratch, d: DeviceId, op: Op, found: &mut Vec<Unit>) {
-        let n = self.num_devices();
         match op {
             Op::Wait { sem, .. } => {
                 for &(g, pc) in &self.dependencies.incrementers[sem.0 as usize] {
@@ -352,13 +433,13 @@ impl Program {
                 }
                 for (j, r) in s.dmas.iter().enumerate() {
                     match self.dma_op(r.key) {
-                        Op::LocalDma { sem: s, .. } if s == sem => found.push(land_unit(n, j)),
+                        Op::LocalDma { sem: own, .. } if own == sem => found.extend(s.pending_landings(state, j)),
                         Op::RemoteDma { send_sem, recv_sem, .. } => {
                             if r.flags & SENT == 0 && send_sem == sem {
-                                found.push(send_unit(n, j));
+                                found.push(s.send_unit(j));
                             }
-                            if r.landing_pending() && recv_sem == sem {
-                                found.push(land_unit(n, j));
+                            if recv_sem == sem {
+                                found.extend(s.pending_landings(state, j));
                             }
                         }
                         _ => {}
@@ -380,7 +461,6 @@ impl Program {
     /// For an entry or exit of `d` (unit `u`): everything checked against `d`'s lifecycle
     /// or incrementing its semaphores that can occur before it, and its DMAs in flight.
     fn lifecycle_dependents(&self, state: &[u32], s: &UnitScratch, u: Unit, d: DeviceId, found: &mut Vec<Unit>) {
-        let n = self.num_devices();
         for &(g, pc) in &self.dependencies.lifecycle_touchers[d.index()] {
             if self.reachable(state, s, u, g, pc) {
                 found.push(g.index());
@@ -392,8 +472,8 @@ impl Program {
                 _ => r.key.issuer,
             };
             if r.key.issuer == d || target == d {
-                found.push(send_unit(n, j));
-                found.push(land_unit(n, j));
+                found.push(s.send_unit(j));
+                found.extend(s.land_units(j));
             }
         }
     }
@@ -424,6 +504,23 @@ impl Program {
         (self.pc(state, g), s.bounds[u * n + g.index()])
     }
 
+    /// What in-flight DMA `j` (record `r`) can still add to its semaphores if unit `u`
+    /// never happens.
+    fn increments(&self, state: &[u32], s: &UnitScratch, j: usize, r: &DmaRecord, u: Unit) -> DmaIncrements {
+        let send = s.send_unit(j);
+        if !self.lands_by_cell(r) {
+            return DmaIncrements::whole(self, r.key, r.flags, (send, send + 1), u);
+        }
+        let bytes = match self.dma_op(r.key) {
+            Op::LocalDma { bytes, .. } | Op::RemoteDma { bytes, .. } => bytes,
+            _ => 0,
+        };
+        // Each cell adds its share as it lands (as `step` does).
+        let share = (bytes / r.payload as u32) as u64;
+        let left = s.pending_landings(state, j).filter(|&l| l != u).count() as u64;
+        DmaIncrements { key: r.key, send: r.flags & SENT == 0 && u != send, land: left * share }
+    }
+
     /// Computes the progress bounds of every device if unit `u` never happens.
     fn ensure_bounds(&self, state: &[u32], s: &mut UnitScratch, u: Unit) {
         if s.have_bounds[u] {
@@ -435,8 +532,10 @@ impl Program {
             *a = state[off + i] as u64;
         }
         // Every increment an in-flight DMA can still make, except unit `u`'s own.
-        let records = s.dmas.iter().map(|r| (r.key, r.flags));
-        add_dma_increments(self, records, n, u, &mut s.avail, |sem| sem.0 as usize);
+        let mut avail = std::mem::take(&mut s.avail);
+        let pending = s.dmas.iter().enumerate().map(|(j, r)| self.increments(state, s, j, r, u));
+        add_dma_increments(self, pending, &mut avail, |sem| sem.0 as usize);
+        s.avail = avail;
         let bounds = &mut s.bounds[u * n..(u + 1) * n];
         bounds.copy_from_slice(&state[..n]);
         progress_bounds(|g| &self.devices[g], bounds, u, &mut s.avail, &mut s.used, |sem| Some(sem.0 as usize));

@@ -95,28 +95,56 @@ impl SeedSearch {
     }
 }
 
-/// Adds to `avail` every semaphore increment the in-flight DMAs `records` (`(key, SENT
-/// and RECEIVED bits)`) can still make, except those of unit `u`: DMA `j`'s sending is
-/// unit `base + 2j`, its landing (or a local copy's completion) `base + 2j + 1`, the
-/// numbering both reductions use. `index` maps a semaphore to its place in `avail`.
+/// What an in-flight DMA can still add to its semaphores, seen from a unit that may be one
+/// of its own events (that unit's increments are left out).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct DmaIncrements {
+    /// Which DMA.
+    pub key: DmaKey,
+    /// Whether its sending can still increment the send semaphore (a remote copy not yet
+    /// sent, whose sending is not the unit).
+    pub send: bool,
+    /// The bytes its landing events can still add to the receive (or a local copy's)
+    /// semaphore.
+    pub land: u64,
+}
+
+impl DmaIncrements {
+    /// The increments of a DMA whose sending is unit `send` and whose landing is the one
+    /// unit `land` (whole landings: both reductions' numbering), with `SENT` and
+    /// `RECEIVED` bits `flags`, seen from unit `u`.
+    pub(crate) fn whole(program: &Program, key: DmaKey, flags: u32, (send, land): (Unit, Unit), u: Unit) -> Self {
+        let bytes = match program.dma_op(key) {
+            Op::LocalDma { bytes, .. } | Op::RemoteDma { bytes, .. } => bytes as u64,
+            _ => 0,
+        };
+        DmaIncrements {
+            key,
+            send: flags & SENT == 0 && u != send,
+            land: if flags & RECEIVED == 0 && u != land { bytes } else { 0 },
+        }
+    }
+}
+
+/// Adds to `avail` every semaphore increment the in-flight DMAs `pending` can still make.
+/// `index` maps a semaphore to its place in `avail`.
 pub(crate) fn add_dma_increments(
     program: &Program,
-    records: impl Iterator<Item = (DmaKey, u32)>,
-    base: Unit,
-    u: Unit,
+    pending: impl Iterator<Item = DmaIncrements>,
     avail: &mut [u64],
     index: impl Fn(SemSlot) -> usize,
 ) {
-    for (j, (key, flags)) in records.enumerate() {
-        let (send, land) = (base + 2 * j, base + 2 * j + 1);
-        match program.dma_op(key) {
-            Op::LocalDma { sem, bytes, .. } if u != land => avail[index(sem)] += bytes as u64,
+    for p in pending {
+        // (A semaphore nothing is added to is not looked up: the window has no place for
+        // the semaphores of the devices it does not track.)
+        match program.dma_op(p.key) {
+            Op::LocalDma { sem, .. } if p.land > 0 => avail[index(sem)] += p.land,
             Op::RemoteDma { send_sem, recv_sem, bytes, .. } => {
-                if flags & SENT == 0 && u != send {
+                if p.send {
                     avail[index(send_sem)] += bytes as u64;
                 }
-                if flags & RECEIVED == 0 && u != land {
-                    avail[index(recv_sem)] += bytes as u64;
+                if p.land > 0 {
+                    avail[index(recv_sem)] += p.land;
                 }
             }
             _ => {}

@@ -109,7 +109,7 @@ use crate::ir::SemKind;
 use crate::mesh::DeviceId;
 use crate::program::{CellId, Op, Program, SemSlot};
 use crate::state::{RECEIVED, SENT};
-use crate::stubborn::{add_dma_increments, progress_bounds, SeedSearch, Unit, Units};
+use crate::stubborn::{add_dma_increments, progress_bounds, DmaIncrements, SeedSearch, Unit, Units};
 
 use super::step::WindowEvent;
 use super::Window;
@@ -645,7 +645,12 @@ impl WindowUnits<'_, '_> {
             *a = self.state[t + i] as u64;
         }
         let index = |sem: SemSlot| w.sem_word(sem) - t;
-        add_dma_increments(program, s.records.iter().copied(), t, u, avail, index);
+        let pending = s
+            .records
+            .iter()
+            .enumerate()
+            .map(|(j, &(key, flags))| DmaIncrements::whole(program, key, flags, (t + 2 * j, t + 2 * j + 1), u));
+        add_dma_increments(program, pending, avail, index);
         for (c, tok) in w.tokens.iter().enumerate() {
             if u != t + 2 * r + c {
                 let left = tok.budget.saturating_sub(w.tokens_used(self.state, c as u32));
