@@ -141,7 +141,7 @@ class Capture:
             jid = id(params["jaxpr"])
             # One key per lowered call: two calls of one kernel body are told apart.
             key = (jid, next(lowered))
-            which = _known_operands(params["grid_mapping"])
+            which = _known_operands(params["grid_mapping"], params["jaxpr"])
             names = axes.get(jid, ())
             outs = ctx.avals_out
 
@@ -228,26 +228,56 @@ class Known:
         self.fed: set[int] = set()
 
 
-def _known_operands(gm: Any) -> list[int]:
+#: The most elements of an integer input in HBM or VMEM whose values are read for the
+#: kernel's copies into SMEM (see :func:`_known_operands`).
+MAX_COPIED_ELEMENTS = 1 << 16
+
+
+def _known_operands(gm: Any, kernel_jaxpr: Any) -> list[int]:
     """The operands of a ``pallas_call`` whose values the kernel may read as its scalar
-    state: the scalar-prefetch operands, and whole-array integer SMEM inputs."""
+    state: the scalar-prefetch operands, whole-array integer SMEM inputs, and when the
+    kernel copies something into SMEM by a DMA, its (not too large) integer inputs in
+    other memories, which such a copy may bring into SMEM (an index window, say)."""
     n = gm.num_index_operands
     out = list(range(n))
+    copies = None
     for k, bm in enumerate(gm.block_mappings[: gm.num_inputs]):
         space = str(getattr(bm.transformed_block_aval, "memory_space", "") or "")
         trivial = bm.has_trivial_window() if callable(bm.has_trivial_window) else bm.has_trivial_window
-        if space == "smem" and trivial and np.dtype(bm.array_aval.dtype).kind in "iub":
-            out.append(n + k)
+        if not trivial or np.dtype(bm.array_aval.dtype).kind not in "iub":
+            continue
+        if space != "smem":
+            if copies is None:
+                copies = _copies_into_smem(kernel_jaxpr)
+            if not copies or int(np.prod(bm.array_aval.shape)) > MAX_COPIED_ELEMENTS:
+                continue
+        out.append(n + k)
     return out
+
+
+def _copies_into_smem(jaxpr: Any) -> bool:
+    """Whether a kernel body starts a DMA into an SMEM buffer."""
+    jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
+    for eqn in jaxpr.eqns:
+        if eqn.primitive.name == "dma_start":
+            dst = eqn.params["tree"].unflatten(eqn.invars)[1]
+            ref = getattr(dst, "ref", dst)
+            if str(getattr(getattr(ref, "aval", None), "memory_space", "") or "") == "smem":
+                return True
+        if any(_copies_into_smem(sub) for sub in sub_jaxprs(eqn)):
+            return True
+    return False
 
 
 def _operands_known(eqn: Any) -> list[int]:
     """The operands of a kernel equation whose values :meth:`Capture.prefetch_values` reads."""
-    return _known_operands(eqn.params["grid_mapping"]) if eqn.primitive.name == "pallas_call" else []
+    if eqn.primitive.name != "pallas_call":
+        return []
+    return _known_operands(eqn.params["grid_mapping"], eqn.params["jaxpr"])
 
 
 def _prefetches(eqn: Any) -> bool:
-    return eqn.primitive.name == "pallas_call" and bool(_known_operands(eqn.params["grid_mapping"]))
+    return bool(_operands_known(eqn))
 
 
 def _mesh_axes(shard_maps: list) -> tuple:

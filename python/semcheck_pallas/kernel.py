@@ -346,15 +346,22 @@ class KernelBuilder:
             # SMEM integers a DMA copies, or data is stored into, hold data, not scalar
             # state: when the walk finds some it read as scalar state, it walks again with
             # those read as data.
+            # The SMEM buffers filled by copies of known integers (window_copy) read their
+            # cells at every load: when the walk finds new ones, it walks again too. An
+            # input such a copy reads that the kernel writes is data.
             data: set[int] = set()
+            windows: set[int] = set()
             while True:
-                w = KernelWalker(kernel_function=self.function, mesh_axes=axes, data_smem=data)
+                w = KernelWalker(kernel_function=self.function, mesh_axes=axes, data_smem=data, windows=windows)
                 env = self.declare_arguments(w, kind)
                 w.walk(self.jaxpr, env)
-                again = ({sc["buffer"] for sc in w.scalars} & w.dma_touched) | w.data_stored
-                if not again - data:
+                tables = set(w.table_of)
+                again = (({sc["buffer"] for sc in w.scalars} - tables) & w.dma_touched) | w.data_stored
+                again |= tables & w.written
+                if not again - data and not w.windows_found - windows:
                     break
                 data |= again
+                windows |= w.windows_found
             w.body[:] = resolve_snapshots(w.body)
             self.record_prefetch(w)
             rec["ignored"] = w.ignored

@@ -32,6 +32,7 @@ its own results. The statements of a kernel with errors are never checked.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 from typing import Any, Sequence
 
@@ -169,6 +170,10 @@ INDEX_BINARY = {
 # Primitives that only annotate or time a kernel: recorded in the kernel's "ignored" list.
 IGNORED = {"debug_print", "delay", "trace_start", "trace_stop", "trace_value", "debug_callback"}
 
+#: The most elements of a copy of known integers into SMEM scalar state (each is a load
+#: and a store of scalar state where the copy starts).
+MAX_COPIED_SCALARS = 4096
+
 #: Elements of SMEM scalar state (over all devices, when their values are known) the
 #: checker follows, at most.
 MAX_SCALAR_ELEMENTS = 1 << 22
@@ -210,7 +215,7 @@ class KernelWalker:
     barrier semaphore and ``run_scoped`` allocations in the order met)."""
 
     def __init__(self, *, kernel_function: str | None, mesh_axes: dict[str, int],
-                 data_smem: set[int] = frozenset()):
+                 data_smem: set[int] = frozenset(), windows: set[int] = frozenset()):
         self.kernel_function = kernel_function
         self.mesh_axes = mesh_axes
         #: Per value node (by id, the node kept alive): the size of its tree.
@@ -240,6 +245,15 @@ class KernelWalker:
         # Buffers a DMA copies from or into, and SMEM buffers data was stored into: data.
         self.dma_touched: set[int] = set()
         self.data_stored: set[int] = set()
+        # Copies of known integers into SMEM scalar state (see window_copy): the inputs
+        # they copy from (buffer id -> index into ``scalars``), the SMEM buffers they fill
+        # (found in this walk; ``windows``: in the previous one, whose loads are also read
+        # as loads of their cells), and every buffer the kernel writes.
+        self.table_of: dict[int, int] = {}
+        self.windows = windows
+        self.windows_found: set[int] = set()
+        self.written: set[int] = set()
+        self.probes: dict[int, RefB] = {}
 
     # ------------------------------------------------------------------ helpers
 
@@ -808,9 +822,12 @@ class KernelWalker:
     def dma(self, env: dict, src: Any, dst: Any, dst_sem: Any, src_sem: Any, device_id: Any, id_type: Any) -> dict:
         s = self.buffer_view(env, src, "the DMA source")
         d = self.buffer_view(env, dst, "the DMA destination")
-        self.dma_touched |= {s.id, d.id}
+        self.written.add(d.id)
         if device_id is None and src_sem is None:
+            if self.window_copy(s, d) is None:
+                self.dma_touched |= {s.id, d.id}
             return {"kind": "local", "src": s, "dst": d, "sem": self.sem_ref(env, dst_sem, "the DMA semaphore")}
+        self.dma_touched |= {s.id, d.id}
         if src_sem is None or device_id is None:
             raise self.unsupported("dma", "a remote DMA needs both a send semaphore and a device id")
         dest = self.dest(env, device_id, id_type, "the remote DMA")
@@ -829,6 +846,86 @@ class KernelWalker:
             self.failed_starts.add((u.construct, u.message))
             raise
         self.emit({"op": "dma_start", "dma": d, "priority": int(eqn.params.get("priority", 0) or 0)})
+        if d["kind"] == "local":
+            copy = self.window_copy(d["src"], d["dst"])
+            if copy is not None:
+                self.copy_scalars(d["src"], d["dst"], *copy)
+
+    # ------------------------------------------------------- known integers copied to SMEM
+
+    def window_copy(self, src: RefB, dst: RefB) -> tuple[int, int] | None:
+        """For a local copy of integers whose values are known (an input the script passes,
+        never written by the kernel) into SMEM scalar state (an index window the kernel
+        fetches, say): the scalar arrays of its source and destination; ``None`` for any
+        other copy, which makes its SMEM destination data.
+
+        Such a copy stays a DMA of the checker, and besides, where it starts, the
+        destination's scalar state takes the copied values (:meth:`copy_scalars`); each
+        load of the destination as scalar state also reads its cell (:meth:`read_window`).
+        A load the copy may not have landed for is then a race, and with no race every
+        load reads what the copy wrote, which is the value the scalar state gives it."""
+        sdecl, ddecl = self.buffers[src.id], self.buffers[dst.id]
+        if (sdecl.role != "input" or sdecl.known is None or src.id in self.data_smem or src.stages or dst.stages
+                or np.dtype(sdecl.dtype).kind not in "iu" or sdecl.dtype != ddecl.dtype):
+            return None
+        sizes = [d[2] for d in src.dims if d[0] == "slice"]
+        if not all(isinstance(n, int) for n in sizes + [d[2] for d in dst.dims if d[0] == "slice"]):
+            return None
+        if int(np.prod(sizes or (1,))) > MAX_COPIED_SCALARS:
+            return None
+        sid = self.scalar_state(dst)
+        if sid is None or ddecl.role != "scratch":
+            return None
+        if src.id not in self.table_of:
+            elements = int(np.prod(sdecl.shape or (1,)))
+            init = [{"device": list(c), "values": [int(v) for v in np.asarray(a).reshape(-1)]}
+                    for c, a in sorted(sdecl.known.items())]
+            self.table_of[src.id] = len(self.scalars)
+            self.scalars.append({"name": sdecl.name, "len": elements, "init": init, "buffer": src.id})
+        self.windows_found.add(dst.id)
+        return self.table_of[src.id], sid
+
+    def copy_scalars(self, src: RefB, dst: RefB, table: int, sid: int) -> None:
+        """The scalar state of a copy :meth:`window_copy` accepted: element by element, a
+        load of the source's known values and a store into the destination's."""
+        if src.shape() != dst.shape():
+            raise self.unsupported("DMA shape mismatch", f"a copy of {src.shape()} elements of `{self.name_of(src)}` "
+                                   f"into {dst.shape()} of `{self.name_of(dst)}`")
+        for s_index, d_index in zip(self.elements(src), self.elements(dst)):
+            var = self.fresh("copied")
+            self.emit_quiet({"op": "scalar_load", "var": var, "scalar": table, "index": s_index})
+            self.emit_quiet({"op": "scalar_store", "scalar": sid, "index": d_index, "value": ("var", var)})
+
+    def elements(self, ref: RefB) -> list[E.Expr]:
+        """The flat (row-major) element indices of a view without reshapes, in order."""
+        shape = self.buffers[ref.id].shape
+        per_dim = []
+        for d in ref.dims:
+            if d[0] == "at":
+                per_dim.append([d[1]])
+            else:
+                step = slice_step(d)
+                per_dim.append([E.op("add", d[1], E.const(i * step)) for i in range(d[2])])
+        out = []
+        for combo in itertools.product(*(range(len(p)) for p in per_dim)):
+            flat: E.Expr = E.const(0)
+            for k, (i, size) in enumerate(zip(combo, shape)):
+                flat = E.op("add", E.op("mul", flat, E.const(size)), per_dim[k][i])
+            out.append(flat)
+        return out
+
+    def read_window(self, ref: RefB) -> None:
+        """A load of an SMEM window (a buffer a copy of known integers fills) also reads its
+        cell, as a copy into a private one-element buffer ``NAME@loads`` (so the checker
+        sees a load the copy may not have landed for)."""
+        probe = self.probes.get(ref.id)
+        if probe is None:
+            decl = self.buffers[ref.id]
+            bid = self.declare_buffer(BufferDecl(name=f"{decl.name}@loads", space="smem", role="scratch",
+                                                 shape=(1,), dtype=decl.dtype, itemsize=decl.itemsize))
+            probe = self.probes[ref.id] = RefB("buffer", bid, (("at", E.const(0)),))
+        leaf = ("load", ref, self.epoch, self.writes.get(ref.id, 0), self.loc, None)
+        self.emit({"op": "store", "dst": probe, "value": leaf, "cellwise": True})
 
     def p_dma_wait(self, eqn: Any, env: dict) -> None:
         src, dst, dst_sem, src_sem, device_id = eqn.params["tree"].unflatten(eqn.invars)
@@ -927,17 +1024,23 @@ class KernelWalker:
             raise self.unsupported("SMEM array access", f"a load of `{self.buffers[ref.id].name}` (SMEM integers the "
                                    "kernel uses as scalars) reads an array")
         var = self.fresh("smem")
+        if ref.id in self.windows:
+            self.read_window(ref)
         self.emit_quiet({"op": "scalar_load", "var": var, "scalar": sid, "index": index})
         return ExprB(("var", var), "b" if np.dtype(aval.dtype).kind == "b" else "i")
 
     def scalar_store(self, ref: RefB, sid: int, value: Any) -> None:
         """``ref[i] = value`` on SMEM scalar state: ``value`` must be an index value."""
         index = self.scalar_index(ref, "a store")
+        self.written.add(ref.id)
         if not isinstance(value, ExprB) or value.kind == "f":
             # Data: the buffer is read as data on the next walk (KernelBuilder.build).
             self.data_stored.add(ref.id)
             raise self.unsupported("run-time data", "a value computed from data loaded from a buffer is stored into "
                                    f"`{self.buffers[ref.id].name}`, SMEM integers the kernel uses as scalars")
+        if ref.id in self.windows:
+            # Also a store into its cell, which a copy in flight races with.
+            self.emit({"op": "store", "dst": ref, "value": ("index", value.expr), "cellwise": True})
         self.emit_quiet({"op": "scalar_store", "scalar": sid, "index": index, "value": value.expr})
 
     def scalar_swap(self, eqn: Any, env: dict, ref: RefB, sid: int, value: Any) -> None:
@@ -1065,6 +1168,7 @@ class KernelWalker:
 
     def store(self, dst: RefB, val: ValB) -> None:
         self.static_view(dst, "a store")
+        self.written.add(dst.id)
         val = dataclasses.replace(val, node=self.current(val.node))
         cellwise = val.cellwise and val.shape == dst.shape()
         if val.node[0] in ("zeros",) or (val.node[0] in ("const", "index") and val.shape == ()):

@@ -312,3 +312,22 @@ def test_a_load_a_reduction_reads_is_the_cells_around_it_and_cuts_nothing(export
     (load,) = loads_of(store["value"])
     (ix,) = load["view"]["indices"]
     assert (evaluate(ix["slice"]["start"], {"x": 0}), ix["slice"]["size"]) == (1, 1)
+
+
+def test_a_copy_of_known_integers_into_smem_is_scalar_state_and_a_dma(exports):
+    k = kernel(exports, "smem_window", 2)
+    # The input's values are a table of scalar state; the window, scalar state filled by
+    # the copy where it starts.
+    win, route = k["scalars"]
+    assert (route["name"], route["init"][0]["values"]) == ("route_hbm", [2, 0, 3, 1])
+    assert (win["name"], win["init"]) == ("win", [])
+    assert [o["name"] for o in k["prefetch"]["operands"]] == ["route_hbm"]
+    body = list(statements(k["body"]))
+    first = next(i for i, s in enumerate(body) if s["op"] == "dma_start")
+    assert body[first]["dma"]["src"]["buffer"] == 0
+    assert [s["op"] for s in body[first + 1:first + 5]] == ["scalar_load", "scalar_store"] * 2
+    # Every load of the window also reads its cell (a copy into `win@loads`).
+    loads = [i for i, s in enumerate(body) if s["op"] == "scalar_load" and s["scalar"] == 0]
+    assert len(loads) == 4
+    probe = next(b for b, d in enumerate(k["buffers"]) if d["name"] == "win@loads")
+    assert all(body[i - 1]["op"] == "store" and body[i - 1]["dst"]["buffer"] == probe for i in loads)

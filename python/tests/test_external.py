@@ -246,3 +246,22 @@ def test_tokamax_fused_moe_decode_is_read_whole_and_proved(exports, tokamax):
         pytest.skip("the semcheck binary is not available (SEMCHECK_BIN)")
     (v,) = sp.check_file(os.path.join(EXTERNAL, "tokamax_fused_moe_decode.py"), devices=2)
     assert v.verdict == "proved", v
+
+
+def test_tokamax_fused_ep_moe_reads_its_index_windows_and_is_proved(exports, tokamax):
+    """The fused EP MoE's token-index windows, copied from its `token_gather` input into
+    double-buffered SMEM, are scalar state with the driver's values (each load also a
+    read of the window's cell): the kernel is read whole and proved at N = 2."""
+    import shutil
+
+    import semcheck_pallas as sp
+
+    doc = exports.get(os.path.join(EXTERNAL, "tokamax_fused_ep_moe.py"), 2)
+    (k,) = [k for k in doc["kernels"] if k["communicates"]]
+    assert k["status"] == "ok", k["errors"]
+    windows = {b["name"] for b in k["buffers"] if b["name"].endswith("@loads")}
+    assert len(windows) == 2, windows
+    if not (os.environ.get("SEMCHECK_BIN") or shutil.which("semcheck")):
+        pytest.skip("the semcheck binary is not available (SEMCHECK_BIN)")
+    verdicts = sp.check_file(os.path.join(EXTERNAL, "tokamax_fused_ep_moe.py"), devices=2)
+    assert [v.verdict for v in verdicts if v.kernel == k["name"]] == ["proved"], verdicts

@@ -312,6 +312,15 @@ fn scalar_prefetch_values_and_smem_scalar_state_are_read_like_axis_index() {
     // A load a reduction reads is read as the cells around it: inside the half a copy is
     // still writing, a race; in the other half, none.
     proved_then_broken("covering_load.py", "2", ("READ", "inside"), "2", &["race on d0 buf[0]", "reduce_sum(buf[0])"]);
+    // An index window copied into SMEM from an input the script passes, double-buffered:
+    // proved; the next window fetched into the slot still being read, a race on it.
+    proved_then_broken(
+        "smem_window.py",
+        "2-3",
+        ("NEXT", "same"),
+        "2",
+        &["race on d0 win[0,0]", "win@loads = win[0,0]", "route_hbm[2 3] -> win[0,0 0,1]"],
+    );
     // A while loop whose condition reads SMEM the body counts down runs three times.
     let out = semcheck_cmd()
         .args(["simulate", "--lockstep", "--devices", "2", "--format", "text"])
