@@ -140,11 +140,14 @@ pub fn mutations(kernel: &Kernel, operators: &[Operator]) -> Vec<Mutation> {
 /// ([`Operator::DeleteSemaphore`]): the mutants that say which synchronisation a kernel
 /// could do without.
 pub fn sync_deletions(kernel: &Kernel) -> Vec<Mutation> {
-    let sync: Vec<StmtId> = kernel.statements().into_iter().filter(|(_, s)| is_sync(s)).map(|(id, _)| id).collect();
-    mutations(kernel, &[Operator::Delete, Operator::DeleteSemaphore])
-        .into_iter()
-        .filter(|m| m.operator == Operator::DeleteSemaphore || sync.contains(&m.stmt))
-        .collect()
+    // Only the synchronising sites are edited: every mutant is a whole kernel, and a
+    // kernel of thousands of statements made thousands of them to keep a few dozen.
+    let mut out = Vec::new();
+    for site in sites(kernel).into_iter().filter(|site| is_sync(site.stmt)) {
+        site.mutate(kernel, Operator::Delete, &mut out);
+    }
+    semaphore_deletions(kernel, &mut out);
+    out
 }
 
 /// The semaphore a signal or wait statement uses.
