@@ -21,6 +21,8 @@ Requires ``XLA_FLAGS`` / ``JAX_PLATFORMS`` to be set before JAX is imported (see
 from __future__ import annotations
 
 import contextlib
+import functools
+import inspect
 import io
 import itertools
 import os
@@ -28,7 +30,7 @@ import runpy
 import sys
 import time
 import traceback
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import jax
@@ -40,7 +42,7 @@ from jax._src.interpreters import mlir
 
 from . import location
 from .dataflow import KERNELS, fed_by_kernels, sub_jaxprs
-from .kernel import Captured
+from .kernel import Captured, note_traced_names
 
 
 #: Where the host callbacks of :meth:`Capture.prefetch_values` deliver: ``(lowered call,
@@ -104,8 +106,10 @@ class Capture:
 
     # -- the hook -----------------------------------------------------------------
 
-    def install(self) -> Any:
+    def install(self) -> Callable[[], None]:
+        """Installs the hooks; returns what uninstalls them."""
         original = pjit._pjit_call_impl_python
+        untrace = _watch_kernel_traces()
 
         def hook(*args: Any, jaxpr: Any, **kw: Any) -> Any:
             found: list = []
@@ -123,7 +127,12 @@ class Capture:
             return outs, None, None, []
 
         pjit._pjit_call_impl_python = hook
-        return original
+
+        def uninstall() -> None:
+            pjit._pjit_call_impl_python = original
+            untrace()
+
+        return uninstall
 
     def prefetch_values(self, original: Any, args: Any, jaxpr: Any, kw: dict, found: list) -> Known:
         """The values each device passes to the scalar-prefetch operands (and whole-array
@@ -213,6 +222,53 @@ class Capture:
             out.append({"lowered": True, "has_communication": "has_communication\\22: true" in c.split("\n")[0]
                         or "has_communication\\22: true" in cfg})
         return out if len(out) == count else None
+
+
+def _watch_kernel_traces() -> Callable[[], None]:
+    """While JAX traces a kernel written ``def kernel(*refs)``, notes the names its body
+    binds the refs to (``it = iter(refs); x_ref = next(it)``, ``a = refs[2] if flag else
+    None``: whatever the Python did), read from its frame when it returns, into
+    :data:`~.kernel.TRACED_NAMES`. Returns what stops it."""
+    from jax._src.pallas import pallas_call as pc
+
+    original = pc._trace_kernel_to_jaxpr
+
+    def traced(fun: Any, debug_info: Any, *args: Any, **kwargs: Any) -> Any:
+        code = getattr(_unwrapped(fun), "__code__", None)
+        if code is None or not code.co_flags & inspect.CO_VARARGS:
+            return original(fun, debug_info, *args, **kwargs)
+        vararg = code.co_varnames[code.co_argcount + code.co_kwonlyargcount]
+        names: dict[int, str] = {}
+
+        def profile(frame: Any, event: str, _: Any) -> None:
+            if event == "return" and frame.f_code is code and not names:
+                refs = frame.f_locals.get(vararg)
+                at = {id(r): i for i, r in enumerate(refs)} if isinstance(refs, tuple) else {}
+                for name, value in frame.f_locals.items():
+                    if name != vararg and id(value) in at:
+                        names.setdefault(at[id(value)], name)
+
+        before = sys.getprofile()
+        sys.setprofile(profile)
+        try:
+            jaxpr, consts = original(fun, debug_info, *args, **kwargs)
+        finally:
+            sys.setprofile(before)
+        note_traced_names(jaxpr, names)
+        return jaxpr, consts
+
+    pc._trace_kernel_to_jaxpr = traced
+
+    def stop() -> None:
+        pc._trace_kernel_to_jaxpr = original
+
+    return stop
+
+
+def _unwrapped(fun: Any) -> Any:
+    while isinstance(fun, functools.partial):
+        fun = fun.func
+    return inspect.unwrap(fun)
 
 
 class Known:
@@ -331,7 +387,7 @@ def run_script(path: str, argv: list[str], capture: Capture) -> dict:
     old_argv, old_path0 = sys.argv, sys.path[0] if sys.path else None
     sys.argv = [path, *argv]
     sys.path.insert(0, os.path.dirname(path))
-    original = capture.install()
+    uninstall = capture.install()
     start = time.perf_counter()
     try:
         with contextlib.redirect_stdout(sys.stderr):
@@ -346,7 +402,7 @@ def run_script(path: str, argv: list[str], capture: Capture) -> dict:
         script["status"] = "raised"
         script["error"] = _error_record(e, path, f"{type(e).__name__}: {e}")
     finally:
-        pjit._pjit_call_impl_python = original
+        uninstall()
         sys.argv = old_argv
         if old_path0 is not None and sys.path and sys.path[0] == os.path.dirname(path):
             sys.path.pop(0)
@@ -376,7 +432,7 @@ def capture_call(fn: Any, args: tuple, kwargs: dict, capture: Capture) -> dict:
     """Calls ``fn(*args, **kwargs)`` with the hook installed (the Python API)."""
     record = {"file": getattr(fn, "__code__", None) and fn.__code__.co_filename, "argv": [],
               "status": "ok", "error": None}
-    original = capture.install()
+    uninstall = capture.install()
     start = time.perf_counter()
     try:
         with contextlib.redirect_stdout(sys.stderr):
@@ -387,7 +443,7 @@ def capture_call(fn: Any, args: tuple, kwargs: dict, capture: Capture) -> dict:
         record["status"] = "raised"
         record["error"] = _error_record(e, record["file"] or "", f"{type(e).__name__}: {e}")
     finally:
-        pjit._pjit_call_impl_python = original
+        uninstall()
     record["seconds"] = round(time.perf_counter() - start, 3)
     return record
 

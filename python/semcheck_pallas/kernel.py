@@ -54,10 +54,35 @@ def _func_src(jaxpr: Any) -> tuple[str | None, dict | None]:
     return fname, {"file": os.path.abspath(file), "line": line_no, "function": fname}
 
 
-def _arg_names(jaxpr: Any) -> tuple:
+#: The names the body of a ``def kernel(*refs)`` kernel bound its refs to when JAX traced
+#: it (``capture._watch_kernel_traces``), per (source, argument names) of its jaxpr:
+#: ``{i: name}``, or ``None`` when two traces of it disagree.
+TRACED_NAMES: dict[tuple, dict[int, str] | None] = {}
+
+
+def _traced_key(jaxpr: Any) -> tuple | None:
     info = getattr(jaxpr, "debug_info", None)
     names = getattr(info, "arg_names", None) if info else None
-    return _forwarded_names(_func_src(jaxpr)[1], tuple(names)) if names else ()
+    return (getattr(info, "func_src_info", None), tuple(names)) if names else None
+
+
+def note_traced_names(jaxpr: Any, names: dict[int, str]) -> None:
+    """Records what a kernel's body named its refs (see :data:`TRACED_NAMES`)."""
+    key = _traced_key(jaxpr)
+    if key is not None and names:
+        TRACED_NAMES[key] = names if TRACED_NAMES.get(key, names) == names else None
+
+
+def _arg_names(jaxpr: Any) -> tuple:
+    key = _traced_key(jaxpr)
+    if key is None:
+        return ()
+    names = key[1]
+    traced = TRACED_NAMES.get(key)
+    if traced:
+        names = tuple(traced.get(int(m.group(1)), n) if (m := re.fullmatch(r"\w+\[(\d+)\]", n or "")) else n
+                      for n in names)
+    return _forwarded_names(_func_src(jaxpr)[1], names)
 
 
 def _forwarded_names(loc: dict | None, names: tuple) -> tuple:

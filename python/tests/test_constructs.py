@@ -303,6 +303,12 @@ def test_refs_a_kernel_unpacks_from_star_args_take_the_names_it_unpacks_them_int
     assert [s["name"] for s in k["semaphores"]] == ["send_sem", "refs[3]"]
 
 
+def test_refs_a_kernel_takes_from_an_iterator_take_the_names_its_body_binds(exports):
+    k = kernel(exports, "iterated_args", 2)
+    assert [b["name"] for b in k["buffers"]] == ["x_ref", "o_ref"]
+    assert [s["name"] for s in k["semaphores"]] == ["send_sem", "recv_sem"]
+
+
 def test_a_load_a_reduction_reads_is_the_cells_around_it_and_cuts_nothing(exports):
     k = kernel(exports, "covering_load", 2)
     buf = next(b for b in k["buffers"] if b["name"] == "buf")
