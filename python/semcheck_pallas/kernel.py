@@ -87,10 +87,10 @@ def _arg_names(jaxpr: Any) -> tuple:
 
 def _forwarded_names(loc: dict | None, names: tuple) -> tuple:
     """``names`` with each ``args[i]`` of a kernel written ``def kernel(*args, **kw)``
-    named as the kernel's source names it: after the parameter it reaches when the kernel
-    hands its arguments on (``f(seq_idx, *args, **kw)``, ``f`` a function of its module),
-    else after what it is unpacked into (``x_ref, o_ref, sem = args``,
-    ``x_ref, o_ref = args[:2]``, ``sem = args[3]``)."""
+    that hands its arguments on (``f(seq_idx, *args, **kw)``, ``f`` a function of its
+    module) named after the parameter it reaches, read from the source. (What the body
+    binds them to itself, ``x_ref, o_ref = args[:2]``, is read as it is traced:
+    :data:`TRACED_NAMES`.)"""
     if not loc or not any(re.fullmatch(r"\w+\[\d+\]", n or "") for n in names):
         return names
     try:
@@ -104,7 +104,7 @@ def _forwarded_names(loc: dict | None, names: tuple) -> tuple:
     if kernel is None or kernel.args.vararg is None:
         return names
     vararg = kernel.args.vararg.arg
-    found = _handed_on(kernel, vararg, {f.name: f for f in defs}) or _unpacked(kernel, vararg)
+    found = _handed_on(kernel, vararg, {f.name: f for f in defs})
     out = []
     for n in names:
         m = re.fullmatch(rf"{re.escape(vararg)}\[(\d+)\]", n or "")
@@ -124,33 +124,6 @@ def _handed_on(kernel: ast.AST, vararg: str, funcs: dict[str, Any]) -> dict[int,
         callee = funcs[call.func.id].args
         return dict(enumerate(a.arg for a in (callee.posonlyargs + callee.args)[starred[0]:]))
     return {}
-
-
-def _unpacked(kernel: Any, vararg: str) -> dict[int, str]:
-    """``{i: name}`` from the kernel's own assignments out of ``args``."""
-    found: dict[int, str] = {}
-    for stmt in kernel.body:
-        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
-            continue
-        target, value = stmt.targets[0], stmt.value
-        first = None
-        if isinstance(value, ast.Name) and value.id == vararg:
-            first = 0
-        elif isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name) and value.value.id == vararg:
-            index = value.slice
-            if isinstance(index, ast.Constant) and isinstance(index.value, int) and isinstance(target, ast.Name):
-                found.setdefault(index.value, target.id)
-                continue
-            if isinstance(index, ast.Slice) and index.step is None and (
-                    index.lower is None or isinstance(index.lower, ast.Constant)):
-                first = 0 if index.lower is None else index.lower.value
-        if first is None or not isinstance(target, (ast.Tuple, ast.List)) or not isinstance(first, int):
-            continue
-        for k, elt in enumerate(target.elts):
-            if not isinstance(elt, ast.Name):
-                break  # a starred rest: its positions are not known from here
-            found.setdefault(first + k, elt.id)
-    return found
 
 
 def _compiler_param(cp: Any, name: str, default: Any = None) -> Any:
