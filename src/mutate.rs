@@ -30,6 +30,7 @@
 //! assert!(results.iter().all(|r| matches!(r.fate, Fate::Killed { .. })));
 //! ```
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use semcheck_checker::{explore, Config, Stats, Verdict};
@@ -228,8 +229,12 @@ impl SyncDeletion {
 /// Deletes each synchronising statement ([`mutate::is_sync`]), and each REGULAR or
 /// barrier semaphore's every signal and wait, of each base program (one per mesh size, the
 /// same kernel traced for each) and checks it, every size's deletions on `threads` threads
-/// together. A deletion is matched across sizes by its operator, its statement's
-/// pre-order number and location.
+/// together. A deletion is matched across sizes by its operator and its statement's
+/// source location (which names the calls it came through) and, among the deletions of
+/// one size with both the same, by its place: the k-th at one size is the k-th at another,
+/// so a trace whose statement count depends on the size (a loop over the devices
+/// unrolled) still pairs them. A statement without a location (a DSL kernel) is matched
+/// by its pre-order number.
 pub fn redundant_sync(bases: &[Program], config: &Config, threads: usize) -> Vec<SyncDeletion> {
     let jobs: Vec<(usize, Mutation)> = bases
         .iter()
@@ -238,19 +243,33 @@ pub fn redundant_sync(bases: &[Program], config: &Config, threads: usize) -> Vec
         .collect();
     let results = parallel_map(&jobs, threads, |(i, m)| (*i, check_mutant(&bases[*i], m, config)));
     let mut out: Vec<SyncDeletion> = Vec::new();
+    // Per deletion of `out`: its operator, location and place among those of its size.
+    let mut keys: Vec<(Operator, Option<Loc>, usize)> = Vec::new();
+    let mut places: HashMap<(usize, Operator, Option<Loc>), usize> = HashMap::new();
     for (i, r) in results {
+        let key = match &r.location {
+            Some(loc) => {
+                let place = places.entry((i, r.operator, Some(loc.clone()))).or_insert(0);
+                *place += 1;
+                (r.operator, Some(loc.clone()), *place - 1)
+            }
+            None => (r.operator, None, r.stmt.0 as usize),
+        };
         let at = AtSize { devices: bases[i].num_devices(), fate: r.fate, stats: r.stats };
-        match out.iter_mut().find(|d| d.operator == r.operator && d.stmt == r.stmt && d.location == r.location) {
-            Some(d) => d.evidence.push(at),
-            None => out.push(SyncDeletion {
-                operator: r.operator,
-                edit: r.edit,
-                detail: r.detail,
-                stmt: r.stmt,
-                location: r.location,
-                statement: r.statement,
-                evidence: vec![at],
-            }),
+        match keys.iter().position(|k| *k == key) {
+            Some(d) => out[d].evidence.push(at),
+            None => {
+                keys.push(key);
+                out.push(SyncDeletion {
+                    operator: r.operator,
+                    edit: r.edit,
+                    detail: r.detail,
+                    stmt: r.stmt,
+                    location: r.location,
+                    statement: r.statement,
+                    evidence: vec![at],
+                });
+            }
         }
     }
     for d in &mut out {
