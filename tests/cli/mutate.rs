@@ -124,3 +124,24 @@ fn mutants_of_a_dsl_kernel_report_its_own_source_lines() {
         assert!(matches!(r.fate, Fate::Killed { .. }), "{}: {:?}", r.edit, r.fate);
     }
 }
+
+#[test]
+fn deletions_of_a_kernel_whose_trace_grows_with_n_are_paired_across_sizes() {
+    // The all-pairs barrier loops are unrolled once per device: statement numbers differ
+    // between N = 2 and 3, and the deletions are paired by their source lines instead.
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/python/tests/kernels/pairs_barrier.py");
+    let (code, v) = json(&["mutate", file, "--sync-only", "--devices", "2-3", "--json"]);
+    assert_eq!(code, 0, "{v}");
+    let removable = v["removable"].as_array().unwrap();
+    let scope = removable
+        .iter()
+        .find(|d| d["statement"].as_str().unwrap().contains("pl.run_scoped(all_pairs"))
+        .unwrap_or_else(|| panic!("the second barrier is not removable: {v:#}"));
+    let sizes: Vec<u64> =
+        scope["evidence"].as_array().unwrap().iter().map(|e| e["devices"].as_u64().unwrap()).collect();
+    assert_eq!(sizes, [2, 3], "{scope}");
+    // A barrier's third signal exists at N = 3 only: needed there, paired with nothing.
+    let only_at_3 = |d: &&Value| d["evidence"].as_array().unwrap().len() == 1 && d["evidence"][0]["devices"] == 3;
+    let needed = v["needed"].as_array().unwrap();
+    assert_eq!(needed.iter().filter(only_at_3).count(), 2, "{v:#}");
+}
