@@ -484,6 +484,50 @@ pub enum StmtKind {
         /// The value.
         value: Expr,
     },
+    /// The elements `dst` of scalar array `scalar` take the values of the elements `src`
+    /// of scalar array `source`, in order: what a copy of known integers into SMEM scalar
+    /// state brings (an index window; the copy itself is a DMA statement of its own).
+    ScalarCopy {
+        /// The scalar array written.
+        scalar: usize,
+        /// Its elements written.
+        dst: ScalarRange,
+        /// The scalar array read.
+        source: usize,
+        /// Its elements read (as many as `dst`).
+        src: ScalarRange,
+    },
+}
+
+/// A strided block of elements of a scalar array: for every `i` with `i[k] < dims[k].0`,
+/// row-major, the flat element `start + sum of i[k] * dims[k].1`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ScalarRange {
+    /// The flat index of the first element.
+    pub start: Expr,
+    /// Per dimension, its size and its stride in elements.
+    pub dims: Vec<(usize, i64)>,
+}
+
+impl ScalarRange {
+    /// The number of elements.
+    pub fn len(&self) -> usize {
+        self.dims.iter().map(|d| d.0).product()
+    }
+
+    /// Whether it has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The offsets from `start` of its elements, in order.
+    pub fn offsets(&self) -> Vec<i64> {
+        let mut out = vec![0i64];
+        for &(size, stride) in &self.dims {
+            out = out.iter().flat_map(|&o| (0..size as i64).map(move |i| o + i * stride)).collect();
+        }
+        out
+    }
 }
 
 /// An SMEM array of integers the kernel uses as its own scalar state (indices, flags,
@@ -523,7 +567,7 @@ pub struct Kernel {
     /// Semaphore declarations, indexed by [`SemId`].
     pub semaphores: Vec<SemDecl>,
     /// SMEM scalar state ([`ScalarDecl`]), indexed by the `scalar` of
-    /// [`StmtKind::ScalarLoad`] and [`StmtKind::ScalarStore`].
+    /// [`StmtKind::ScalarLoad`], [`StmtKind::ScalarStore`] and [`StmtKind::ScalarCopy`].
     #[serde(default)]
     pub scalars: Vec<ScalarDecl>,
     /// `CompilerParams(collective_id=...)`: required when the kernel takes the barrier

@@ -413,8 +413,10 @@ impl Site<'_> {
             out.push(Mutation { operator: op, stmt: self.id, edit, detail, kernel: k })
         };
         match op {
-            // Without its load, what reads the variable cannot compile: not a mutant.
-            Operator::Delete if matches!(self.stmt.kind, StmtKind::ScalarLoad { .. }) => {}
+            // Without its load, what reads the variable cannot compile: not a mutant (nor
+            // without a copy's values, which its DMA statement brings).
+            Operator::Delete if matches!(self.stmt.kind, StmtKind::ScalarLoad { .. } | StmtKind::ScalarCopy { .. }) => {
+            }
             Operator::Delete => push(
                 String::new(),
                 self.edited(kernel, |b, i| {

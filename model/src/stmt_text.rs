@@ -171,6 +171,15 @@ pub fn statement(kernel: &Kernel, stmt: &Stmt) -> String {
         StmtKind::ScalarStore { scalar, index, value } => {
             format!("{}[{}] = {}", scalar_name(kernel, *scalar), expr(index), expr(value))
         }
+        StmtKind::ScalarCopy { scalar, dst, source, src } => format!(
+            "{}[{} elements from {}] = {}[{} elements from {}]",
+            scalar_name(kernel, *scalar),
+            dst.len(),
+            expr(&dst.start),
+            scalar_name(kernel, *source),
+            src.len(),
+            expr(&src.start)
+        ),
     }
 }
 

@@ -159,6 +159,19 @@ class Granularity:
                 raise Unsupported("evaluation", f"{e} (on device {env.axes} at grid {env.program_ids})",
                                   stmt.get("loc")) from None
 
+    def scalar_elements(self, scalar: int, rng: dict, env: E.Env) -> list[int]:
+        """The flat elements of scalar array ``scalar`` a ``scalar_copy`` range names."""
+        offsets = [0]
+        for size, stride in rng["dims"]:
+            offsets = [o + i * stride for o in offsets for i in range(size)]
+        start = E.evaluate(rng["start"], env)
+        sc = self.scalars[scalar]
+        out = [start + o for o in offsets]
+        bad = next((i for i in out if not 0 <= i < sc["len"]), None)
+        if bad is not None:
+            raise E.EvalError(f"index {bad} out of range for `{sc['name']}` ({sc['len']} elements)")
+        return out
+
     def visit_one(self, stmt: dict, env: E.Env) -> None:
         op = stmt["op"]
         if op == "when":
@@ -170,6 +183,15 @@ class Granularity:
             self.visit(stmt["branches"][i], env)
         elif op == "scoped":
             self.visit(stmt["body"], env)
+        elif op == "scalar_copy":
+            src, dst = (self.scalar_elements(stmt["source"], stmt["src"], env),
+                        self.scalar_elements(stmt["scalar"], stmt["dst"], env))
+            values = [env.memory[stmt["source"]][i] for i in src]
+            if None in values:
+                raise E.EvalError(f"reads element {src[values.index(None)]} of `{self.scalars[stmt['source']]['name']}` "
+                                  "before anything was stored there")
+            for i, v in zip(dst, values):
+                env.memory[stmt["scalar"]][i] = v
         elif op in ("scalar_load", "scalar_store"):
             sc = self.scalars[stmt["scalar"]]
             i = E.evaluate(stmt["index"], env)

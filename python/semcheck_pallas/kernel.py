@@ -456,6 +456,10 @@ class KernelBuilder:
             out.update(var=s["var"], scalar=s["scalar"], index=E.to_json(s["index"]))
         elif op == "scalar_store":
             out.update(scalar=s["scalar"], index=E.to_json(s["index"]), value=E.to_json(s["value"]))
+        elif op == "scalar_copy":
+            ranges = {k: {"start": E.to_json(s[k]["start"]), "dims": [list(d) for d in s[k]["dims"]]}
+                      for k in ("dst", "src")}
+            out.update(scalar=s["scalar"], source=s["source"], **ranges)
         elif op == "signal":
             out["sem"] = _sem_json(s["sem"])
             out["inc"] = E.to_json(s["inc"])

@@ -32,7 +32,6 @@ its own results. The statements of a kernel with errors are never checked.
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import math
 from typing import Any, Sequence
 
@@ -886,33 +885,26 @@ class KernelWalker:
         return self.table_of[src.id], sid
 
     def copy_scalars(self, src: RefB, dst: RefB, table: int, sid: int) -> None:
-        """The scalar state of a copy :meth:`window_copy` accepted: element by element, a
-        load of the source's known values and a store into the destination's."""
+        """The scalar state of a copy :meth:`window_copy` accepted: the destination's
+        elements take the source's known values (SCHEMA.md ``scalar_copy``)."""
         if src.shape() != dst.shape():
             raise self.unsupported("DMA shape mismatch", f"a copy of {src.shape()} elements of `{self.name_of(src)}` "
                                    f"into {dst.shape()} of `{self.name_of(dst)}`")
-        for s_index, d_index in zip(self.elements(src), self.elements(dst)):
-            var = self.fresh("copied")
-            self.emit_quiet({"op": "scalar_load", "var": var, "scalar": table, "index": s_index})
-            self.emit_quiet({"op": "scalar_store", "scalar": sid, "index": d_index, "value": ("var", var)})
+        self.emit_quiet({"op": "scalar_copy", "scalar": sid, "dst": self.scalar_range(dst), "source": table,
+                         "src": self.scalar_range(src)})
 
-    def elements(self, ref: RefB) -> list[E.Expr]:
-        """The flat (row-major) element indices of a view without reshapes, in order."""
+    def scalar_range(self, ref: RefB) -> dict:
+        """A view without reshapes as a strided block of flat (row-major) elements: the
+        first one's index and, per sliced dimension, its size and stride."""
         shape = self.buffers[ref.id].shape
-        per_dim = []
-        for d in ref.dims:
-            if d[0] == "at":
-                per_dim.append([d[1]])
-            else:
-                step = slice_step(d)
-                per_dim.append([E.op("add", d[1], E.const(i * step)) for i in range(d[2])])
-        out = []
-        for combo in itertools.product(*(range(len(p)) for p in per_dim)):
-            flat: E.Expr = E.const(0)
-            for k, (i, size) in enumerate(zip(combo, shape)):
-                flat = E.op("add", E.op("mul", flat, E.const(size)), per_dim[k][i])
-            out.append(flat)
-        return out
+        start: E.Expr = E.const(0)
+        dims = []
+        for k, d in enumerate(ref.dims):
+            row = int(np.prod(shape[k + 1:] or (1,)))
+            start = E.op("add", start, E.op("mul", d[1], E.const(row)))
+            if d[0] == "slice":
+                dims.append((d[2], slice_step(d) * row))
+        return {"start": start, "dims": dims}
 
     def read_window(self, ref: RefB) -> None:
         """A load of an SMEM window (a buffer a copy of known integers fills) also reads its

@@ -331,7 +331,11 @@ def test_a_copy_of_known_integers_into_smem_is_scalar_state_and_a_dma(exports):
     body = list(statements(k["body"]))
     first = next(i for i, s in enumerate(body) if s["op"] == "dma_start")
     assert body[first]["dma"]["src"]["buffer"] == 0
-    assert [s["op"] for s in body[first + 1:first + 5]] == ["scalar_load", "scalar_store"] * 2
+    copy = body[first + 1]
+    assert (copy["op"], copy["scalar"], copy["source"]) == ("scalar_copy", 0, 1)
+    # Window k of the route (W = 2 entries) into row 0 of `win`: elements 0, 1.
+    assert [copy[k]["dims"] for k in ("src", "dst")] == [[[2, 1]], [[2, 1]]]
+    assert evaluate(copy["src"]["start"], {"x": 0}) == 0 and evaluate(copy["dst"]["start"], {"x": 0}) == 0
     # Every load of the window also reads its cell (a copy into `win@loads`).
     loads = [i for i, s in enumerate(body) if s["op"] == "scalar_load" and s["scalar"] == 0]
     assert len(loads) == 4

@@ -10,7 +10,7 @@ use serde_json::Value;
 use semcheck_model::expr::{BinOp, Expr};
 use semcheck_model::ir::{
     BufferDecl, BufferId, BufferRole, Data, Dest, DmaDesc, Index, Kernel, Level, Loc, MemorySpace, RefExpr, Rhs,
-    ScalarDecl, ScalarInit, SemDecl, SemId, SemKind, SemRef, Stmt, StmtKind, WaitPart,
+    ScalarDecl, ScalarInit, ScalarRange, SemDecl, SemId, SemKind, SemRef, Stmt, StmtKind, WaitPart,
 };
 use semcheck_model::mesh::Axis;
 use semcheck_model::{ErrorKind, Mesh, ModelError};
@@ -327,9 +327,32 @@ impl Importer<'_> {
                 index: self.expr(f("index")?, path)?,
                 value: self.expr(f("value")?, path)?,
             },
+            "scalar_copy" => StmtKind::ScalarCopy {
+                scalar: self.scalar_id(f("scalar")?, path)?,
+                dst: self.scalar_range(f("dst")?, path)?,
+                source: self.scalar_id(f("source")?, path)?,
+                src: self.scalar_range(f("src")?, path)?,
+            },
             other => return Err(self.err(path, format!("unknown statement `{other}`"))),
         };
         Ok(vec![Stmt { kind, loc }])
+    }
+
+    /// `{"start": E, "dims": [[size, stride], ...]}`.
+    fn scalar_range(&self, v: &Value, path: &str) -> Result<ScalarRange, ModelError> {
+        let bad = || self.err(path, "a scalar range is `{\"start\": E, \"dims\": [[size, stride], ...]}`");
+        let start = self.expr(v.get("start").ok_or_else(bad)?, path)?;
+        let dims = v
+            .get("dims")
+            .and_then(Value::as_array)
+            .ok_or_else(bad)?
+            .iter()
+            .map(|d| match d.as_array().map(Vec::as_slice) {
+                Some([size, stride]) => Ok((size.as_u64().ok_or_else(bad)? as usize, stride.as_i64().ok_or_else(bad)?)),
+                _ => Err(bad()),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(ScalarRange { start, dims })
     }
 
     fn scalar_id(&self, v: &Value, path: &str) -> Result<usize, ModelError> {

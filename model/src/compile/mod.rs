@@ -15,7 +15,7 @@ mod expect;
 use crate::error::{ErrorKind, ModelError};
 use crate::expr::{EvalEnv, Expr};
 use crate::formula::Formula;
-use crate::ir::{Kernel, Rhs, SemKind, Stmt, StmtId, StmtKind};
+use crate::ir::{Kernel, Rhs, ScalarRange, SemKind, Stmt, StmtId, StmtKind};
 use crate::mesh::{DeviceId, Mesh};
 use crate::program::{CellId, CellInfo, ComputeKind, DeviceProgram, Op, OpInfo, Program};
 use crate::semantics::Semantics;
@@ -328,6 +328,18 @@ impl<'a> Compiler<'a> {
         Ok(i as usize)
     }
 
+    /// The elements of scalar array `scalar` in `range`, each checked to be in range.
+    fn scalar_slots(
+        &self,
+        stmt: &Stmt,
+        scalar: usize,
+        range: &ScalarRange,
+        here: &Here<'_>,
+    ) -> Result<Vec<usize>, ModelError> {
+        let start = self.eval_in(stmt, &range.start, here)?;
+        range.offsets().into_iter().map(|o| self.scalar_slot(stmt, scalar, &Expr::Const(start + o), here)).collect()
+    }
+
     /// [`Self::eval`] for an expression of `stmt`, which is named only in an error.
     fn eval_in(&self, stmt: &Stmt, e: &Expr, here: &Here<'_>) -> Result<i64, ModelError> {
         e.eval(&here.env()).map_err(|err| {
@@ -471,6 +483,34 @@ impl<'a> Compiler<'a> {
                 StmtKind::ScalarStore { scalar, index, value } => {
                     let slot = self.scalar_slot(stmt, *scalar, index, here)?;
                     here.memory[*scalar][slot] = Some(self.eval_in(stmt, value, here)?);
+                    out.quiet.push((out.ops.len() as u32, StmtId(id)));
+                }
+                StmtKind::ScalarCopy { scalar, dst, source, src } => {
+                    let from = self.scalar_slots(stmt, *source, src, here)?;
+                    let to = self.scalar_slots(stmt, *scalar, dst, here)?;
+                    if from.len() != to.len() {
+                        return Err(self.err(
+                            here,
+                            &crate::stmt_text::statement(self.kernel, stmt),
+                            ErrorKind::SizeMismatch,
+                            format!("{} elements copied into {}", from.len(), to.len()),
+                        ));
+                    }
+                    let values: Vec<Option<i64>> = from.iter().map(|&i| here.memory[*source][i]).collect();
+                    if let Some(k) = values.iter().position(Option::is_none) {
+                        return Err(self.err(
+                            here,
+                            &crate::stmt_text::statement(self.kernel, stmt),
+                            ErrorKind::BadExpression,
+                            format!(
+                                "reads element {} of `{}` before anything was stored there",
+                                from[k], self.kernel.scalars[*source].name
+                            ),
+                        ));
+                    }
+                    for (&i, v) in to.iter().zip(values) {
+                        here.memory[*scalar][i] = v;
+                    }
                     out.quiet.push((out.ops.len() as u32, StmtId(id)));
                 }
                 StmtKind::AddAssign { dst, src } => {
@@ -733,6 +773,44 @@ mod tests {
         // Without entry values the first load reads an element never stored.
         let e = compile(&counter_kernel(false), &Mesh::ring(2).unwrap(), &spec, 1).unwrap_err();
         assert!(e.to_string().contains("reads element 0 of `slot` before anything was stored there"), "{e}");
+    }
+
+    /// A kernel that copies elements `start, start + 1` of a table into a two-element
+    /// window, then signals itself by the window's second element.
+    fn window_kernel(start: i64) -> Kernel {
+        let mut kernel = trace("window", |k| {
+            let sem = k.regular_semaphore("sem");
+            k.semaphore_signal(&sem, Expr::Var("v".into()), Dest::Own);
+            k.semaphore_wait(&sem, Expr::Var("v".into()));
+        })
+        .unwrap();
+        let range = |start: i64| ScalarRange { start: Expr::Const(start), dims: vec![(2, 1)] };
+        let copy = StmtKind::ScalarCopy { scalar: 1, dst: range(0), source: 0, src: range(start) };
+        let load = StmtKind::ScalarLoad { var: "v".into(), scalar: 1, index: Expr::Const(1) };
+        kernel.body.splice(0..0, [Stmt::from(copy), Stmt::from(load)]);
+        let init = (0..2).map(|d| ScalarInit { coords: vec![d], values: (0..6).map(|i| 10 * d as i64 + i).collect() });
+        kernel.scalars.push(ScalarDecl { name: "table".into(), len: 6, init: init.collect() });
+        kernel.scalars.push(ScalarDecl { name: "win".into(), len: 2, init: vec![] });
+        kernel
+    }
+
+    #[test]
+    fn a_scalar_copy_gives_the_window_the_table_s_values() {
+        let spec = Spec { notation: Notation::Plain, outputs: vec![] };
+        let p = compile(&window_kernel(2), &Mesh::ring(2).unwrap(), &spec, 1).unwrap();
+        for d in 0..2 {
+            let incs: Vec<u32> = p.devices[d]
+                .ops
+                .iter()
+                .filter_map(|op| match op {
+                    Op::Signal { inc, .. } => Some(*inc),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(incs, [10 * d as u32 + 3], "d{d}: element 3 of the table");
+        }
+        let e = compile(&window_kernel(5), &Mesh::ring(2).unwrap(), &spec, 1).unwrap_err();
+        assert!(e.to_string().contains("index 6 out of range for `table` (6 elements)"), "{e}");
     }
 
     #[test]
