@@ -1338,12 +1338,18 @@ class KernelWalker:
             depth_epoch = self.epoch
             (c_out,) = self.walk(inner, cenv)
             emitted = self.blocks[-1][before:]
-            # Loads of SMEM scalar state in the condition: made before the loop and again
-            # at the end of every iteration, so the condition reads the current values.
-            quiet = all(x["op"] in ("scalar_load", "snapshot") for x in emitted) and not any(
+            # Loads of SMEM scalar state in the condition (with, for a window, the read of
+            # its cell): made before the loop and again at the end of every iteration, so
+            # the condition reads the current values.
+            probes = {p.id for p in self.probes.values()}
+
+            def reloaded(x: dict) -> bool:
+                return x["op"] == "scalar_load" or (x["op"] == "store" and x["dst"].id in probes)
+
+            quiet = all(reloaded(x) or x["op"] == "snapshot" for x in emitted) and not any(
                 E.free_vars(x["index"]) & set(names) for x in emitted if x["op"] == "scalar_load")
             if quiet:
-                reload = [dict(x) for x in emitted if x["op"] == "scalar_load"]
+                reload = [dict(x) for x in emitted if reloaded(x)]
             if (not quiet and _effectful(emitted)) or self.epoch != depth_epoch:
                 self.errors.append(self.unsupported("while condition", "the condition of a while loop has effects"))
                 tainted = True

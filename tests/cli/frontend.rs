@@ -321,6 +321,15 @@ fn scalar_prefetch_values_and_smem_scalar_state_are_read_like_axis_index() {
         "2",
         &["race on d0 win[0,0]", "win@loads = win[0,0]", "route_hbm[2 3] -> win[0,0 0,1]"],
     );
+    // A trip count copied into SMEM and read by a while loop's condition: proved; waited
+    // for only after the loop, the condition's first read races with the copy.
+    proved_then_broken(
+        "smem_window_count.py",
+        "2",
+        ("WAIT", "late"),
+        "2",
+        &["race on d1 count", "count@loads = count", "local_copy count_hbm -> count"],
+    );
     // A while loop whose condition reads SMEM the body counts down runs three times.
     let out = semcheck_cmd()
         .args(["simulate", "--lockstep", "--devices", "2", "--format", "text"])
