@@ -706,6 +706,18 @@ mod tests {
         }
     }
 
+    /// The increments of device `d`'s signals, in order.
+    fn signal_increments(p: &Program, d: usize) -> Vec<u32> {
+        p.devices[d]
+            .ops
+            .iter()
+            .filter_map(|op| match op {
+                Op::Signal { inc, .. } => Some(*inc),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// A kernel over a grid of 3 whose SMEM slot counter starts at each device's entry
     /// value, is read by a signal's increment and a copy's size, and is bumped each step.
     fn counter_kernel(init: bool) -> Kernel {
@@ -752,14 +764,7 @@ mod tests {
         let spec = Spec { notation: Notation::Plain, outputs: vec![] };
         let p = compile(&counter_kernel(true), &Mesh::ring(2).unwrap(), &spec, 2).unwrap();
         for d in 0..2 {
-            let incs: Vec<u32> = p.devices[d]
-                .ops
-                .iter()
-                .filter_map(|op| match op {
-                    Op::Signal { inc, .. } => Some(*inc),
-                    _ => None,
-                })
-                .collect();
+            let incs = signal_increments(&p, d);
             let first = 1 + d as u32;
             let steps = [first, first + 1, first + 2];
             assert_eq!(incs, [steps, steps].concat(), "d{d}");
@@ -799,14 +804,7 @@ mod tests {
         let spec = Spec { notation: Notation::Plain, outputs: vec![] };
         let p = compile(&window_kernel(2), &Mesh::ring(2).unwrap(), &spec, 1).unwrap();
         for d in 0..2 {
-            let incs: Vec<u32> = p.devices[d]
-                .ops
-                .iter()
-                .filter_map(|op| match op {
-                    Op::Signal { inc, .. } => Some(*inc),
-                    _ => None,
-                })
-                .collect();
+            let incs = signal_increments(&p, d);
             assert_eq!(incs, [10 * d as u32 + 3], "d{d}: element 3 of the table");
         }
         let e = compile(&window_kernel(5), &Mesh::ring(2).unwrap(), &spec, 1).unwrap_err();
