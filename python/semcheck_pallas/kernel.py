@@ -294,7 +294,8 @@ class KernelBuilder:
         known = [sc for sc in w.scalars if sc["init"]]
         if known:
             self.record["prefetch"] = {"operands": [
-                {"name": sc["name"], "shape": list(w.buffers[sc["buffer"]].shape), "values": sc["init"]}
+                {"name": sc["name"], "shape": list(w.buffers[sc["buffer"]].shape), "values": sc["init"],
+                 **({"copied": True} if sc["buffer"] in w.table_of else {})}
                 for sc in known]}
 
     # ------------------------------------------------------------------ build rules

@@ -327,7 +327,7 @@ def test_a_copy_of_known_integers_into_smem_is_scalar_state_and_a_dma(exports):
     win, route = k["scalars"]
     assert (route["name"], route["init"][0]["values"]) == ("route_hbm", [2, 0, 3, 1])
     assert (win["name"], win["init"]) == ("win", [])
-    assert [o["name"] for o in k["prefetch"]["operands"]] == ["route_hbm"]
+    assert [(o["name"], o.get("copied")) for o in k["prefetch"]["operands"]] == [("route_hbm", True)]
     body = list(statements(k["body"]))
     first = next(i for i, s in enumerate(body) if s["op"] == "dma_start")
     assert body[first]["dma"]["src"]["buffer"] == 0

@@ -372,6 +372,11 @@ fn prefetch_note(p: &serde_json::Value) -> Option<String> {
         .iter()
         .map(|o| {
             let name = o.get("name").and_then(|n| n.as_str()).unwrap_or("?");
+            // An input the kernel copies into SMEM (an index window) says so.
+            let name = match o.get("copied").and_then(|c| c.as_bool()) {
+                Some(true) => format!("`{name}` (copied into SMEM)"),
+                _ => format!("`{name}`"),
+            };
             let per: Vec<(String, String)> = o
                 .get("values")
                 .and_then(|v| v.as_array())
@@ -379,10 +384,10 @@ fn prefetch_note(p: &serde_json::Value) -> Option<String> {
                 .unwrap_or_default();
             let first = per.first().map(|(_, v)| v.clone()).unwrap_or_default();
             if per.iter().all(|(_, v)| *v == first) {
-                format!("`{name}` = {first} on every device")
+                format!("{name} = {first} on every device")
             } else {
                 let each: Vec<String> = per.iter().map(|(d, v)| format!("d{d}: {v}")).collect();
-                format!("`{name}` = {}", each.join(", "))
+                format!("{name} = {}", each.join(", "))
             }
         })
         .collect();
