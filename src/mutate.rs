@@ -243,23 +243,24 @@ pub fn redundant_sync(bases: &[Program], config: &Config, threads: usize) -> Vec
         .collect();
     let results = parallel_map(&jobs, threads, |(i, m)| (*i, check_mutant(&bases[*i], m, config)));
     let mut out: Vec<SyncDeletion> = Vec::new();
-    // Per deletion of `out`: its operator, location and place among those of its size.
-    let mut keys: Vec<(Operator, Option<Loc>, usize)> = Vec::new();
-    let mut places: HashMap<(usize, Operator, Option<Loc>), usize> = HashMap::new();
+    // The deletion of `out` per operator, location and place among those of one size.
+    let mut found: HashMap<(Operator, Option<Loc>, usize), usize> = HashMap::new();
+    let mut places: HashMap<(usize, Operator, Loc), usize> = HashMap::new();
     for (i, r) in results {
-        let key = match &r.location {
+        let place = match &r.location {
             Some(loc) => {
-                let place = places.entry((i, r.operator, Some(loc.clone()))).or_insert(0);
+                let place = places.entry((i, r.operator, loc.clone())).or_insert(0);
                 *place += 1;
-                (r.operator, Some(loc.clone()), *place - 1)
+                *place - 1
             }
-            None => (r.operator, None, r.stmt.0 as usize),
+            None => r.stmt.0 as usize,
         };
+        let key = (r.operator, r.location.clone(), place);
         let at = AtSize { devices: bases[i].num_devices(), fate: r.fate, stats: r.stats };
-        match keys.iter().position(|k| *k == key) {
-            Some(d) => out[d].evidence.push(at),
+        match found.get(&key) {
+            Some(&d) => out[d].evidence.push(at),
             None => {
-                keys.push(key);
+                found.insert(key, out.len());
                 out.push(SyncDeletion {
                     operator: r.operator,
                     edit: r.edit,

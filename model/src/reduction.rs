@@ -113,6 +113,8 @@ pub struct PorScratch {
 #[derive(Clone, Debug, Default)]
 struct UnitScratch {
     dmas: Vec<DmaRecord>,
+    /// Per in-flight DMA, whether its landing (of some cell) is enabled.
+    landing: Vec<bool>,
     /// Per in-flight DMA, the unit of its sending; its landing units follow it.
     first: Vec<Unit>,
     /// Per unit from the first DMA unit (`base`) on: its DMA and which of its events it is.
@@ -140,11 +142,14 @@ enum DmaPart {
 }
 
 impl UnitScratch {
-    /// Numbers the units of the DMAs in `dmas`, from unit `n` on.
-    fn number(&mut self, program: &Program, n: usize) {
+    /// Numbers the units of the DMAs in `dmas`, from unit `n` on, and notes which may land
+    /// in `state`.
+    fn number(&mut self, program: &Program, state: &[u32], n: usize) {
         self.base = n;
         self.first.clear();
         self.owner.clear();
+        self.landing.clear();
+        self.landing.extend(self.dmas.iter().map(|r| program.landing_enabled(state, r)));
         for (j, r) in self.dmas.iter().enumerate() {
             self.first.push(n + self.owner.len());
             self.owner.push((j, DmaPart::Send));
@@ -230,7 +235,7 @@ impl Program {
         let s = &mut scratch.units;
         s.dmas.clear();
         s.dmas.extend(self.dmas(state));
-        s.number(self, n);
+        s.number(self, state, n);
         let units = n + s.owner.len();
         s.bounds.clear();
         s.bounds.resize(units * n, 0);
@@ -267,8 +272,8 @@ impl Program {
         let r = &s.dmas[j];
         usize::from(match part {
             DmaPart::Send => !matches!(self.dma_op(r.key), Op::LocalDma { .. }) && r.flags & SENT == 0,
-            DmaPart::Land => self.landing_enabled(state, r),
-            DmaPart::Cell(i) => !r.cell_landed(state, i) && self.landing_enabled(state, r),
+            DmaPart::Land => s.landing[j],
+            DmaPart::Cell(i) => !r.cell_landed(state, i) && s.landing[j],
         })
     }
 

@@ -159,18 +159,27 @@ class Granularity:
                 raise Unsupported("evaluation", f"{e} (on device {env.axes} at grid {env.program_ids})",
                                   stmt.get("loc")) from None
 
+    def scalar_element(self, scalar: int, i: int) -> int:
+        """``i``, checked to be an element of scalar array ``scalar``."""
+        sc = self.scalars[scalar]
+        if not 0 <= i < sc["len"]:
+            raise E.EvalError(f"index {i} out of range for `{sc['name']}` ({sc['len']} elements)")
+        return i
+
+    def scalar_value(self, env: E.Env, scalar: int, i: int) -> int:
+        """Element ``i`` of scalar array ``scalar``: an error if nothing was stored there."""
+        value = env.memory[scalar][i]
+        if value is None:
+            raise E.EvalError(f"reads element {i} of `{self.scalars[scalar]['name']}` before anything was stored there")
+        return value
+
     def scalar_elements(self, scalar: int, rng: dict, env: E.Env) -> list[int]:
         """The flat elements of scalar array ``scalar`` a ``scalar_copy`` range names."""
         offsets = [0]
         for size, stride in rng["dims"]:
             offsets = [o + i * stride for o in offsets for i in range(size)]
         start = E.evaluate(rng["start"], env)
-        sc = self.scalars[scalar]
-        out = [start + o for o in offsets]
-        bad = next((i for i in out if not 0 <= i < sc["len"]), None)
-        if bad is not None:
-            raise E.EvalError(f"index {bad} out of range for `{sc['name']}` ({sc['len']} elements)")
-        return out
+        return [self.scalar_element(scalar, start + o) for o in offsets]
 
     def visit_one(self, stmt: dict, env: E.Env) -> None:
         op = stmt["op"]
@@ -186,23 +195,15 @@ class Granularity:
         elif op == "scalar_copy":
             src, dst = (self.scalar_elements(stmt["source"], stmt["src"], env),
                         self.scalar_elements(stmt["scalar"], stmt["dst"], env))
-            values = [env.memory[stmt["source"]][i] for i in src]
-            if None in values:
-                raise E.EvalError(f"reads element {src[values.index(None)]} of `{self.scalars[stmt['source']]['name']}` "
-                                  "before anything was stored there")
+            values = [self.scalar_value(env, stmt["source"], i) for i in src]
             for i, v in zip(dst, values):
                 env.memory[stmt["scalar"]][i] = v
         elif op in ("scalar_load", "scalar_store"):
-            sc = self.scalars[stmt["scalar"]]
-            i = E.evaluate(stmt["index"], env)
-            if not 0 <= i < sc["len"]:
-                raise E.EvalError(f"index {i} out of range for `{sc['name']}` ({sc['len']} elements)")
+            i = self.scalar_element(stmt["scalar"], E.evaluate(stmt["index"], env))
             if op == "scalar_store":
                 env.memory[stmt["scalar"]][i] = E.evaluate(stmt["value"], env)
-            elif env.memory[stmt["scalar"]][i] is None:
-                raise E.EvalError(f"reads element {i} of `{sc['name']}` before anything was stored there")
             else:
-                env.vars[stmt["var"]] = env.memory[stmt["scalar"]][i]
+                env.vars[stmt["var"]] = self.scalar_value(env, stmt["scalar"], i)
         elif op == "loop":
             values = [E.evaluate(e, env) for e in stmt["init"]]
             k = 0

@@ -54,6 +54,9 @@ def _func_src(jaxpr: Any) -> tuple[str | None, dict | None]:
     return fname, {"file": os.path.abspath(file), "line": line_no, "function": fname}
 
 
+#: JAX's name for an argument a ``def kernel(*refs)`` kernel takes in its star: ``refs[3]``.
+_STAR_ARG = re.compile(r"\w+\[(\d+)\]")
+
 #: The names the body of a ``def kernel(*refs)`` kernel bound its refs to when JAX traced
 #: it (``capture._watch_kernel_traces``), per (source, argument names) of its jaxpr:
 #: ``{i: name}``, or ``None`` when two traces of it disagree.
@@ -80,8 +83,7 @@ def _arg_names(jaxpr: Any) -> tuple:
     names = key[1]
     traced = TRACED_NAMES.get(key)
     if traced:
-        names = tuple(traced.get(int(m.group(1)), n) if (m := re.fullmatch(r"\w+\[(\d+)\]", n or "")) else n
-                      for n in names)
+        names = tuple(traced.get(int(m.group(1)), n) if (m := _STAR_ARG.fullmatch(n or "")) else n for n in names)
     return _forwarded_names(_func_src(jaxpr)[1], names)
 
 
@@ -91,7 +93,7 @@ def _forwarded_names(loc: dict | None, names: tuple) -> tuple:
     module) named after the parameter it reaches, read from the source. (What the body
     binds them to itself, ``x_ref, o_ref = args[:2]``, is read as it is traced:
     :data:`TRACED_NAMES`.)"""
-    if not loc or not any(re.fullmatch(r"\w+\[\d+\]", n or "") for n in names):
+    if not loc or not any(_STAR_ARG.fullmatch(n or "") for n in names):
         return names
     try:
         with open(loc["file"]) as f:

@@ -169,8 +169,8 @@ INDEX_BINARY = {
 # Primitives that only annotate or time a kernel: recorded in the kernel's "ignored" list.
 IGNORED = {"debug_print", "delay", "trace_start", "trace_stop", "trace_value", "debug_callback"}
 
-#: The most elements of a copy of known integers into SMEM scalar state (each is a load
-#: and a store of scalar state where the copy starts).
+#: The most elements of a copy of known integers into SMEM scalar state (see
+#: :meth:`KernelWalker.window_copy`).
 MAX_COPIED_SCALARS = 4096
 
 #: Elements of SMEM scalar state (over all devices, when their values are known) the
@@ -823,9 +823,11 @@ class KernelWalker:
         d = self.buffer_view(env, dst, "the DMA destination")
         self.written.add(d.id)
         if device_id is None and src_sem is None:
-            if self.window_copy(s, d) is None:
+            window = self.window_copy(s, d)
+            if window is None:
                 self.dma_touched |= {s.id, d.id}
-            return {"kind": "local", "src": s, "dst": d, "sem": self.sem_ref(env, dst_sem, "the DMA semaphore")}
+            return {"kind": "local", "src": s, "dst": d, "sem": self.sem_ref(env, dst_sem, "the DMA semaphore"),
+                    "window": window}
         self.dma_touched |= {s.id, d.id}
         if src_sem is None or device_id is None:
             raise self.unsupported("dma", "a remote DMA needs both a send semaphore and a device id")
@@ -845,10 +847,8 @@ class KernelWalker:
             self.failed_starts.add((u.construct, u.message))
             raise
         self.emit({"op": "dma_start", "dma": d, "priority": int(eqn.params.get("priority", 0) or 0)})
-        if d["kind"] == "local":
-            copy = self.window_copy(d["src"], d["dst"])
-            if copy is not None:
-                self.copy_scalars(d["src"], d["dst"], *copy)
+        if d.get("window") is not None:
+            self.copy_scalars(d["src"], d["dst"], *d["window"])
 
     # ------------------------------------------------------- known integers copied to SMEM
 
@@ -876,11 +876,7 @@ class KernelWalker:
         if sid is None or ddecl.role != "scratch":
             return None
         if src.id not in self.table_of:
-            elements = int(np.prod(sdecl.shape or (1,)))
-            init = [{"device": list(c), "values": [int(v) for v in np.asarray(a).reshape(-1)]}
-                    for c, a in sorted(sdecl.known.items())]
-            self.table_of[src.id] = len(self.scalars)
-            self.scalars.append({"name": sdecl.name, "len": elements, "init": init, "buffer": src.id})
+            self.table_of[src.id] = self.new_scalar(src.id)
         self.windows_found.add(dst.id)
         return self.table_of[src.id], sid
 
@@ -981,13 +977,16 @@ class KernelWalker:
             raise self.unsupported("SMEM array size", f"`{decl.name}` has {elements} elements"
                                    + (f" on each of {len(decl.known)} devices" if decl.known else "")
                                    + f": more than the {MAX_SCALAR_ELEMENTS} the checker follows as scalar state")
-        init = []
-        if decl.known is not None:
-            init = [{"device": list(c), "values": [int(v) for v in np.asarray(a).reshape(-1)]}
-                    for c, a in sorted(decl.known.items())]
-        self.scalar_of[ref.id] = len(self.scalars)
-        self.scalars.append({"name": decl.name, "len": elements, "init": init, "buffer": ref.id})
+        self.scalar_of[ref.id] = self.new_scalar(ref.id)
         return self.scalar_of[ref.id]
+
+    def new_scalar(self, bid: int) -> int:
+        """Declares buffer ``bid`` a scalar array (its entry values, when known): its index."""
+        decl = self.buffers[bid]
+        init = [{"device": list(c), "values": [int(v) for v in np.asarray(a).reshape(-1)]}
+                for c, a in sorted((decl.known or {}).items())]
+        self.scalars.append({"name": decl.name, "len": int(np.prod(decl.shape or (1,))), "init": init, "buffer": bid})
+        return len(self.scalars) - 1
 
     def scalar_index(self, ref: RefB, what: str) -> E.Expr:
         """The flat element index of a scalar view of SMEM scalar state."""

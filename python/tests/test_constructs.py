@@ -290,23 +290,18 @@ def test_a_computation_that_reuses_its_values_stays_one_function_of_what_it_read
     assert [a["kind"] for a in value["args"]] == ["load"] and store["cellwise"]
 
 
-def test_refs_handed_on_from_star_args_take_the_names_of_the_parameters_they_reach(exports):
-    k = kernel(exports, "forwarded_args", 2)
+@pytest.mark.parametrize("name,semaphores", [
+    # Handed on to another function: the parameters they reach.
+    ("forwarded_args", ["send_sem", "recv_sem"]),
+    # Unpacked by the kernel: what it unpacks them into; the one never unpacked keeps its place.
+    ("unpacked_args", ["send_sem", "refs[3]"]),
+    # Taken from an iterator, some under a flag: what the body binds them to.
+    ("iterated_args", ["send_sem", "recv_sem"]),
+])
+def test_refs_of_a_star_args_kernel_take_the_names_its_source_gives_them(exports, name, semaphores):
+    k = kernel(exports, name, 2)
     assert [b["name"] for b in k["buffers"]] == ["x_ref", "o_ref"]
-    assert [s["name"] for s in k["semaphores"]] == ["send_sem", "recv_sem"]
-
-
-def test_refs_a_kernel_unpacks_from_star_args_take_the_names_it_unpacks_them_into(exports):
-    k = kernel(exports, "unpacked_args", 2)
-    assert [b["name"] for b in k["buffers"]] == ["x_ref", "o_ref"]
-    # The one never unpacked keeps its place.
-    assert [s["name"] for s in k["semaphores"]] == ["send_sem", "refs[3]"]
-
-
-def test_refs_a_kernel_takes_from_an_iterator_take_the_names_its_body_binds(exports):
-    k = kernel(exports, "iterated_args", 2)
-    assert [b["name"] for b in k["buffers"]] == ["x_ref", "o_ref"]
-    assert [s["name"] for s in k["semaphores"]] == ["send_sem", "recv_sem"]
+    assert [s["name"] for s in k["semaphores"]] == semaphores
 
 
 def test_a_load_a_reduction_reads_is_the_cells_around_it_and_cuts_nothing(exports):

@@ -123,18 +123,9 @@ impl Compiler<'_> {
             }
         }
         let base = self.base[on.index()][r.buffer.0 as usize];
-        let count: usize = view.dims.iter().map(|d| d.size).product();
-        let mut cells = Vec::with_capacity(count);
-        for flat in 0..count {
-            let mut rest = flat;
-            let mut offset = view.offset;
-            for d in view.dims.iter().rev() {
-                offset += (rest % d.size) * d.stride;
-                rest /= d.size;
-            }
-            cells.push(CellId(base + offset as u32));
-        }
-        Ok((cells, count as u32 * decl.cell_bytes))
+        let cells: Vec<CellId> = view.cells().map(|offset| CellId(base + offset as u32)).collect();
+        let bytes = cells.len() as u32 * decl.cell_bytes;
+        Ok((cells, bytes))
     }
 
     /// `hbm_buf[1]` or `x_ref[0,1],x_ref[1,1]` for a list of cells of one buffer.
@@ -240,6 +231,19 @@ impl View {
         View { offset: 0, dims }
     }
 
+    /// Its cells' offsets in the buffer, row-major.
+    fn cells(&self) -> impl Iterator<Item = usize> + '_ {
+        let count: usize = self.dims.iter().map(|d| d.size).product();
+        (0..count).map(|flat| {
+            let (mut rest, mut at) = (flat, self.offset);
+            for d in self.dims.iter().rev() {
+                at += (rest % d.size) * d.stride;
+                rest /= d.size;
+            }
+            at
+        })
+    }
+
     /// The same cells read row-major with the dimensions `shape`: dimensions of size 1
     /// come and go freely, and each group of dimensions merged or split must be
     /// contiguous (each stride the next one's times its size).
@@ -302,17 +306,7 @@ mod tests {
     use super::View;
 
     fn cells(v: &View) -> Vec<usize> {
-        let count: usize = v.dims.iter().map(|d| d.size).product();
-        (0..count)
-            .map(|flat| {
-                let (mut rest, mut at) = (flat, v.offset);
-                for d in v.dims.iter().rev() {
-                    at += (rest % d.size) * d.stride;
-                    rest /= d.size;
-                }
-                at
-            })
-            .collect()
+        v.cells().collect()
     }
 
     #[test]

@@ -340,6 +340,22 @@ impl<'a> Compiler<'a> {
         range.offsets().into_iter().map(|o| self.scalar_slot(stmt, scalar, &Expr::Const(start + o), here)).collect()
     }
 
+    /// The value of element `slot` of scalar array `scalar`: an error if nothing was
+    /// stored there yet.
+    fn scalar_value(&self, stmt: &Stmt, scalar: usize, slot: usize, here: &Here<'_>) -> Result<i64, ModelError> {
+        here.memory[scalar][slot].ok_or_else(|| {
+            self.err(
+                here,
+                &crate::stmt_text::statement(self.kernel, stmt),
+                ErrorKind::BadExpression,
+                format!(
+                    "reads element {slot} of `{}` before anything was stored there",
+                    self.kernel.scalars[scalar].name
+                ),
+            )
+        })
+    }
+
     /// [`Self::eval`] for an expression of `stmt`, which is named only in an error.
     fn eval_in(&self, stmt: &Stmt, e: &Expr, here: &Here<'_>) -> Result<i64, ModelError> {
         e.eval(&here.env()).map_err(|err| {
@@ -466,17 +482,7 @@ impl<'a> Compiler<'a> {
                 }
                 StmtKind::ScalarLoad { var, scalar, index } => {
                     let slot = self.scalar_slot(stmt, *scalar, index, here)?;
-                    let value = here.memory[*scalar][slot].ok_or_else(|| {
-                        self.err(
-                            here,
-                            &crate::stmt_text::statement(self.kernel, stmt),
-                            ErrorKind::BadExpression,
-                            format!(
-                                "reads element {slot} of `{}` before anything was stored there",
-                                self.kernel.scalars[*scalar].name
-                            ),
-                        )
-                    })?;
+                    let value = self.scalar_value(stmt, *scalar, slot, here)?;
                     here.set_vars(std::slice::from_ref(var), &[value]);
                     out.quiet.push((out.ops.len() as u32, StmtId(id)));
                 }
@@ -496,20 +502,12 @@ impl<'a> Compiler<'a> {
                             format!("{} elements copied into {}", from.len(), to.len()),
                         ));
                     }
-                    let values: Vec<Option<i64>> = from.iter().map(|&i| here.memory[*source][i]).collect();
-                    if let Some(k) = values.iter().position(Option::is_none) {
-                        return Err(self.err(
-                            here,
-                            &crate::stmt_text::statement(self.kernel, stmt),
-                            ErrorKind::BadExpression,
-                            format!(
-                                "reads element {} of `{}` before anything was stored there",
-                                from[k], self.kernel.scalars[*source].name
-                            ),
-                        ));
-                    }
+                    let values = from
+                        .iter()
+                        .map(|&i| self.scalar_value(stmt, *source, i, here))
+                        .collect::<Result<Vec<_>, _>>()?;
                     for (&i, v) in to.iter().zip(values) {
-                        here.memory[*scalar][i] = v;
+                        here.memory[*scalar][i] = Some(v);
                     }
                     out.quiet.push((out.ops.len() as u32, StmtId(id)));
                 }
