@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import os
 import re
 from typing import Any
 
 import numpy as np
 from jax._src import core as jax_core
 
-from . import cells
+from . import blocks, cells
 from . import exprs as E
 from . import location
 from .errors import Refused, Unsupported
@@ -38,20 +37,6 @@ class Captured:
     prefetch: dict | None = None
     #: Why the values of the scalar-prefetch operands are unknown.
     prefetch_error: str | None = None
-
-
-def _func_src(jaxpr: Any) -> tuple[str | None, dict | None]:
-    info = getattr(jaxpr, "debug_info", None)
-    src = getattr(info, "func_src_info", None) if info else None
-    if not src or " at " not in src:
-        return None, None
-    fname, where = src.rsplit(" at ", 1)
-    file, _, line = where.rpartition(":")
-    try:
-        line_no = int(line)
-    except ValueError:
-        return fname, None
-    return fname, {"file": os.path.abspath(file), "line": line_no, "function": fname}
 
 
 #: JAX's name for an argument a ``def kernel(*refs)`` kernel takes in its star: ``refs[3]``.
@@ -84,7 +69,7 @@ def _arg_names(jaxpr: Any) -> tuple:
     traced = TRACED_NAMES.get(key)
     if traced:
         names = tuple(traced.get(int(m.group(1)), n) if (m := _STAR_ARG.fullmatch(n or "")) else n for n in names)
-    return _forwarded_names(_func_src(jaxpr)[1], names)
+    return _forwarded_names(location.of_function(jaxpr)[1], names)
 
 
 def _forwarded_names(loc: dict | None, names: tuple) -> tuple:
@@ -152,11 +137,13 @@ class KernelBuilder:
             jaxprs = self.params.get("jaxprs") or (self.params.get("jaxpr"),)
             self.jaxpr = jaxprs[0]
         self.jaxpr = getattr(self.jaxpr, "jaxpr", self.jaxpr)
-        fname, floc = _func_src(self.jaxpr)
+        fname, floc = location.of_function(self.jaxpr)
         self.function = fname
         self.function_loc = floc
         given = self.params.get("name")
         self.name = given if isinstance(given, str) and given else (fname or self.prim)
+        #: The operands whose blocks Pallas copies around grid steps (``blocks``).
+        self.pipes: list[blocks.Pipelined] = []
         #: Per buffer, the dimensions kept in its cell shape for slices of dynamic size.
         self.kept: dict[int, set[int]] = {}
         self.record: dict[str, Any] = {
@@ -219,19 +206,19 @@ class KernelBuilder:
             n_idx, n_in, n_out = gm.num_index_operands, gm.num_inputs, gm.num_outputs
             roles = (["input"] * (n_idx + n_in) + ["output"] * n_out
                      + ["scratch"] * (len(invars) - n_idx - n_in - n_out))
-            pipelined = self.pipelined_blocks(gm, names, w)
+            pipelined = self.pipelined_blocks(gm)
             aliases = dict(self.params.get("input_output_aliases") or ())
         else:
             n_in = len(self.cap.eqn.invars)
             n_out = len(self.params.get("out_avals") or ())
             roles = ["input"] * n_in + ["output"] * n_out + ["scratch"] * (len(invars) - n_in - n_out)
             aliases = dict(self.params.get("input_output_aliases") or {})
-            pipelined = set()
+            pipelined = {}
             n_idx = 0
         shared = kind == "tensorcore"
         out_start = roles.index("output") if "output" in roles else len(roles)
         for i, (v, role) in enumerate(zip(invars, roles)):
-            if role == "output" and aliases:
+            if role == "output" and aliases and i not in pipelined:
                 out_index = i - out_start
                 src = [k for k, o in aliases.items() if o == out_index]
                 if src:
@@ -244,7 +231,7 @@ class KernelBuilder:
                         continue
             w.loc = self.function_loc
             if i in pipelined:
-                env[v] = POISONED  # its error is recorded; what uses it is skipped
+                self.pipeline(w, env, v, i, pipelined, names, role, aliases, out_start)
                 continue
             try:
                 env[v] = w.ref_binding(v.aval, names[i], role, scoped=False, shared_hbm=shared)
@@ -260,33 +247,48 @@ class KernelBuilder:
             env[v] = POISONED
         return env
 
-    def pipelined_blocks(self, gm: Any, names: list[str], w: KernelWalker) -> set[int]:
-        """The kernel arguments whose blocks Pallas pipelines, each recorded as an error of
-        ``w``. Blocked specs are fine when Pallas copies the block once (the index map
-        does not depend on the grid); otherwise Pallas pipelines DMAs the jaxpr does not
-        show."""
-        out: set[int] = set()
-        grid = tuple(int(g) for g in gm.grid)
-        if int(np.prod(grid or (1,))) <= 1:
-            return out
+    def pipeline(self, w: KernelWalker, env: dict, v: Any, i: int, pipelined: dict, names: list[str], role: str,
+                 aliases: dict, out_start: int) -> None:
+        """Binds argument ``v`` to the VMEM block Pallas copies around grid steps, and
+        declares its array (an output aliased to a pipelined input shares that input's)."""
+        loc = self.pipeline_loc()
+        array = None
+        try:
+            if role == "output":
+                src = [k for k, o in aliases.items() if o == i - out_start]
+                if src:
+                    given = [p for p in self.pipes if p.index == src[0]]
+                    if not given:
+                        raise Unsupported("BlockSpec pipelining", f"`{names[i]}` is aliased to an input that Pallas "
+                                          "does not pipeline the same way", loc)
+                    array = given[0].array
+                    decl = w.buffers[array]
+                    decl.role = "input_output"
+                    decl.aliases.append(names[i])
+            p = blocks.declare(w, v, pipelined[i], names[i], role, loc, array)
+        except Unsupported as u:
+            w.errors.append(u)
+            env[v] = POISONED
+            return
+        p.index = i
+        self.pipes.append(p)
+        env[v] = p.block
+
+    def num_index_operands(self) -> int:
+        """The number of scalar-prefetch operands (they come first)."""
+        if self.prim != "pallas_call":
+            return 0
+        return int(self.params["grid_mapping"].num_index_operands)
+
+    def pipeline_loc(self) -> dict | None:
+        """Where Pallas's pipeline copies are said to happen: the ``pallas_call``."""
+        return self.cap.call_loc or self.function_loc
+
+    def pipelined_blocks(self, gm: Any) -> dict[int, Any]:
+        """The kernel arguments whose blocks Pallas copies around grid steps (see
+        :mod:`~semcheck_pallas.blocks`), by argument index: their block mappings."""
         n_idx = gm.num_index_operands
-        for k, bm in enumerate(gm.block_mappings):
-            space = str(getattr(bm.transformed_block_aval, "memory_space", "") or "")
-            if space in ("any", "hbm"):
-                continue
-            ij = getattr(bm, "index_map_jaxpr", None)
-            if ij is None:
-                continue
-            inner = getattr(ij, "jaxpr", ij)
-            if _depends_on_inputs(inner):
-                name = names[n_idx + k] if n_idx + k < len(names) else bm.origin
-                w.errors.append(Unsupported(
-                    "BlockSpec pipelining",
-                    f"the BlockSpec of `{name}` ({bm.origin}) has an index map that depends on the grid: "
-                    "Pallas would insert pipelining DMAs that are not in the kernel body",
-                    self.cap.call_loc or self.function_loc))
-                out.add(n_idx + k)
-        return out
+        return {n_idx + k: bm for k, bm in enumerate(gm.block_mappings) if blocks.is_pipelined(bm)}
 
     def record_prefetch(self, w: KernelWalker) -> None:
         """Says which scalar-prefetch and SMEM operands the kernel was read with (their
@@ -354,8 +356,12 @@ class KernelBuilder:
             windows: set[int] = set()
             while True:
                 w = KernelWalker(kernel_function=self.function, mesh_axes=axes, data_smem=data, windows=windows)
+                self.pipes = []
                 env = self.declare_arguments(w, kind)
+                prefetch = [env[v] for v in self.jaxpr.invars[:self.num_index_operands()]]
+                blocks.copy_in(w, self.pipes, grid, prefetch, self.pipeline_loc())
                 w.walk(self.jaxpr, env)
+                blocks.copy_out(w, self.pipes, grid, prefetch, self.pipeline_loc())
                 tables = set(w.table_of)
                 again = (({sc["buffer"] for sc in w.scalars} - tables) & w.dma_touched) | w.data_stored
                 again |= tables & w.written

@@ -56,6 +56,22 @@ def frame_record(frame: source_info_util.Frame) -> dict[str, Any]:
     }
 
 
+def of_function(jaxpr: Any) -> tuple[str | None, dict | None]:
+    """The name of the Python function ``jaxpr`` was traced from and where it is
+    defined (``None`` where JAX did not record it)."""
+    info = getattr(jaxpr, "debug_info", None)
+    src = getattr(info, "func_src_info", None) if info else None
+    if not src or " at " not in src:
+        return None, None
+    fname, where = src.rsplit(" at ", 1)
+    file, _, line = where.rpartition(":")
+    try:
+        line_no = int(line)
+    except ValueError:
+        return fname, None
+    return fname, {"file": os.path.abspath(file), "line": line_no, "function": fname}
+
+
 def of_eqn(eqn: Any, kernel_function: str | None = None) -> dict[str, Any] | None:
     """The location of an equation: its innermost user frame and the user stack."""
     frames = user_frames(eqn.source_info.traceback)

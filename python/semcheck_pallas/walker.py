@@ -253,6 +253,8 @@ class KernelWalker:
         self.windows_found: set[int] = set()
         self.written: set[int] = set()
         self.probes: dict[int, RefB] = {}
+        # The VMEM blocks Pallas's pipeline copies around grid steps (see blocks.py).
+        self.pipelined: set[int] = set()
 
     # ------------------------------------------------------------------ helpers
 
@@ -302,7 +304,8 @@ class KernelWalker:
                 raise self.unsupported("barrier semaphore argument", f"`{name}` is a barrier semaphore passed as an argument")
             sid = self.declare_sem(SemDecl(name=name, kind=kind, shape=shape, scoped=scoped))
             return RefB("sem", sid, tuple(("slice", E.const(0), s) for s in shape))
-        spaces = {"any": "hbm", "hbm": "hbm", "vmem": "vmem", "smem": "smem", "": "vmem"}
+        # A block without a memory space of its own is in VMEM on a TPU (Pallas's default).
+        spaces = {"any": "hbm", "hbm": "hbm", "vmem": "vmem", "smem": "smem", "": "vmem", "default": "vmem"}
         if space not in spaces:
             raise self.unsupported(f"memory space {space}", f"`{name}` lives in memory space `{space}`")
         itemsize = _itemsize(dtype_name)
@@ -831,6 +834,10 @@ class KernelWalker:
         self.dma_touched |= {s.id, d.id}
         if src_sem is None or device_id is None:
             raise self.unsupported("dma", "a remote DMA needs both a send semaphore and a device id")
+        if d.id in self.pipelined:
+            raise self.unsupported("remote copy into a pipelined block",
+                                   f"the remote copy writes into `{self.name_of(d)}`, a block Pallas pipelines: which "
+                                   "of its two buffers the copy lands in depends on the receiver's pipeline")
         dest = self.dest(env, device_id, id_type, "the remote DMA")
         return {"kind": "remote", "src": s, "dst": d, "send_sem": self.sem_ref(env, src_sem, "the send semaphore"),
                 "recv_sem": self.sem_ref(env, dst_sem, "the receive semaphore"), "device": dest}

@@ -336,3 +336,27 @@ def test_a_copy_of_known_integers_into_smem_is_scalar_state_and_a_dma(exports):
     assert len(loads) == 4
     probe = next(b for b, d in enumerate(k["buffers"]) if d["name"] == "win@loads")
     assert all(body[i - 1]["op"] == "store" and body[i - 1]["dst"]["buffer"] == probe for i in loads)
+
+
+def test_blocks_pallas_pipelines_are_copied_in_and_out_around_grid_steps(exports):
+    k = kernel(exports, "grid_blocks", 2)
+    buffers = {b["name"]: b for b in k["buffers"]}
+    # The kernel's refs are VMEM blocks; the arrays they are copied from and to, HBM.
+    assert [(buffers[n]["space"], buffers[n]["role"], buffers[n]["array_shape"]) for n in
+            ("x_ref", "x_ref@hbm", "o_ref", "o_ref@hbm")] == [
+        ("vmem", "scratch", [8, 128]), ("hbm", "input", [16, 128]),
+        ("vmem", "scratch", [8, 128]), ("hbm", "output", [16, 128])]
+    first, last = k["body"][0], k["body"][-1]
+    for s, dst, src in ((first, "x_ref", "x_ref@hbm"), (last, "o_ref@hbm", "o_ref")):
+        assert s["op"] == "when"
+        (store,) = s["body"]
+        assert k["buffers"][store["dst"]["buffer"]]["name"] == dst
+        assert k["buffers"][store["value"]["view"]["buffer"]]["name"] == src
+        path = os.path.join(KERNELS, "grid_blocks.py")
+        assert store["loc"]["line"] == line_of(path, "spec = pl.BlockSpec(")
+        assert store["loc"]["code"].startswith(f"BlockSpec pipeline: the block of `{dst.split('@')[0]}` copied")
+    # Grid (2, 2), block index (i, 0): copied in when i changes (k = 0), out before it
+    # changes and at the last step (k = 1).
+    steps = [(i, j) for i in range(2) for j in range(2)]
+    assert [evaluate(first["cond"], {"x": 0}, s, (2, 2)) for s in steps] == [1, 0, 1, 0]
+    assert [evaluate(last["cond"], {"x": 0}, s, (2, 2)) for s in steps] == [0, 1, 0, 1]

@@ -26,6 +26,7 @@ CASES = [
     ("bitcast", "bitcast ref transform", "d.start()"),
     ("core_index", "semaphore_signal(core_index=...)", "core_index=0"),
     ("pipelined", "BlockSpec pipelining", "call(kernel"),
+    ("pipelined_remote", "remote copy into a pipelined block", "d.start()"),
 ]
 
 
@@ -83,8 +84,8 @@ def test_a_scope_with_an_unsupported_allocation_is_still_read(exports):
 def test_pipelined_blocks_are_named_and_the_body_still_read(exports):
     path = os.path.join(UNSUPPORTED, "pipelined_two.py")
     (k,) = exports.get(path, 2)["kernels"]
-    # The input's block is pipelined (the output is whole, in VMEM); the store that reads
-    # it is not reported again, the semaphore_read after it is.
+    # The input's blocks do not divide its array (the output is whole, in VMEM); the store
+    # that reads it is not reported again, the semaphore_read after it is.
     assert [e["construct"] for e in k["errors"]] == ["BlockSpec pipelining", "semaphore_read"]
     assert "`x_ref`" in k["errors"][0]["message"]
     assert k["errors"][1]["loc"]["line"] == line_of(path, "pl.semaphore_read(sem)")

@@ -26,11 +26,12 @@ use semcheck_model::{ErrorKind, ModelError};
 pub const REQUIREMENTS: &str = include_str!("../../python/requirements.txt");
 
 /// The package's sources, by file name.
-pub const PACKAGE: [(&str, &str); 13] = [
+pub const PACKAGE: [(&str, &str); 14] = [
     ("__init__.py", include_str!("../../python/semcheck_pallas/__init__.py")),
     ("__main__.py", include_str!("../../python/semcheck_pallas/__main__.py")),
     ("_call.py", include_str!("../../python/semcheck_pallas/_call.py")),
     ("api.py", include_str!("../../python/semcheck_pallas/api.py")),
+    ("blocks.py", include_str!("../../python/semcheck_pallas/blocks.py")),
     ("capture.py", include_str!("../../python/semcheck_pallas/capture.py")),
     ("cells.py", include_str!("../../python/semcheck_pallas/cells.py")),
     ("dataflow.py", include_str!("../../python/semcheck_pallas/dataflow.py")),

@@ -287,6 +287,18 @@ fn scalar_prefetch_values_and_smem_scalar_state_are_read_like_axis_index() {
         "2",
         &["race on d1 o_ref", "local_copy zeros_ref -> o_ref"],
     );
+    // Blocks Pallas pipelines around a grid: proved, the pipeline's copies at the BlockSpec's
+    // line; without the buffer's hand-back the next step's copy races with its read.
+    proved_then_broken(
+        "grid_blocks.py",
+        "2-3",
+        ("HANDSHAKE", "none"),
+        "2",
+        &[
+            "race on d1 buf",
+            "x_ref = x_ref@hbm[0] @ grid_blocks.py:49 BlockSpec pipeline: the block of `x_ref` copied in",
+        ],
+    );
     // Reshaped and strided views (a paged buffer merged into rows, every other row read):
     // proved; read before the copy lands, a race on exactly the rows read; a reshape
     // merging what is not contiguous, refused.
@@ -388,6 +400,7 @@ fn unsupported_and_refused_kernels_exit_2_naming_the_construct_and_line() {
     let dir = repo().join("python/tests/kernels/unsupported");
     for (file, needle) in [
         ("semaphore_read.py", "semaphore_read.py:10: semaphore_read"),
+        ("pipelined_remote.py", "pipelined_remote.py:13: remote copy into a pipelined block"),
         ("dma_add.py", "dma_add.py:8: dma_start(add=True)"),
         ("barrier_no_cid.py", "collective_id has to be specified when using a custom barrier"),
         ("script_error.py", "script_error.py:4: script error"),
