@@ -235,7 +235,7 @@ impl KernelBuilder {
     fn push(&self, kind: StmtKind) {
         let caller = std::panic::Location::caller();
         let loc = Loc { file: caller.file().to_string(), line: caller.line(), text: None };
-        self.with(|d| d.blocks.last_mut().expect("block stack").push(Stmt { kind, loc: Some(loc) }));
+        self.with(|d| d.blocks.last_mut().expect("block stack").push(Stmt { kind, loc: Some(loc), implicit: false }));
     }
 
     fn own(&self, other: &KernelBuilder, what: &str) {

@@ -354,12 +354,16 @@ pub struct Stmt {
     /// Its source location, when the front end knows it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loc: Option<Loc>,
+    /// Pallas's own statement rather than the kernel author's (the copies of blocks
+    /// Pallas pipelines around a grid): `mutate` does not edit it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub implicit: bool,
 }
 
 impl Stmt {
     /// A statement without a source location.
     pub fn new(kind: StmtKind) -> Stmt {
-        Stmt { kind, loc: None }
+        Stmt { kind, loc: None, implicit: false }
     }
 
     /// The statements nested directly in this one (a `when`, scope or loop body).

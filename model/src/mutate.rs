@@ -125,7 +125,7 @@ pub fn is_sync(stmt: &Stmt) -> bool {
 /// then the semaphore deletions in declaration order.
 pub fn mutations(kernel: &Kernel, operators: &[Operator]) -> Vec<Mutation> {
     let mut out = Vec::new();
-    for site in sites(kernel) {
+    for site in sites(kernel).into_iter().filter(|site| !site.stmt.implicit) {
         for &op in operators {
             site.mutate(kernel, op, &mut out);
         }
@@ -439,7 +439,7 @@ impl Site<'_> {
                 if self.index + 1 < self.block_len {
                     let mut k = kernel.clone();
                     let block = block_mut(&mut k.body, &self.block);
-                    if block[self.index].kind != block[self.index + 1].kind {
+                    if block[self.index].kind != block[self.index + 1].kind && !block[self.index + 1].implicit {
                         let next = statement(kernel, &block[self.index + 1]);
                         block.swap(self.index, self.index + 1);
                         push(format!("with {next}"), k);
@@ -632,6 +632,22 @@ mod tests {
         );
         let deletion = &mutations(&k, &[Operator::Delete])[4];
         assert_eq!((deletion.edit.as_str(), deletion.detail.as_str()), ("delete pl.semaphore_wait(cap, 2)", ""));
+    }
+
+    #[test]
+    fn pallas_s_own_statements_are_not_edited() {
+        // The guarded copy marked as Pallas's (the front end marks its pipeline's copies).
+        let mut k = kernel();
+        let when = k.body.iter_mut().find(|s| matches!(s.kind, StmtKind::When { .. })).unwrap();
+        when.implicit = true;
+        for child in when.children_mut().unwrap() {
+            child.implicit = true;
+        }
+        let all = mutations(&k, &Operator::ALL);
+        assert!(!all.is_empty());
+        for m in &all {
+            assert!(!m.edit.contains("pl.when") && !m.edit.contains("make_async_remote_copy"), "{}", m.edit);
+        }
     }
 
     #[test]

@@ -142,11 +142,13 @@ def _copy(w: KernelWalker, p: Pipelined, grid: tuple[int, ...], prefetch: list, 
         else:
             w.store(view, w.load(p.block, aval))
 
-    if cond == E.const(1):
-        move()
-        return
     body, _ = w.block(move)
-    w.emit({"op": "when", "cond": cond, "body": body})
+    for stmt in body:
+        stmt["implicit"] = True
+    if cond == E.const(1):
+        w.blocks[-1].extend(body)
+    else:
+        w.emit({"op": "when", "cond": cond, "body": body, "implicit": True})
 
 
 def _copy_loc(p: Pipelined, fallback: dict | None, way: str) -> dict | None:

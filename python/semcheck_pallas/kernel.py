@@ -484,6 +484,8 @@ class KernelBuilder:
         else:  # pragma: no cover
             raise AssertionError(op)
         out["loc"] = s.get("loc")
+        if s.get("implicit"):
+            out["implicit"] = True
         return out
 
 

@@ -350,6 +350,7 @@ def test_blocks_pallas_pipelines_are_copied_in_and_out_around_grid_steps(exports
     for s, dst, src in ((first, "x_ref", "x_ref@hbm"), (last, "o_ref@hbm", "o_ref")):
         assert s["op"] == "when"
         (store,) = s["body"]
+        assert s["implicit"] and store["implicit"]  # Pallas's, not the author's: not mutated
         assert k["buffers"][store["dst"]["buffer"]]["name"] == dst
         assert k["buffers"][store["value"]["view"]["buffer"]]["name"] == src
         path = os.path.join(KERNELS, "grid_blocks.py")

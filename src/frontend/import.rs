@@ -256,7 +256,7 @@ impl Importer<'_> {
                     let body = self.block(br, &format!("{path}.branches[{b}]"))?;
                     if !body.is_empty() {
                         let cond = clamped.clone().equals(b as i64);
-                        out.push(Stmt { kind: StmtKind::When { cond, body }, loc: loc.clone() });
+                        out.push(Stmt { kind: StmtKind::When { cond, body }, loc: loc.clone(), implicit: false });
                     }
                 }
                 return Ok(out);
@@ -335,7 +335,8 @@ impl Importer<'_> {
             },
             other => return Err(self.err(path, format!("unknown statement `{other}`"))),
         };
-        Ok(vec![Stmt { kind, loc }])
+        let implicit = s.get("implicit").and_then(Value::as_bool).unwrap_or(false);
+        Ok(vec![Stmt { kind, loc, implicit }])
     }
 
     /// `{"start": E, "dims": [[size, stride], ...]}`.
