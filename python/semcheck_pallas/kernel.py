@@ -355,7 +355,9 @@ class KernelBuilder:
             data: set[int] = set()
             windows: set[int] = set()
             while True:
-                w = KernelWalker(kernel_function=self.function, mesh_axes=axes, data_smem=data, windows=windows)
+                core_axis = next(iter(axes)) if kind == "tensorcore" and len(axes) == 1 else None
+                w = KernelWalker(kernel_function=self.function, mesh_axes=axes, data_smem=data, windows=windows,
+                                 core_axis=core_axis)
                 self.pipes = []
                 env = self.declare_arguments(w, kind)
                 prefetch = [env[v] for v in self.jaxpr.invars[:self.num_index_operands()]]

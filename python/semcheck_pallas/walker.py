@@ -214,9 +214,13 @@ class KernelWalker:
     barrier semaphore and ``run_scoped`` allocations in the order met)."""
 
     def __init__(self, *, kernel_function: str | None, mesh_axes: dict[str, int],
-                 data_smem: set[int] = frozenset(), windows: set[int] = frozenset()):
+                 data_smem: set[int] = frozenset(), windows: set[int] = frozenset(),
+                 core_axis: str | None = None):
         self.kernel_function = kernel_function
         self.mesh_axes = mesh_axes
+        # The axis of a pl.kernel's TensorCore mesh, whose devices are one chip's cores:
+        # what semaphore_signal(core_index=c) names.
+        self.core_axis = core_axis
         #: Per value node (by id, the node kept alive): the size of its tree.
         self.tree_sizes: dict[int, tuple[tuple, int]] = {}
         self.buffers: list[BufferDecl] = []
@@ -799,12 +803,19 @@ class KernelWalker:
     def p_semaphore_signal(self, eqn: Any, env: dict) -> None:
         args = eqn.params["args_tree"].unflatten(eqn.invars)
         sem, transforms, inc, device_id, core_index = args
-        if core_index is not None:
-            raise self.unsupported("semaphore_signal(core_index=...)", "signalling another core by core_index is not supported")
+        if core_index is not None and (self.core_axis is None or device_id is not None):
+            raise self.unsupported(
+                "semaphore_signal(core_index=...)",
+                "core_index names a core of a chip: read in a pl.kernel over a TensorCore mesh (the cores are its "
+                "devices) without a device_id; here " + ("with a device_id too" if self.core_axis is not None else
+                                                         "each device is one core"))
         if transforms:
             sem = _transformed(sem, transforms)
         sid, idx = self.sem_ref(env, sem, "the semaphore of semaphore_signal")
-        dest = self.dest(env, device_id, eqn.params.get("device_id_type"), "semaphore_signal")
+        if core_index is not None:
+            dest = ("axes", ((self.core_axis, self.expr(env, core_index, "the core_index of semaphore_signal")),))
+        else:
+            dest = self.dest(env, device_id, eqn.params.get("device_id_type"), "semaphore_signal")
         if dest[0] != "own":
             self.communicates = True
         self.emit({"op": "signal", "sem": (sid, idx), "inc": self.expr(env, inc, "the increment of semaphore_signal"),

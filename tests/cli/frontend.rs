@@ -287,6 +287,15 @@ fn scalar_prefetch_values_and_smem_scalar_state_are_read_like_axis_index() {
         "2",
         &["race on d1 o_ref", "local_copy zeros_ref -> o_ref"],
     );
+    // A TensorCore kernel's rendezvous signalled by `core_index=`: proved as the seed's;
+    // signalling its own core instead, the other core's copy lands before it entered.
+    proved_then_broken(
+        "tc_core_index.py",
+        "2",
+        ("CORE", "own"),
+        "2",
+        &["VIOLATION (outside-kernel)", "lands in d1, which has not entered"],
+    );
     // Blocks Pallas pipelines around a grid: proved, the pipeline's copies at the BlockSpec's
     // line; without the buffer's hand-back the next step's copy races with its read.
     proved_then_broken(

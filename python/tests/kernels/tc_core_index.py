@@ -1,0 +1,37 @@
+"""Seed 001's exchange between a chip's two TensorCores with the rendezvous signalled by
+`core_index=` instead of `device_id={'tc': ...}`: the same kernel. ``CORE=own`` signals
+the core itself: the rendezvous no longer holds the other core back, and its copy can
+land before this core entered."""
+
+import os
+
+import jax
+from jax import numpy as jnp
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+CORE = os.environ.get("CORE", "other")
+
+
+def exchange_kernel(x_hbm, o_hbm, send_vmem, recv_vmem, sems):
+    core = jax.lax.axis_index("tc")
+    pltpu.async_copy(x_hbm.at[core], send_vmem, sems.at[0]).wait()
+    ready = pltpu.get_barrier_semaphore()
+    pl.semaphore_signal(ready, 1, core_index=1 - core if CORE == "other" else core)
+    pl.semaphore_wait(ready, 1)
+    transfer = pltpu.make_async_remote_copy(send_vmem, recv_vmem, sems.at[1], sems.at[2], device_id={"tc": 1 - core})
+    transfer.start()
+    transfer.wait_send()
+    transfer.wait_recv()
+    pltpu.async_copy(recv_vmem, o_hbm.at[core], sems.at[3]).wait()
+
+
+x = jnp.zeros((2, 8, 128), jnp.float32)
+exchange = pl.kernel(
+    exchange_kernel,
+    out_type=jax.ShapeDtypeStruct(x.shape, x.dtype),
+    mesh=pltpu.create_tensorcore_mesh("tc", num_cores=2),
+    scratch_types=(pltpu.VMEM((8, 128), x.dtype), pltpu.VMEM((8, 128), x.dtype), pltpu.SemaphoreType.DMA((4,))),
+    compiler_params=pltpu.CompilerParams(collective_id=1),
+)
+jax.jit(exchange)(x)
