@@ -35,7 +35,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use semcheck_checker::{explore, Config, Stats, Verdict};
 use semcheck_model::ir::{Loc, StmtId};
-use semcheck_model::mutate::{self, same_operations, Mutation, Operator};
+use semcheck_model::mutate::{self, same_operations, Mutation, MutationUnits, Operator};
 use semcheck_model::{compile, stmt_text, Program, Rule};
 use serde::Serialize;
 
@@ -178,6 +178,19 @@ pub fn check_mutant(base: &Program, mutation: &Mutation, config: &Config) -> Mut
 /// order.
 pub fn check_mutants(base: &Program, mutations: &[Mutation], config: &Config, threads: usize) -> Vec<MutantResult> {
     parallel_map(mutations, threads, |m| check_mutant(base, m, config))
+}
+
+/// The kill matrix: every mutant `operators` make of `base`'s kernel checked, on `threads`
+/// threads, in the order of [`mutate::mutations`]. Each thread makes one statement's
+/// mutants at a time ([`MutationUnits`]), so memory holds a few copies of the kernel,
+/// not one per mutant.
+pub fn kill_matrix(base: &Program, operators: &[Operator], config: &Config, threads: usize) -> Vec<MutantResult> {
+    let units = MutationUnits::new(&base.ir, operators);
+    let indices: Vec<usize> = (0..units.len()).collect();
+    let per_unit = parallel_map(&indices, threads, |&unit| {
+        units.make(unit).iter().map(|m| check_mutant(base, m, config)).collect::<Vec<_>>()
+    });
+    per_unit.into_iter().flatten().collect()
 }
 
 /// The evidence for one mesh size of a deletion's fate.

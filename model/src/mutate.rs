@@ -124,16 +124,49 @@ pub fn is_sync(stmt: &Stmt) -> bool {
 /// Every mutant of `kernel` made by `operators`: statement by statement in pre-order,
 /// then the semaphore deletions in declaration order.
 pub fn mutations(kernel: &Kernel, operators: &[Operator]) -> Vec<Mutation> {
-    let mut out = Vec::new();
-    for site in sites(kernel).into_iter().filter(|site| !site.stmt.implicit) {
-        for &op in operators {
-            site.mutate(kernel, op, &mut out);
+    let units = MutationUnits::new(kernel, operators);
+    (0..units.len()).flat_map(|unit| units.make(unit)).collect()
+}
+
+/// The mutants of [`mutations`], made a unit at a time, so that a caller never holds more
+/// than a few mutated kernels (each is a whole copy of the kernel): unit `i` is the
+/// mutants of the `i`-th statement the operators edit (pre-order, Pallas's own left
+/// out), the last unit the semaphore deletions.
+pub struct MutationUnits<'k> {
+    kernel: &'k Kernel,
+    sites: Vec<Site<'k>>,
+    operators: &'k [Operator],
+}
+
+impl<'k> MutationUnits<'k> {
+    /// The units of `kernel`'s mutants by `operators`.
+    pub fn new(kernel: &'k Kernel, operators: &'k [Operator]) -> MutationUnits<'k> {
+        let sites = sites(kernel).into_iter().filter(|site| !site.stmt.implicit).collect();
+        MutationUnits { kernel, sites, operators }
+    }
+
+    /// The number of units: the statements edited, and the semaphore deletions.
+    pub fn len(&self) -> usize {
+        self.sites.len() + 1
+    }
+
+    /// Never: the semaphore deletions are a unit, even when they make no mutant.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// The mutants of unit `unit` (none past the last).
+    pub fn make(&self, unit: usize) -> Vec<Mutation> {
+        let mut out = Vec::new();
+        if let Some(site) = self.sites.get(unit) {
+            for &op in self.operators {
+                site.mutate(self.kernel, op, &mut out);
+            }
+        } else if unit == self.sites.len() && self.operators.contains(&Operator::DeleteSemaphore) {
+            semaphore_deletions(self.kernel, &mut out);
         }
+        out
     }
-    if operators.contains(&Operator::DeleteSemaphore) {
-        semaphore_deletions(kernel, &mut out);
-    }
-    out
 }
 
 /// The deletions of every synchronising statement ([`is_sync`]) and of every handshake

@@ -8,9 +8,9 @@ use std::time::Instant;
 use clap::Args;
 use semcheck::checker::{explore, Budget, Config, Outcome, Verdict};
 use semcheck::model::ir::Loc;
-use semcheck::model::mutate::{mutations, Operator};
+use semcheck::model::mutate::Operator;
 use semcheck::model::stmt_text;
-use semcheck::mutate::{check_mutants, default_threads, redundant_sync, Fate, MutantResult, SyncDeletion};
+use semcheck::mutate::{default_threads, kill_matrix, redundant_sync, Fate, MutantResult, SyncDeletion};
 use semcheck::{Case, ModelError, Program};
 use serde_json::{json, Value};
 
@@ -101,9 +101,8 @@ pub(crate) fn run(args: &MutateArgs) -> Result<i32, ModelError> {
         let mut reports = Vec::new();
         for ((case, base), baseline) in cases.iter().zip(&bases).zip(&baselines) {
             let start = Instant::now();
-            let all = mutations(&base.ir, &Operator::ALL);
-            w.doing(&format!("checking {} mutants of {case} on {} threads", all.len(), args.threads()), false);
-            let results = check_mutants(base, &all, &config, args.threads());
+            w.doing(&format!("checking the mutants of {case} on {} threads", args.threads()), false);
+            let results = kill_matrix(base, &Operator::ALL, &config, args.threads());
             w.idle();
             let seconds = start.elapsed().as_secs_f64();
             if args.json {

@@ -8,7 +8,7 @@ use semcheck::model::dsl::trace;
 use semcheck::model::ir::MemorySpace;
 use semcheck::model::mutate::{mutations, Operator};
 use semcheck::model::{compile, Mesh, Notation, Spec};
-use semcheck::mutate::{check_mutants, Fate};
+use semcheck::mutate::{check_mutants, kill_matrix, Fate};
 use serde_json::Value;
 
 fn json(args: &[&str]) -> (i32, Value) {
@@ -123,6 +123,21 @@ fn mutants_of_a_dsl_kernel_report_its_own_source_lines() {
         // at exit or lands after its target left.
         assert!(matches!(r.fate, Fate::Killed { .. }), "{}: {:?}", r.edit, r.fate);
     }
+}
+
+#[test]
+fn the_kill_matrix_made_a_statement_at_a_time_is_every_mutant_in_order() {
+    // `kill_matrix` never holds every mutant at once; its rows are those of checking
+    // every mutant `mutations` makes, in the same order.
+    let base = semcheck::catalogue_program("psum_scatter", None, 3, 1).unwrap();
+    let all = mutations(&base.ir, &Operator::ALL);
+    let one_by_one = check_mutants(&base, &all, &Config::default(), 2);
+    let matrix = kill_matrix(&base, &Operator::ALL, &Config::default(), 2);
+    let rows = |rs: &[semcheck::mutate::MutantResult]| -> Vec<String> {
+        rs.iter().map(|r| format!("{} {:?} {:?}", r.edit, r.fate, r.stats.states)).collect()
+    };
+    assert!(all.len() > 100);
+    assert_eq!(rows(&matrix), rows(&one_by_one));
 }
 
 #[test]
