@@ -230,6 +230,21 @@ pub const CHOICES: &[Choice] = &[
         ],
     },
     Choice {
+        name: "pipelined-blocks",
+        flag: None,
+        options: &[(
+            "step-boundary-copies",
+            "a kernel read from a file whose BlockSpec hands it a block smaller than the array gets Pallas's copies as statements: an input's block copied in before a grid step that is the first or whose block index differs from the previous step's, an output's copied out after a step that is the last or whose next step's index differs; each a synchronous copy into one VMEM buffer per operand",
+        )],
+        default: "step-boundary-copies",
+        evidence: &[
+            "JAX's TPU interpret mode runs a pallas_call's grid this way (jax/_src/pallas/mosaic/interpret/interpret_pallas_call.py: an input's block is stored into the kernel's buffer when `iteration_idx == initial_iteration_idx` or its start indices differ from the previous step's, an output's block is stored back when `iteration_idx + 1 == loop_bound` or its start indices differ from the next step's)",
+            "JAX's own pipeline scheduler follows the same rule (jax/_src/pallas/mosaic/pipeline.py, emit_pipeline's Scheduler: an input waited for when `has_changed | first_step`, an output copied out when `will_change_current | last_step`)",
+            "the array of a pipelined operand is touched by nothing but those copies (the kernel sees only the block), so when the prefetch of the next block runs, and into which of the two buffers, changes no value the kernel reads or the output gets",
+            "not modelled: which of the two buffers holds a block; a remote copy into a pipelined block (it lands in whichever buffer is current on the receiver) is refused, and an output block read before it is written holds the previous block's values here, the other buffer's on a TPU",
+        ],
+    },
+    Choice {
         name: "kernel-file-inputs",
         flag: None,
         options: &[(

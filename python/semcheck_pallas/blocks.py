@@ -2,8 +2,9 @@
 
 A ``BlockSpec`` with a block smaller than its array hands the kernel a VMEM buffer of
 one block; Pallas copies the array's block into it before a grid step and back after
-one. Those copies are not in the kernel's jaxpr. Pallas's rule (the TPU pipelining
-guide): an input's block is copied in at the first step and at every step whose block
+one. Those copies are not in the kernel's jaxpr. Pallas's rule (as JAX's TPU interpret
+mode runs a grid, ``interpret_pallas_call.py``, and as ``emit_pipeline``'s scheduler
+does): an input's block is copied in at the first step and at every step whose block
 index differs from the previous step's; an output's block is copied out at every step
 whose block index differs from the next step's, and at the last step.
 

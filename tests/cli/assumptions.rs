@@ -108,9 +108,14 @@ fn semantics_lists_every_modelling_choice() {
         assert!(out.contains(&head), "{head}\n{out}");
         assert!(!c.evidence.is_empty(), "{}: no evidence", c.name);
     }
-    for name in
-        ["dma-order", "dma-landing", "implicit-entry-barrier", "barrier-persistence", "scoped-semaphore-lifetime"]
-    {
+    for name in [
+        "dma-order",
+        "dma-landing",
+        "implicit-entry-barrier",
+        "barrier-persistence",
+        "scoped-semaphore-lifetime",
+        "pipelined-blocks",
+    ] {
         assert!(CHOICES.iter().any(|c| c.name == name), "{name}");
     }
     let (code, v) = json_of(&["semantics", "--json"]);
