@@ -335,7 +335,10 @@ impl Importer<'_> {
             },
             other => return Err(self.err(path, format!("unknown statement `{other}`"))),
         };
-        let implicit = s.get("implicit").and_then(Value::as_bool).unwrap_or(false);
+        let implicit = match s.get("implicit") {
+            None => false,
+            Some(v) => v.as_bool().ok_or_else(|| self.err(path, "`implicit` must be a boolean"))?,
+        };
         Ok(vec![Stmt { kind, loc, implicit }])
     }
 

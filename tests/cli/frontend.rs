@@ -483,6 +483,32 @@ fn the_python_package_test_suite_passes() {
 }
 
 #[test]
+fn a_document_whose_statement_flags_are_not_booleans_is_refused() {
+    // A document the front end wrote checks; with a statement's `implicit` (Pallas's own
+    // copies of pipelined blocks) not a boolean, it is a malformed document, exit 2.
+    let dir = crate::common::temp_dir("implicit-flag");
+    let doc = dir.join("grid_blocks.json");
+    let out = Command::new(python())
+        .args(["-m", "semcheck_pallas", "export", "--devices", "2", "--no-lower", "--out"])
+        .arg(&doc)
+        .arg(repo().join("python/tests/kernels/grid_blocks.py"))
+        .env("PYTHONPATH", repo().join("python"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(semcheck_cmd().arg("check").arg(&doc).output().unwrap().status.code(), Some(0));
+    let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(&doc).unwrap()).unwrap();
+    assert_eq!(v["kernels"][0]["body"][0]["implicit"], true, "{v}");
+    v["kernels"][0]["body"][0]["implicit"] = serde_json::json!("yes");
+    std::fs::write(&doc, serde_json::to_vec(&v).unwrap()).unwrap();
+    let out = semcheck_cmd().arg("check").arg(&doc).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("malformed document at body[0]: `implicit` must be a boolean")
+    );
+}
+
+#[test]
 fn expect_trace_simulate_and_replay_of_a_kernel_file() {
     let psum = repo().join("protocols/pallas/psum.py");
     let run = |args: &[&str]| semcheck_cmd().args(args).output().unwrap();
