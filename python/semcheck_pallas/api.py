@@ -52,6 +52,9 @@ class KernelVerdict:
     message: str
     trace: str | None
     result: dict
+    #: For a violation: the hardware assumptions it needs (``["dma-reorder"]``; empty when
+    #: it breaks under every choice of ``dma_order`` and ``dma_landing``).
+    requires: list[str] = dataclasses.field(default_factory=list)
 
     def __str__(self) -> str:
         head = f"{self.kernel} at N = {self.devices}: {self.verdict}"
@@ -59,7 +62,30 @@ class KernelVerdict:
             head += f" ({self.rule})"
         if self.message:
             head += f": {self.message}"
+        if self.requires:
+            head += f"\n  requires: {', '.join(self.requires)}"
         return head + (f"\n{self.trace}" if self.trace else "")
+
+
+@dataclasses.dataclass(frozen=True)
+class Options:
+    """How ``semcheck check`` is run: the specification and the hardware assumptions
+    (``semcheck semantics``): ``dma_order`` ``"any"`` or ``"pair-fifo"``,
+    ``dma_landing`` ``"whole"`` or ``"cells"``; ``None`` is the checker's default."""
+
+    kernel: str | None = None
+    expect: str | None = None
+    repeat: int | None = None
+    dma_order: str | None = None
+    dma_landing: str | None = None
+
+    def flags(self) -> list[str]:
+        out = []
+        for flag, value in (("--kernel", self.kernel), ("--expect", self.expect), ("--repeat", self.repeat),
+                            ("--dma-order", self.dma_order), ("--dma-landing", self.dma_landing)):
+            if value:
+                out += [flag, str(value)]
+        return out
 
 
 def _env() -> dict:
@@ -113,14 +139,13 @@ def semcheck_binary() -> str:
     return b
 
 
-def _verdicts_of(doc: dict, *, kernel: str | None, expect: str | None, repeat: int | None) -> list[KernelVerdict]:
+def _verdicts_of(doc: dict, options: Options) -> list[KernelVerdict]:
     binary = semcheck_binary()
     with tempfile.TemporaryDirectory(prefix="semcheck-") as tmp:
         path = os.path.join(tmp, "doc.json")
         with open(path, "w") as f:
             json.dump(doc, f)
-        opts = (["--kernel", kernel] if kernel else []) + (["--expect", expect] if expect else []) \
-            + (["--repeat", str(repeat)] if repeat else [])
+        opts = options.flags()
         proc = _run([binary, "check", path, "--json", *opts], "semcheck check")
         if not proc.stdout.strip():
             # Exit 2 without a report: the only kernel could not be checked.
@@ -139,10 +164,11 @@ def _verdicts_of(doc: dict, *, kernel: str | None, expect: str | None, repeat: i
             trace = None
             if violation.get("trace"):
                 trace = "\n".join(f"  {i + 1:>4}. {e}" for i, e in enumerate(violation["trace"]))
-            verdicts.append(KernelVerdict(kernel=r.get("kernel") or kernel or "?", devices=int(r.get("devices", 0)),
-                                          verdict=r.get("verdict", "?"), rule=violation.get("rule"),
+            verdicts.append(KernelVerdict(kernel=r.get("kernel") or options.kernel or "?",
+                                          devices=int(r.get("devices", 0)), verdict=r.get("verdict", "?"),
+                                          rule=violation.get("rule"),
                                           message=violation.get("message", r.get("error", "")), trace=trace,
-                                          result=r))
+                                          result=r, requires=list(r.get("requires") or [])))
         return verdicts
 
 
@@ -151,33 +177,40 @@ def _devices(devices: int | Iterable[int]) -> list[int]:
 
 
 def check(fn: Callable, *args: Any, devices: int | Iterable[int] = (2, 3, 4), kernel: str | None = None,
-          expect: str | None = None, repeat: int | None = None, **kwargs: Any) -> list[KernelVerdict]:
-    """Checks the kernels ``fn(*args, **kwargs)`` calls, at each device count."""
+          expect: str | None = None, repeat: int | None = None, dma_order: str | None = None,
+          dma_landing: str | None = None, **kwargs: Any) -> list[KernelVerdict]:
+    """Checks the kernels ``fn(*args, **kwargs)`` calls, at each device count, under the
+    hardware assumptions ``dma_order`` and ``dma_landing`` (see :class:`Options`)."""
+    options = Options(kernel, expect, repeat, dma_order, dma_landing)
     out = []
     for n in _devices(devices):
         doc = export(fn, *args, devices=n, kernel=kernel, **kwargs)
-        out.extend(_verdicts_of(doc, kernel=kernel, expect=expect, repeat=repeat))
+        out.extend(_verdicts_of(doc, options))
     return out
 
 
 def check_file(path: str | os.PathLike, *, devices: int | Iterable[int] = (2, 3, 4), kernel: str | None = None,
-               expect: str | None = None, repeat: int | None = None) -> list[KernelVerdict]:
-    """Checks the kernels of a script, at each device count."""
+               expect: str | None = None, repeat: int | None = None, dma_order: str | None = None,
+               dma_landing: str | None = None) -> list[KernelVerdict]:
+    """Checks the kernels of a script, at each device count (options as :func:`check`)."""
+    options = Options(kernel, expect, repeat, dma_order, dma_landing)
     out = []
     for n in _devices(devices):
         doc = export(path, devices=n, kernel=kernel)
-        out.extend(_verdicts_of(doc, kernel=kernel, expect=expect, repeat=repeat))
+        out.extend(_verdicts_of(doc, options))
     return out
 
 
 def assert_proved(target: str | os.PathLike | Callable, *args: Any, devices: int | Iterable[int] = (2, 3, 4),
                   kernel: str | None = None, expect: str | None = None, repeat: int | None = None,
-                  **kwargs: Any) -> list[KernelVerdict]:
-    """Fails with every non-proved verdict and its counterexample trace."""
+                  dma_order: str | None = None, dma_landing: str | None = None, **kwargs: Any) -> list[KernelVerdict]:
+    """Fails with every non-proved verdict, what it requires, and its counterexample trace."""
+    opts = dict(devices=devices, kernel=kernel, expect=expect, repeat=repeat, dma_order=dma_order,
+                dma_landing=dma_landing)
     if callable(target):
-        verdicts = check(target, *args, devices=devices, kernel=kernel, expect=expect, repeat=repeat, **kwargs)
+        verdicts = check(target, *args, **opts, **kwargs)
     else:
-        verdicts = check_file(target, devices=devices, kernel=kernel, expect=expect, repeat=repeat)
+        verdicts = check_file(target, **opts)
     bad = [v for v in verdicts if v.verdict != "proved"]
     if not verdicts:
         raise AssertionError("no kernel was checked")

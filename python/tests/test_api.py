@@ -130,3 +130,18 @@ def test_a_callable_is_checked_for_the_scalar_prefetch_values_it_passes():
     # The same kernel with every device copying into device 0: a race.
     (v,) = sp.check(run_table, 0, 0, devices=3)
     assert v.verdict == "violation" and "race" in v.message, v
+
+
+@needs_binary
+def test_the_hardware_assumptions_are_options_and_a_violation_says_what_it_requires():
+    # One receive semaphore for every step: a race only if a later DMA lands first.
+    shared = os.path.join(SEEDS, "all_gather--shared-recv-sem.py")
+    (v,) = sp.check_file(shared, devices=3)
+    assert (v.verdict, v.rule, v.requires) == ("violation", "race", ["dma-reorder"]), v
+    assert "requires: dma-reorder" in str(v)
+    sp.assert_proved(shared, devices=3, dma_order="pair-fifo")
+    # Half of a two-cell copy waited for and read: proved when copies land whole.
+    half = os.path.join(SEEDS, "half_wait.py")
+    sp.assert_proved(half, devices=2)
+    (v,) = sp.check_file(half, devices=2, dma_landing="cells")
+    assert (v.verdict, v.requires) == ("violation", ["partial-landing"]), v
