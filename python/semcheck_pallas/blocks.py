@@ -58,8 +58,7 @@ class Pipelined:
 def is_pipelined(bm: Any) -> bool:
     """Whether Pallas pipelines the operand of block mapping ``bm``: a block in VMEM (or
     SMEM) smaller than its array. A whole-array block is the operand itself."""
-    space = str(getattr(bm.transformed_block_aval, "memory_space", "") or "")
-    if space in ("any", "hbm", "semaphore_mem"):
+    if _space(bm) in ("any", "hbm", "semaphore_mem"):
         return False
     block = tuple(_block_size(b) for b in bm.block_shape)
     return block != tuple(int(s) for s in bm.array_aval.shape)
@@ -69,25 +68,23 @@ def declare(w: KernelWalker, v: Any, bm: Any, name: str, role: str, loc: dict | 
             array: int | None = None) -> Pipelined:
     """Declares the block (as the kernel's argument ``v``) and its array (unless
     ``array`` names one already: an output aliased to a pipelined input)."""
-    space = str(getattr(bm.transformed_block_aval, "memory_space", "") or "")
-    if space == "smem":
-        raise Unsupported("BlockSpec pipelining", f"the BlockSpec of `{name}` ({bm.origin}) pipelines blocks of an "
-                          "SMEM operand", loc)
+    def refuse(what: str) -> Unsupported:
+        return Unsupported("BlockSpec pipelining", f"the BlockSpec of `{name}` ({bm.origin}) {what}", loc)
+
+    if _space(bm) == "smem":
+        raise refuse("pipelines blocks of an SMEM operand")
     if bm.transforms:
-        raise Unsupported("BlockSpec pipelining", f"the BlockSpec of `{name}` ({bm.origin}) transforms its block "
-                          f"({bm.transforms})", loc)
+        raise refuse(f"transforms its block ({bm.transforms})")
     shape = tuple(int(s) for s in bm.array_aval.shape)
     for k, (b, n) in enumerate(zip(bm.block_shape, shape)):
         kind = type(b).__name__
         if kind == "Element" and tuple(b.padding) != (0, 0):
-            raise Unsupported("BlockSpec pipelining", f"the BlockSpec of `{name}` ({bm.origin}) pads dimension {k} "
-                              f"({b})", loc)
+            raise refuse(f"pads dimension {k} ({b})")
         if kind not in ("Blocked", "Squeezed", "Element"):
-            raise Unsupported("BlockSpec pipelining", f"the BlockSpec of `{name}` ({bm.origin}) indexes dimension {k} "
-                              f"by {b}", loc)
+            raise refuse(f"indexes dimension {k} by {b}")
         if kind == "Blocked" and n % b.block_size:
-            raise Unsupported("BlockSpec pipelining", f"the BlockSpec of `{name}` ({bm.origin}): blocks of {b.block_size} "
-                              f"do not divide dimension {k} of the array ({n}): Pallas pads the last block", loc)
+            raise refuse(f"has blocks of {b.block_size} that do not divide dimension {k} of the array ({n}): "
+                         "Pallas pads the last block")
     block = w.ref_binding(v.aval, name, "scratch", scoped=False, shared_hbm=False)
     if array is None:
         decl = w.buffers[block.id]
@@ -212,6 +209,11 @@ def _array_view(p: Pipelined, index: list[E.Expr]) -> RefB:
         else:
             dims.append(("slice", i, int(b.block_size)))
     return RefB("buffer", p.array, tuple(dims))
+
+
+def _space(bm: Any) -> str:
+    """The memory space of a block mapping's block (``""`` when the spec names none)."""
+    return str(getattr(bm.transformed_block_aval, "memory_space", "") or "")
 
 
 def _block_size(b: Any) -> int:
