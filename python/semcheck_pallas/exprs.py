@@ -235,6 +235,15 @@ def render(e: Expr, names: Callable[[Expr], str | None] | None = None) -> str:
     return f"{kind}({args})"
 
 
+def substitute(e: Expr, values: Mapping[str, Expr]) -> Expr:
+    """``e`` with each loop variable named in ``values`` replaced by its expression."""
+    if e[0] == "var":
+        return values.get(e[1], e)
+    if e[0] in OPS:
+        return op(e[0], *(substitute(a, values) for a in e[1]))
+    return e
+
+
 def free_vars(e: Expr) -> set[str]:
     """Loop variables ``e`` refers to."""
     if e[0] == "var":

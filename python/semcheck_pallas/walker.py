@@ -1363,11 +1363,22 @@ class KernelWalker:
             def reloaded(x: dict) -> bool:
                 return x["op"] == "scalar_load" or (x["op"] == "store" and x["dst"].id in probes)
 
-            quiet = all(reloaded(x) or x["op"] == "snapshot" for x in emitted) and not any(
-                E.free_vars(x["index"]) & set(names) for x in emitted if x["op"] == "scalar_load")
-            if quiet:
+            quiet = all(reloaded(x) or x["op"] == "snapshot" for x in emitted)
+            window_at_var = quiet and any(
+                _ref_vars(r) & set(names) for x in emitted if x["op"] == "store" for r in load_views(x["value"]))
+            if quiet and not window_at_var:
+                # Before the loop its variables are their initial values; at the end of an
+                # iteration, their next ones (the condition reads the values it will see).
                 reload = [dict(x) for x in emitted if reloaded(x)]
-            if (not quiet and _effectful(emitted)) or self.epoch != depth_epoch:
+                for x in emitted:
+                    if x["op"] == "scalar_load":
+                        x["index"] = E.substitute(x["index"], dict(zip(names, init)))
+            if window_at_var:
+                self.errors.append(self.unsupported(
+                    "while condition", "the condition of a while loop reads an SMEM window at an index computed "
+                    "from the loop's variables"))
+                tainted = True
+            elif (not quiet and _effectful(emitted)) or self.epoch != depth_epoch:
                 self.errors.append(self.unsupported("while condition", "the condition of a while loop has effects"))
                 tainted = True
             elif isinstance(c_out, Poisoned):
@@ -1421,6 +1432,9 @@ class KernelWalker:
                 raise self.unsupported("loop carry", "an integer loop carry becomes data loaded from a buffer "
                                        "(run-time data in an index)")
             nexts.append(o.expr)
+        for x in reload:
+            if x["op"] == "scalar_load":
+                x["index"] = E.substitute(x["index"], dict(zip(names, nexts)))
         if tainted:
             raise Tainted()
         self.emit({"op": "loop", "vars": names, "init": init, "count": count, "cond": cond_expr,
@@ -1462,6 +1476,17 @@ def _carries_read(closed: Any, nconsts: int) -> set[int]:
         if any(v in needed for v in eqn.outvars):
             needed.update(v for v in eqn.invars if isinstance(v, jax_core.Var))
     return {k for k, v in enumerate(inner.invars[nconsts:]) if v in needed}
+
+
+def _ref_vars(ref: RefB) -> set[str]:
+    """The loop variables a view's indices refer to."""
+    out: set[str] = set()
+    entries = list(ref.dims) + [e for st in ref.stages if st[0] == "index" for _, e in st[1] if e is not None]
+    for entry in entries:
+        for part in entry[1:3]:
+            if isinstance(part, tuple):
+                out |= E.free_vars(part)
+    return out
 
 
 def load_views(node: tuple) -> list[RefB]:

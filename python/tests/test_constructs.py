@@ -361,3 +361,17 @@ def test_blocks_pallas_pipelines_are_copied_in_and_out_around_grid_steps(exports
     steps = [(i, j) for i in range(2) for j in range(2)]
     assert [evaluate(first["cond"], {"x": 0}, s, (2, 2)) for s in steps] == [1, 0, 1, 0]
     assert [evaluate(last["cond"], {"x": 0}, s, (2, 2)) for s in steps] == [0, 1, 0, 1]
+
+
+def test_a_while_condition_reads_a_table_at_the_loop_s_own_index(exports):
+    k = kernel(exports, "prefetch_sentinel", 2)
+    body = k["body"]
+    at = next(i for i, s in enumerate(body) if s["op"] == "loop" and s["cond"] is not None)
+    loop, before = body[at], body[at - 1]
+    (i,) = loop["vars"]
+    # Read before the loop at the initial index, and at the end of every iteration at the
+    # next one: the condition sees rows_ref[i] for the i it is about to run with.
+    assert (before["op"], before["index"]) == ("scalar_load", {"const": 0})
+    reload = loop["body"][-1]
+    assert reload["op"] == "scalar_load" and reload["var"] == before["var"]
+    assert reload["index"] == {"op": "add", "args": [{"var": i}, {"const": 1}]}
