@@ -221,6 +221,12 @@ class KernelBuilder:
             if role == "output" and aliases and i not in pipelined:
                 out_index = i - out_start
                 src = [k for k, o in aliases.items() if o == out_index]
+                if src and src[0] in pipelined:
+                    w.errors.append(Unsupported("BlockSpec pipelining", f"`{names[i]}` is aliased to an input "
+                                                "whose blocks Pallas pipelines, and is not pipelined itself",
+                                                self.pipeline_loc()))
+                    env[v] = POISONED
+                    continue
                 if src:
                     in_ref = env.get(invars[src[0]])
                     if isinstance(in_ref, RefB) and in_ref.what == "buffer" and w.buffers[in_ref.id].space == "hbm":
@@ -259,8 +265,8 @@ class KernelBuilder:
                 if src:
                     given = [p for p in self.pipes if p.index == src[0]]
                     if not given:
-                        raise Unsupported("BlockSpec pipelining", f"`{names[i]}` is aliased to an input that Pallas "
-                                          "does not pipeline the same way", loc)
+                        raise Unsupported("BlockSpec pipelining", f"`{names[i]}`, whose blocks Pallas pipelines, is "
+                                          "aliased to an input that is not pipelined", loc)
                     array = given[0].array
                     decl = w.buffers[array]
                     decl.role = "input_output"

@@ -27,8 +27,10 @@ def is_ours(filename: str) -> bool:
 
 
 def user_frames(traceback: object) -> list:
-    """The user frames of a JAX traceback, innermost first, without this package's."""
-    return [f for f in source_info_util.user_frames(traceback) if not is_ours(f.file_name)]
+    """The user frames of a JAX traceback, innermost first, without this package's nor
+    the interpreter's frozen modules' (``<frozen runpy>``, which runs the script)."""
+    return [f for f in source_info_util.user_frames(traceback)
+            if not is_ours(f.file_name) and not f.file_name.startswith("<frozen")]
 
 
 def _code(frame: source_info_util.Frame) -> str:

@@ -27,6 +27,7 @@ CASES = [
     ("core_index", "semaphore_signal(core_index=...)", "core_index=0"),
     ("pipelined", "BlockSpec pipelining", "call(kernel"),
     ("pipelined_remote", "remote copy into a pipelined block", "d.start()"),
+    ("pipelined_alias", "BlockSpec pipelining", "jax.jit(jax.shard_map(f"),
 ]
 
 
