@@ -40,6 +40,8 @@ from jax._src import core as jax_core
 from jax._src import tree_util
 
 from . import exprs as E
+from . import vectors
+from .vectors import IdxVec
 from . import location
 from .dataflow import sub_jaxprs
 from .errors import Unsupported
@@ -165,6 +167,10 @@ INDEX_BINARY = {
     "min": "min", "eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge",
     "shift_left": "shl", "shift_right_arithmetic": "shr",
 }
+
+#: Element-wise primitives read element by element on arrays of index values.
+VECTOR_ELEMENTWISE = set(INDEX_BINARY) | {"and", "or", "xor", "not", "neg", "sign", "abs", "select_n", "clamp",
+                                          "convert_element_type", "integer_pow"}
 
 # Primitives that only annotate or time a kernel: recorded in the kernel's "ignored" list.
 IGNORED = {"debug_print", "delay", "trace_start", "trace_stop", "trace_value", "debug_callback"}
@@ -321,8 +327,10 @@ class KernelWalker:
 
     # ------------------------------------------------------------------ reading operands
 
-    def read(self, env: dict, x: Any) -> Any:
-        """The binding of a jaxpr atom (or a static Python value inside a tree)."""
+    def read(self, env: dict, x: Any, raw: bool = False) -> Any:
+        """The binding of a jaxpr atom (or a static Python value inside a tree). An index
+        array (:class:`~semcheck_pallas.vectors.IdxVec`) is read as the data it is, unless
+        ``raw`` (for the primitives that compute on it element by element)."""
         if isinstance(x, jax_core.Literal):
             return self.literal(x.val)
         if isinstance(x, jax_core.Var):
@@ -330,6 +338,8 @@ class KernelWalker:
                 raise self.unsupported("unbound variable", f"jaxpr variable {x} has no binding")
             if isinstance(env[x], Poisoned):
                 raise Tainted()
+            if isinstance(env[x], IdxVec) and not raw:
+                return env[x].data
             return env[x]
         if isinstance(x, (bool, np.bool_)):
             return ExprB(E.const(int(x)), "b")
@@ -568,7 +578,7 @@ class KernelWalker:
         """The binding of ``v``, :data:`POISONED` included (for values handed on to a
         sub-jaxpr, whose own equations skip what they cannot use)."""
         try:
-            return self.read(env, v)
+            return self.read(env, v, raw=True)
         except Tainted:
             return POISONED
 
@@ -591,9 +601,9 @@ class KernelWalker:
             self.bind_outs(env, eqn, [ValB(("const", name), (), "", True)] * len(eqn.outvars))
             return
         if name in IDENTITY and len(eqn.invars) >= 1:
-            self.bind_outs(env, eqn, [self.read(env, x) for x in eqn.invars[: len(eqn.outvars)]])
+            self.bind_outs(env, eqn, [self.read(env, x, raw=True) for x in eqn.invars[: len(eqn.outvars)]])
             return
-        ins = [self.read(env, x) for x in eqn.invars]
+        ins = [self.read(env, x, raw=True) for x in eqn.invars]
         if any(isinstance(b, RefB) for b in ins):
             raise self.unsupported(name, f"primitive `{name}` on a Ref is not supported")
         if eqn.effects:
@@ -601,7 +611,8 @@ class KernelWalker:
         if all(isinstance(b, ExprB) for b in ins) and all(getattr(v.aval, "shape", None) == () for v in eqn.outvars):
             self.index_primitive(eqn, env, ins)
             return
-        self.data_primitive(eqn, env, ins)
+        outs = self.data_values(eqn, ins)
+        self.bind_outs(env, eqn, self.index_vector(eqn, ins, outs) or outs)
 
     # ---------------------------------------------------------------- index arithmetic
 
@@ -609,11 +620,15 @@ class KernelWalker:
         name = eqn.primitive.name
         out_dtype = eqn.outvars[0].aval.dtype
         kind = "b" if out_dtype == np.bool_ else ("f" if np.dtype(out_dtype).kind == "f" else "i")
-        a = [b.expr for b in ins]
         if any(b.kind == "f" for b in ins) or kind == "f":
             # Float arithmetic on indices: fine as long as it never reaches an index.
             self.bind_outs(env, eqn, [ExprB(("float", name), "f")])
             return
+        self.bind_outs(env, eqn, [ExprB(self.index_expr(name, eqn.params, ins, kind), kind)])
+
+    def index_expr(self, name: str, params: dict, ins: list[ExprB], kind: str) -> E.Expr:
+        """Primitive ``name`` on integer or boolean index values, giving a ``kind`` one."""
+        a = [b.expr for b in ins]
         bool_in = ins and all(b.kind == "b" for b in ins)
         if name in INDEX_BINARY:
             r = E.op(INDEX_BINARY[name], *a)
@@ -636,7 +651,7 @@ class KernelWalker:
             (x,) = a
             r = E.op("ne", x, E.const(0)) if kind == "b" and ins[0].kind != "b" else x
         elif name == "integer_pow":
-            y = int(eqn.params["y"])
+            y = int(params["y"])
             if y < 0:
                 raise self.unsupported("integer_pow", "negative integer power of an index")
             r = E.const(1)
@@ -650,20 +665,65 @@ class KernelWalker:
             raise AssertionError
         else:
             raise self.unsupported(name, f"primitive `{name}` on index values is not supported")
-        self.bind_outs(env, eqn, [ExprB(r, kind)])
+        return r
+
+    def index_vector(self, eqn: Any, ins: list, data: list[ValB]) -> list | None:
+        """The result of a primitive on small integer arrays of index values (see
+        :mod:`~semcheck_pallas.vectors`), element by element; a scalar result is an index
+        value. ``None`` when the result is data (``data``, the walker's value of it)."""
+        name = eqn.primitive.name
+        if len(eqn.outvars) != 1:
+            return None
+        aval = eqn.outvars[0].aval
+        shape = tuple(int(n) for n in getattr(aval, "shape", ()) or ())
+        dt = np.dtype(getattr(aval, "dtype", np.float32))
+        if dt.kind not in "iub" or not vectors.small(shape):
+            return None
+        if not all((isinstance(b, ExprB) and b.kind != "f") or isinstance(b, IdxVec) for b in ins):
+            return None
+        if not (any(isinstance(b, IdxVec) for b in ins) or name in ("iota", "broadcast_in_dim", "stack")):
+            return None
+        kind, dtype = ("b" if dt == np.bool_ else "i"), str(dt)
+        as_vec = [b if isinstance(b, IdxVec) else IdxVec((b.expr,), (), b.kind, dtype) for b in ins]
+        try:
+            if name == "iota":
+                vec = vectors.iota(eqn.params, dtype)
+            elif name == "dynamic_slice":
+                if not isinstance(ins[0], IdxVec) or not all(isinstance(b, ExprB) for b in ins[1:]):
+                    return None
+                sizes = [int(z) for z in eqn.params["slice_sizes"]]
+                vec = vectors.dynamic_slice(ins[0], [b.expr for b in ins[1:]], sizes, dtype)
+            elif name in VECTOR_ELEMENTWISE:
+                if any(v.shape not in ((), shape) for v in as_vec):
+                    return None
+                n = math.prod(shape)
+                exprs = tuple(self.index_expr(name, eqn.params, [
+                    ExprB(v.exprs[j] if v.shape else v.exprs[0], v.kind) for v in as_vec], kind) for j in range(n))
+                vec = IdxVec(exprs, shape, kind, dtype)
+            else:
+                vec = vectors.structural(name, eqn.params, as_vec, shape, dtype)
+        except (vectors.NotIndex, Unsupported):
+            return None
+        if shape == ():
+            return [ExprB(vec.exprs[0], kind)]
+        return [IdxVec(vec.exprs, shape, kind, dtype, data[0])]
 
     # ---------------------------------------------------------------- data (compute)
 
     def as_value(self, b: Any) -> ValB:
         if isinstance(b, ValB):
             return b
+        if isinstance(b, IdxVec):
+            return b.data
         if isinstance(b, ExprB):
             if b.kind == "f":
                 return ValB(("const", "float-index"), (), "float32", True)
             return ValB(("index", b.expr), (), "int32", True)
         raise self.unsupported("ref as data", "a Ref is used as data")
 
-    def data_primitive(self, eqn: Any, env: dict, ins: list) -> None:
+    def data_values(self, eqn: Any, ins: list) -> list[ValB]:
+        """The results of a primitive on data: an uninterpreted function of what it reads
+        (cell by cell where it is element-wise)."""
         name = eqn.primitive.name
         vals = [self.as_value(b) for b in ins]
         outs = eqn.outvars
@@ -673,20 +733,16 @@ class KernelWalker:
             v = vals[0]
             if v.node[0] in ("zeros", "const", "index"):
                 node = ("zeros",) if (v.node[0] == "const" and v.node[1] == "0") or v.node[0] == "zeros" else v.node
-                self.bind_outs(env, eqn, [ValB(node, out_shape, out_dtype, True)])
-                return
+                return [ValB(node, out_shape, out_dtype, True)]
         if name == "add" and len(vals) == 2:
             a, b = vals
             if a.node == ("zeros",) and b.shape == out_shape:
-                self.bind_outs(env, eqn, [ValB(b.node, out_shape, out_dtype, b.cellwise)])
-                return
+                return [ValB(b.node, out_shape, out_dtype, b.cellwise)]
             if b.node == ("zeros",) and a.shape == out_shape:
-                self.bind_outs(env, eqn, [ValB(a.node, out_shape, out_dtype, a.cellwise)])
-                return
+                return [ValB(a.node, out_shape, out_dtype, a.cellwise)]
             if a.shape == b.shape == out_shape:
                 node = self.bounded(("add", a.node, b.node))
-                self.bind_outs(env, eqn, [ValB(node, out_shape, out_dtype, a.cellwise and b.cellwise)])
-                return
+                return [ValB(node, out_shape, out_dtype, a.cellwise and b.cellwise)]
         elementwise = name in ELEMENTWISE and len(outs) == 1
         arrays = [v for v in vals if v.shape != ()]
         scalars_const = [v for v in vals if v.shape == () and v.node[0] == "const"]
@@ -703,7 +759,7 @@ class KernelWalker:
         out = [ValB(node if len(outs) == 1 else self.bounded(("fn", f"{template}#{k}", args)),
                     tuple(getattr(o.aval, "shape", ())), str(getattr(o.aval, "dtype", "")),
                     cellwise) for k, o in enumerate(outs)]
-        self.bind_outs(env, eqn, out)
+        return out
 
     def tree_size(self, node: tuple) -> int:
         """The number of nodes of a value's tree, a shared value counted at each use."""
@@ -1322,6 +1378,7 @@ class KernelWalker:
         # VMEM buffer of its own, stored before the loop and at the end of every
         # iteration, and read wherever the carry is used.
         registers: dict[int, RefB] = {}
+        carries = [_as_data(c) for c in carries]
         for k, c in enumerate(carries):
             if isinstance(c, Poisoned):
                 tainted = True
@@ -1399,7 +1456,7 @@ class KernelWalker:
             (after every one is computed: a next value that reads a carry stored before
             it in this order is refused)."""
             nonlocal tainted
-            outs = self.walk(inner, benv)
+            outs = [_as_data(o) for o in self.walk(inner, benv)]
             self.loc = loc
             stored: set[int] = set()
             for k, reg in registers.items():
@@ -1476,6 +1533,11 @@ def _carries_read(closed: Any, nconsts: int) -> set[int]:
         if any(v in needed for v in eqn.outvars):
             needed.update(v for v in eqn.invars if isinstance(v, jax_core.Var))
     return {k for k, v in enumerate(inner.invars[nconsts:]) if v in needed}
+
+
+def _as_data(b: Any) -> Any:
+    """An index array as the data it is (a loop carries arrays as data); anything else as is."""
+    return b.data if isinstance(b, IdxVec) else b
 
 
 def _ref_vars(ref: RefB) -> set[str]:

@@ -26,7 +26,7 @@ use semcheck_model::{ErrorKind, ModelError};
 pub const REQUIREMENTS: &str = include_str!("../../python/requirements.txt");
 
 /// The package's sources, by file name.
-pub const PACKAGE: [(&str, &str); 14] = [
+pub const PACKAGE: [(&str, &str); 15] = [
     ("__init__.py", include_str!("../../python/semcheck_pallas/__init__.py")),
     ("__main__.py", include_str!("../../python/semcheck_pallas/__main__.py")),
     ("_call.py", include_str!("../../python/semcheck_pallas/_call.py")),
@@ -40,6 +40,7 @@ pub const PACKAGE: [(&str, &str); 14] = [
     ("exprs.py", include_str!("../../python/semcheck_pallas/exprs.py")),
     ("kernel.py", include_str!("../../python/semcheck_pallas/kernel.py")),
     ("location.py", include_str!("../../python/semcheck_pallas/location.py")),
+    ("vectors.py", include_str!("../../python/semcheck_pallas/vectors.py")),
     ("walker.py", include_str!("../../python/semcheck_pallas/walker.py")),
 ];
 

@@ -1,0 +1,60 @@
+"""Small arrays of index values (vectors.py): what each element is, per device."""
+
+import os
+
+from semcheck_pallas import exprs as E
+from semcheck_pallas import vectors as V
+
+from conftest import KERNELS
+from helpers import statements
+
+
+def ev(e, **axes):
+    return E.evaluate(e, E.Env(axes, (), ()))
+
+
+def values(v, **axes):
+    return [ev(e, **axes) for e in v.exprs]
+
+
+def depth(e):
+    return 1 + max((depth(a) for a in e[1]), default=0) if e[0] in E.OPS else 1
+
+
+def test_iota_slices_and_reductions_are_element_by_element():
+    x = ("axis_index", "x")
+    row = V.iota({"shape": (2, 3), "dimension": 1}, "int32")
+    assert values(row) == [0, 1, 2, 0, 1, 2]
+    shifted = V.IdxVec(tuple(E.op("add", e, x) for e in row.exprs), row.shape, "i", "int32")
+    assert values(V.structural("slice", {"start_indices": (1, 1), "limit_indices": (2, 3)}, [shifted], (1, 2),
+                               "int32"), x=5) == [6, 7]
+    total = V.structural("reduce_sum", {"axes": (0, 1)}, [shifted], (), "int32")
+    assert values(total, x=1) == [12]
+    per_row = V.structural("reduce_max", {"axes": (1,)}, [shifted], (2,), "int32")
+    assert values(per_row, x=0) == [2, 2]
+    stacked = V.structural("stack", {"axis": 0}, [V.IdxVec((x,), (), "i", "int32")] * 3, (3,), "int32")
+    assert values(stacked, x=4) == [4, 4, 4]
+
+
+def test_a_sum_of_many_elements_stays_shallow():
+    # The document's reader bounds how deep an expression nests.
+    v = V.IdxVec(tuple(E.op("add", ("axis_index", "x"), E.const(i)) for i in range(1024)), (1024,), "i", "int32")
+    (s,) = V.structural("reduce_sum", {"axes": (0,)}, [v], (), "int32").exprs
+    assert ev(s, x=1) == sum(range(1024)) + 1024
+    assert depth(s) <= 13
+
+
+def test_an_element_at_a_computed_index_is_selected_and_clamped_like_dynamic_slice():
+    v = V.IdxVec(tuple(E.const(10 * i) for i in range(4)), (4,), "i", "int32")
+    x = ("axis_index", "x")
+    assert [ev(V.element(v, [x]), x=i) for i in range(4)] == [0, 10, 20, 30]
+    window = V.dynamic_slice(v, [x], [2], "int32")
+    assert [values(window, x=i) for i in (0, 1, 3)] == [[0, 10], [10, 20], [20, 30]]
+
+
+def test_row_flags_and_their_sum_size_copies(exports):
+    doc = exports.get(os.path.join(KERNELS, "index_vectors.py"), 2)
+    (k,) = doc["kernels"]
+    assert k["status"] == "ok", k.get("errors")
+    starts = [s for s in statements(k["body"]) if s["op"] == "dma_start"]
+    assert len(starts) == 4
