@@ -123,18 +123,39 @@ def test_ejkernel_all_gather_matmul_is_tpu_inference_s_kernel(exports, ejkernel,
     assert ops(k) == ops(t)
 
 
-def test_tpu_inference_gmm_fused_rs_is_unsupported_with_its_reason(exports, tpu_inference):
-    ((k, err),) = _unsupported(exports, "tpu_inference_gmm_fused_rs.py", 2)
-    assert k["name"].startswith("gmm_v2_fused_rs-")
+def test_tpu_inference_gmm_fused_rs_is_read_whole(exports, tpu_inference):
+    doc = exports.get(os.path.join(EXTERNAL, "tpu_inference_gmm_fused_rs.py"), 2)
+    (k,) = doc["kernels"]
+    assert k["name"].startswith("gmm_v2_fused_rs-") and k["status"] == "ok", k["errors"]
     # Read with the scalar-prefetched group sizes: the tile-count loop and the metadata
-    # tables it fills in SMEM are read. What is left is run-time data: the sizes of the
-    # reduce-scatter's copies (and of their waits, kept in the SMEM table `gm_id_ref`),
-    # which come from data the kernel loads.
+    # tables it fills in SMEM are read, and so are the per-row flags it builds as index
+    # arrays (`jnp.arange(tile_m) < num_rows`, `jnp.stack`, `jnp.sum`): they size the
+    # reduce-scatter's copies and, accumulated in the SMEM table `gm_id_ref`, its waits.
     assert k["prefetch"]["operands"]
-    assert {e["construct"] for e in k["errors"]} == {"run-time data"}
-    assert all("the size of a slice of the DMA source" in e["message"] for e in k["errors"])
-    assert err["loc"]["file"].endswith("fused_moe/gmm_fused_rs_nodedup.py")
-    assert err["loc"]["line"] == line_of(err["loc"]["file"], "pl.ds(0, prev_send), :, :],") + 4  # its .wait()
+    waits = [s for s in statements(k["body"]) if s["op"] == "dma_wait"
+             and any(isinstance(ix.get("slice", {}).get("size"), dict) for ix in s["dma"]["src"].get("indices", []))]
+    assert waits
+
+
+@pytest.mark.parametrize("driver,zero_fill,push", [
+    ("tpu_inference_gmm_fused_rs.py", "gmm_v2_gather_scatter.py:877", "gmm_fused_rs_nodedup.py:1090"),
+    ("tokamax_gmm_fused_rs.py", "gmm_v2_gather_scatter.py:674", "gmm_fused_rs_nodedup.py:1044"),
+])
+def test_the_fused_reduce_scatter_gmms_race_on_their_zero_initialised_output(driver, zero_fill, push, request):
+    """As in the scatter GMM below: each device zero-fills its output after the entry
+    barrier, so a peer past the barrier can write its rows into it before the zeros land
+    (proved at N = 2..4 once the zero-fill is waited before the barrier, checked by hand)."""
+    import shutil
+
+    import semcheck_pallas as sp
+
+    request.getfixturevalue("tokamax" if driver.startswith("tokamax") else "tpu_inference")
+    if not (os.environ.get("SEMCHECK_BIN") or shutil.which("semcheck")):
+        pytest.skip("the semcheck binary is not available (SEMCHECK_BIN)")
+    (v,) = sp.check_file(os.path.join(EXTERNAL, driver), devices=2)
+    assert v.verdict == "violation" and v.message.startswith("race on d0 out_buf_ref"), v
+    assert zero_fill in v.message and push in v.message, v.message
+    assert v.requires == [], v
 
 
 def test_tpu_inference_hierrs_sc_is_unsupported_with_its_reason(exports, tpu_inference):
