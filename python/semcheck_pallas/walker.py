@@ -1421,21 +1421,13 @@ class KernelWalker:
                 return x["op"] == "scalar_load" or (x["op"] == "store" and x["dst"].id in probes)
 
             quiet = all(reloaded(x) or x["op"] == "snapshot" for x in emitted)
-            window_at_var = quiet and any(
-                _ref_vars(r) & set(names) for x in emitted if x["op"] == "store" for r in load_views(x["value"]))
-            if quiet and not window_at_var:
+            if quiet:
                 # Before the loop its variables are their initial values; at the end of an
                 # iteration, their next ones (the condition reads the values it will see).
                 reload = [dict(x) for x in emitted if reloaded(x)]
                 for x in emitted:
-                    if x["op"] == "scalar_load":
-                        x["index"] = E.substitute(x["index"], dict(zip(names, init)))
-            if window_at_var:
-                self.errors.append(self.unsupported(
-                    "while condition", "the condition of a while loop reads an SMEM window at an index computed "
-                    "from the loop's variables"))
-                tainted = True
-            elif (not quiet and _effectful(emitted)) or self.epoch != depth_epoch:
+                    _substitute(x, dict(zip(names, init)))
+            if (not quiet and _effectful(emitted)) or self.epoch != depth_epoch:
                 self.errors.append(self.unsupported("while condition", "the condition of a while loop has effects"))
                 tainted = True
             elif isinstance(c_out, Poisoned):
@@ -1490,8 +1482,7 @@ class KernelWalker:
                                        "(run-time data in an index)")
             nexts.append(o.expr)
         for x in reload:
-            if x["op"] == "scalar_load":
-                x["index"] = E.substitute(x["index"], dict(zip(names, nexts)))
+            _substitute(x, dict(zip(names, nexts)))
         if tainted:
             raise Tainted()
         self.emit({"op": "loop", "vars": names, "init": init, "count": count, "cond": cond_expr,
@@ -1540,15 +1531,25 @@ def _as_data(b: Any) -> Any:
     return b.data if isinstance(b, IdxVec) else b
 
 
-def _ref_vars(ref: RefB) -> set[str]:
-    """The loop variables a view's indices refer to."""
-    out: set[str] = set()
-    entries = list(ref.dims) + [e for st in ref.stages if st[0] == "index" for _, e in st[1] if e is not None]
-    for entry in entries:
-        for part in entry[1:3]:
-            if isinstance(part, tuple):
-                out |= E.free_vars(part)
-    return out
+def _substitute(stmt: dict, values: dict) -> None:
+    """A reloaded statement of a while condition (a load of SMEM scalar state, or a
+    window's cell read with it) with the loop's variables replaced by ``values``."""
+    if stmt["op"] == "scalar_load":
+        stmt["index"] = E.substitute(stmt["index"], values)
+    elif stmt["op"] == "store" and stmt["value"][0] == "load":
+        _, ref, *rest = stmt["value"]
+        stmt["value"] = ("load", _substitute_ref(ref, values), *rest)
+
+
+def _substitute_ref(ref: RefB, values: dict) -> RefB:
+    """``ref`` with the loop's variables in its indices replaced by ``values``."""
+    def entry(e: tuple | None) -> tuple | None:
+        if e is None:
+            return None
+        return (e[0], *(E.substitute(p, values) if isinstance(p, tuple) else p for p in e[1:]))
+
+    stages = tuple(st if st[0] != "index" else ("index", tuple((v, entry(x)) for v, x in st[1])) for st in ref.stages)
+    return dataclasses.replace(ref, dims=tuple(entry(d) for d in ref.dims), stages=stages)
 
 
 def load_views(node: tuple) -> list[RefB]:

@@ -290,6 +290,15 @@ fn scalar_prefetch_values_and_smem_scalar_state_are_read_like_axis_index() {
     // Row flags as an index array (`jnp.arange(4) < n`), one copy per row sized by its
     // flag and one wait sized by their sum: proved; waiting for a row fewer, bytes left.
     proved_then_broken("index_vectors.py", "2-3", ("WAIT", "short"), "2", &["VIOLATION (semaphore-leak)"]);
+    // The same walk over a table copied into SMEM (a window read at the loop's index):
+    // proved; its copy waited for after the loop, the first read races with it.
+    proved_then_broken(
+        "smem_window_scan.py",
+        "2-3",
+        ("WAIT", "late"),
+        "2",
+        &["race on d1 flags[0]", "flags@loads = flags[0]"],
+    );
     // A while loop walking a scalar-prefetched table to its sentinel (the condition loads
     // the table at the loop's index): proved; two entries naming one row, a race on it.
     proved_then_broken("prefetch_sentinel.py", "2-3", ("ROWS", "clash"), "2", &["race on d1 o_ref[2]"]);
