@@ -84,7 +84,8 @@ def declare(w: KernelWalker, v: Any, bm: Any, name: str, role: str, loc: dict | 
             raise refuse(f"indexes dimension {k} by {b}")
         if kind == "Blocked" and n % b.block_size:
             raise refuse(f"has blocks of {b.block_size} that do not divide dimension {k} of the array ({n}): "
-                         "Pallas pads the last block")
+                         "the last block runs past the array, and what Pallas copies of it depends on the chip's "
+                         "tiling")
     block = w.ref_binding(v.aval, name, "scratch", scoped=False, shared_hbm=False)
     if array is None:
         decl = w.buffers[block.id]
