@@ -71,7 +71,8 @@ def _vec(a: np.ndarray, kind: str, dtype: str) -> IdxVec:
 
 def structural(name: str, params: dict, ins: list[IdxVec], out_shape: tuple[int, ...], dtype: str) -> IdxVec:
     """The primitives that move elements without computing: reshapes, slices,
-    stacking, concatenation, broadcasts, transposes; reductions sum, max, min, and, or. Raises
+    stacking, concatenation, broadcasts, transposes; reductions sum, max, min, and, or;
+    running sums, maxima and minima (``cumsum``, ``cummax``, ``cummin``). Raises
     :class:`NotIndex` for any other."""
     a = _array(ins[0])
     kind = ins[0].kind
@@ -95,6 +96,19 @@ def structural(name: str, params: dict, ins: list[IdxVec], out_shape: tuple[int,
         return _vec(np.concatenate([_array(v) for v in ins], axis=axis), kind, dtype)
     if name == "transpose":
         return _vec(a.transpose(tuple(int(p) for p in params["permutation"])), kind, dtype)
+    if name in ("cumsum", "cummax", "cummin"):
+        op = {"cumsum": "add", "cummax": "max", "cummin": "min"}[name]
+        axis, reverse = int(params["axis"]), bool(params.get("reverse", False))
+        moved = np.moveaxis(a, axis, -1)
+        out = np.empty(moved.shape, dtype=object)
+        for idx in np.ndindex(*moved.shape[:-1]):
+            row = list(moved[idx])
+            order = range(len(row) - 1, -1, -1) if reverse else range(len(row))
+            acc = None
+            for j in order:
+                acc = row[j] if acc is None else E.op(op, acc, row[j])
+                out[idx + (j,)] = acc
+        return _vec(np.moveaxis(out, -1, axis), kind, dtype)
     if name in ("reduce_sum", "reduce_max", "reduce_min", "reduce_and", "reduce_or"):
         op = {"reduce_sum": "add", "reduce_max": "max", "reduce_min": "min",
               "reduce_and": "and" if kind == "b" else "bitand", "reduce_or": "or" if kind == "b" else "bitor"}[name]

@@ -58,3 +58,12 @@ def test_row_flags_and_their_sum_size_copies(exports):
     assert k["status"] == "ok", k.get("errors")
     starts = [s for s in statements(k["body"]) if s["op"] == "dma_start"]
     assert len(starts) == 4
+
+
+def test_running_sums_give_each_row_its_offset():
+    x = ("axis_index", "x")
+    sizes = V.IdxVec((x, E.const(2), E.op("add", x, E.const(1))), (3,), "i", "int32")
+    assert values(V.structural("cumsum", {"axis": 0, "reverse": False}, [sizes], (3,), "int32"), x=4) == [4, 6, 11]
+    assert values(V.structural("cumsum", {"axis": 0, "reverse": True}, [sizes], (3,), "int32"), x=4) == [11, 7, 5]
+    grid = V.IdxVec(tuple(E.const(n) for n in (3, 1, 2, 5)), (2, 2), "i", "int32")
+    assert values(V.structural("cummax", {"axis": 1, "reverse": False}, [grid], (2, 2), "int32")) == [3, 3, 2, 5]

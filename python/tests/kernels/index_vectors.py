@@ -1,7 +1,7 @@
 """Per-row metadata built as small arrays of indices, as MoE kernels build theirs: which of
 4 rows are valid (`jnp.arange(4) < n`, n from a scalar-prefetched table: 3), one copy per
-row sized by its flag, and one wait for all of them sized by the flags' sum
-(`jnp.sum(jnp.stack(...))`). Every size is an index value read element by element.
+row sized by its flag into the row its running count gives (`jnp.cumsum`: the valid rows
+packed), and one wait for all of them sized by the flags' sum (`jnp.sum(jnp.stack(...))`). Every size is an index value read element by element.
 ``WAIT=short`` waits for one row fewer: the last row's bytes are never waited for."""
 
 import os
@@ -20,8 +20,9 @@ def kernel(count_ref, x_ref, o_ref, send, recv):
     valid = (jnp.arange(4) < count_ref[0]).astype(jnp.int32)
     flags = [valid[i] for i in range(4)]
     total = jnp.sum(jnp.stack(flags)) - (1 if SHORT else 0)
+    packed = jnp.cumsum(valid) - valid
     for i in range(4):
-        remote(x_ref.at[pl.ds(i, flags[i])], o_ref.at[pl.ds(i, flags[i])], send, recv, (right,)).start()
+        remote(x_ref.at[pl.ds(i, flags[i])], o_ref.at[pl.ds(packed[i], flags[i])], send, recv, (right,)).start()
     remote(x_ref.at[pl.ds(0, total)], o_ref.at[pl.ds(0, total)], send, recv, (right,)).wait()
 
 
