@@ -290,15 +290,6 @@ fn scalar_prefetch_values_and_smem_scalar_state_are_read_like_axis_index() {
     // Row flags as an index array (`jnp.arange(4) < n`), one copy per row sized by its
     // flag and one wait sized by their sum: proved; waiting for a row fewer, bytes left.
     proved_then_broken("index_vectors.py", "2-3", ("WAIT", "short"), "2", &["VIOLATION (semaphore-leak)"]);
-    // The same walk over a table copied into SMEM (a window read at the loop's index):
-    // proved; its copy waited for after the loop, the first read races with it.
-    proved_then_broken(
-        "smem_window_scan.py",
-        "2-3",
-        ("WAIT", "late"),
-        "2",
-        &["race on d1 flags[0]", "flags@loads = flags[0]"],
-    );
     // A while loop walking a scalar-prefetched table to its sentinel (the condition loads
     // the table at the loop's index): proved; two entries naming one row, a race on it.
     proved_then_broken("prefetch_sentinel.py", "2-3", ("ROWS", "clash"), "2", &["race on d1 o_ref[2]"]);
@@ -357,14 +348,15 @@ fn scalar_prefetch_values_and_smem_scalar_state_are_read_like_axis_index() {
         "2",
         &["race on d0 win[0,0]", "win@loads = win[0,0]", "route_hbm[2 3] -> win[0,0 0,1]"],
     );
-    // A trip count copied into SMEM and read by a while loop's condition: proved; waited
-    // for only after the loop, the condition's first read races with the copy.
+    // A trip count and row flags copied into SMEM and read by a while loop's condition
+    // (the flags at the loop's own index): proved; waited for only after the loop, the
+    // condition's first read races with the copy.
     proved_then_broken(
         "smem_window_count.py",
-        "2",
+        "2-3",
         ("WAIT", "late"),
         "2",
-        &["race on d1 count", "count@loads = count", "local_copy count_hbm -> count"],
+        &["race on d1 table[0]", "table@loads = table[0]", "local_copy table_hbm[0 1 2 3 4] -> table[0 1 2 3 4]"],
     );
     // A while loop whose condition reads SMEM the body counts down runs three times.
     let out = semcheck_cmd()

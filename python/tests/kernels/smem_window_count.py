@@ -1,7 +1,10 @@
-"""A trip count fetched into SMEM by a DMA (from an input the script passes, 3): a while
-loop runs while `i < count[0]`, each iteration sending row i to the right neighbour. The
-condition's load of the count is a read of its cell, before the loop and after every
-iteration. ``WAIT=late`` waits for the count's copy only after the loop: the condition's
+"""A table fetched into SMEM by a DMA (from an input the script passes, [4, 1, 1, 1, 0]):
+a trip count and a flag per row. A while loop runs while `i < table[0]` and
+`table[1 + i] != 0`, each iteration sending row i to the right neighbour (three rows: the
+flags end the loop before the count does). Every load of the table in the condition is a
+read of its cell, before the loop and after every iteration: the count's at a fixed
+index, the flags' at the loop's own (i = 0 before the loop, the next i after each
+iteration). ``WAIT=late`` waits for the table's copy only after the loop: the condition's
 first read races with it."""
 
 import os
@@ -14,11 +17,12 @@ from jax.experimental.pallas import tpu as pltpu
 from _harness import N, P, remote
 
 ROWS = 4
+TABLE = [4, 1, 1, 1, 0]
 WAIT = os.environ.get("WAIT", "early")
 
 
-def kernel(count_hbm, x_hbm, o_hbm, count, sem, send, recv):
-    c = pltpu.make_async_copy(count_hbm, count, sem)
+def kernel(table_hbm, x_hbm, o_hbm, table, sem, send, recv):
+    c = pltpu.make_async_copy(table_hbm, table, sem)
     c.start()
     if WAIT == "early":
         c.wait()
@@ -30,7 +34,7 @@ def kernel(count_hbm, x_hbm, o_hbm, count, sem, send, recv):
         d.wait()
         return i + 1
 
-    lax.while_loop(lambda i: i < count[0], body, 0)  # the loop
+    lax.while_loop(lambda i: jnp.logical_and(i < table[0], table[1 + i] != 0), body, 0)  # the loop
     if WAIT == "late":
         c.wait()
 
@@ -42,7 +46,8 @@ f = pl.pallas_call(
     out_shape=jax.ShapeDtypeStruct((ROWS, 128), jnp.float32),
     in_specs=[pl.BlockSpec(memory_space=pl.ANY)] * 2,
     out_specs=pl.BlockSpec(memory_space=pl.ANY),
-    scratch_shapes=[pltpu.SMEM((1,), jnp.int32)] + [pltpu.SemaphoreType.DMA] * 3,
+    scratch_shapes=[pltpu.SMEM((len(TABLE),), jnp.int32)] + [pltpu.SemaphoreType.DMA] * 3,
 )
 g = jax.shard_map(f, mesh=mesh, in_specs=(P("x"), P(None, "x")), out_specs=P(None, "x"), check_vma=False)
-jax.jit(g)(put(jnp.full((N,), 3, jnp.int32), P("x")), put(jnp.zeros((ROWS, 128 * N), jnp.float32), P(None, "x")))
+table = jnp.tile(jnp.array(TABLE, jnp.int32), N)
+jax.jit(g)(put(table, P("x")), put(jnp.zeros((ROWS, 128 * N), jnp.float32), P(None, "x")))
