@@ -9,7 +9,6 @@ import re
 from typing import Any
 
 import numpy as np
-from jax._src import core as jax_core
 
 from . import blocks, cells
 from . import exprs as E
@@ -218,26 +217,23 @@ class KernelBuilder:
         shared = kind == "tensorcore"
         out_start = roles.index("output") if "output" in roles else len(roles)
         for i, (v, role) in enumerate(zip(invars, roles)):
-            if role == "output" and aliases and i not in pipelined:
-                out_index = i - out_start
-                src = [k for k, o in aliases.items() if o == out_index]
-                if src and src[0] in pipelined:
-                    w.errors.append(Unsupported("BlockSpec pipelining", f"`{names[i]}` is aliased to an input "
-                                                "whose blocks Pallas pipelines, and is not pipelined itself",
-                                                self.pipeline_loc()))
-                    env[v] = POISONED
+            src = [k for k, o in aliases.items() if o == i - out_start] if role == "output" else []
+            if src and (src[0] in pipelined) != (i in pipelined):
+                w.errors.append(Unsupported("BlockSpec pipelining", f"`{names[i]}` is aliased to `{names[src[0]]}`, "
+                                            "and Pallas pipelines the blocks of only one of them", self.pipeline_loc()))
+                env[v] = POISONED
+                continue
+            if src and i not in pipelined:
+                in_ref = env.get(invars[src[0]])
+                if isinstance(in_ref, RefB) and in_ref.what == "buffer" and w.buffers[in_ref.id].space == "hbm":
+                    decl = w.buffers[in_ref.id]
+                    decl.role = "input_output"
+                    decl.aliases.append(names[i])
+                    env[v] = in_ref
                     continue
-                if src:
-                    in_ref = env.get(invars[src[0]])
-                    if isinstance(in_ref, RefB) and in_ref.what == "buffer" and w.buffers[in_ref.id].space == "hbm":
-                        decl = w.buffers[in_ref.id]
-                        decl.role = "input_output"
-                        decl.aliases.append(names[i])
-                        env[v] = in_ref
-                        continue
             w.loc = self.function_loc
             if i in pipelined:
-                self.pipeline(w, env, v, i, pipelined, names, role, aliases, out_start)
+                self.pipeline(w, env, v, i, pipelined[i], names[i], role, src[0] if src else None)
                 continue
             try:
                 env[v] = w.ref_binding(v.aval, names[i], role, scoped=False, shared_hbm=shared)
@@ -253,25 +249,22 @@ class KernelBuilder:
             env[v] = POISONED
         return env
 
-    def pipeline(self, w: KernelWalker, env: dict, v: Any, i: int, pipelined: dict, names: list[str], role: str,
-                 aliases: dict, out_start: int) -> None:
+    def pipeline(self, w: KernelWalker, env: dict, v: Any, i: int, bm: Any, name: str, role: str,
+                 alias: int | None) -> None:
         """Binds argument ``v`` to the VMEM block Pallas copies around grid steps, and
-        declares its array (an output aliased to a pipelined input shares that input's)."""
-        loc = self.pipeline_loc()
+        declares its array (an output aliased to pipelined input ``alias`` shares its)."""
         array = None
+        if alias is not None:
+            arrays = [p.array for p in self.pipes if p.index == alias]
+            if not arrays:  # the input could not be read: its error is recorded
+                env[v] = POISONED
+                return
+            array = arrays[0]
+            decl = w.buffers[array]
+            decl.role = "input_output"
+            decl.aliases.append(name)
         try:
-            if role == "output":
-                src = [k for k, o in aliases.items() if o == i - out_start]
-                if src:
-                    given = [p for p in self.pipes if p.index == src[0]]
-                    if not given:
-                        raise Unsupported("BlockSpec pipelining", f"`{names[i]}`, whose blocks Pallas pipelines, is "
-                                          "aliased to an input that is not pipelined", loc)
-                    array = given[0].array
-                    decl = w.buffers[array]
-                    decl.role = "input_output"
-                    decl.aliases.append(names[i])
-            p = blocks.declare(w, v, pipelined[i], names[i], role, loc, array)
+            p = blocks.declare(w, v, bm, name, role, self.pipeline_loc(), array)
         except Unsupported as u:
             w.errors.append(u)
             env[v] = POISONED
@@ -360,8 +353,8 @@ class KernelBuilder:
             # input such a copy reads that the kernel writes is data.
             data: set[int] = set()
             windows: set[int] = set()
+            core_axis = next(iter(axes)) if kind == "tensorcore" and len(axes) == 1 else None
             while True:
-                core_axis = next(iter(axes)) if kind == "tensorcore" and len(axes) == 1 else None
                 w = KernelWalker(kernel_function=self.function, mesh_axes=axes, data_smem=data, windows=windows,
                                  core_axis=core_axis)
                 self.pipes = []
@@ -525,14 +518,6 @@ def _value_json(node: tuple, view: Any) -> dict:
     if kind == "add":
         return {"kind": "add", "args": [_value_json(node[1], view), _value_json(node[2], view)]}
     return {"kind": "fn", "name": node[1], "args": [_value_json(a, view) for a in node[2]]}
-
-
-def _depends_on_inputs(jaxpr: Any) -> bool:
-    live = set(id(v) for v in jaxpr.invars)
-    for eqn in jaxpr.eqns:
-        if any(isinstance(x, jax_core.Var) and id(x) in live for x in eqn.invars):
-            live.update(id(v) for v in eqn.outvars)
-    return any(isinstance(v, jax_core.Var) and id(v) in live for v in jaxpr.outvars)
 
 
 def _dimension_semantics(cp: Any) -> list[str] | None:

@@ -34,11 +34,6 @@ class IdxVec:
     #: that is not index arithmetic: a store, a compute, a loop carry.
     data: Any = None
 
-    def uniform(self) -> E.Expr | None:
-        """The one expression of every element, if they are all the same."""
-        first = self.exprs[0] if self.exprs else None
-        return first if all(e == first for e in self.exprs) else None
-
 
 class NotIndex(Exception):
     """The primitive cannot be read element by element (the array is then data)."""
@@ -48,10 +43,6 @@ def small(shape: Sequence[int]) -> bool:
     return math.prod(shape) <= MAX_ELEMENTS
 
 
-def full(e: E.Expr, shape: tuple[int, ...], kind: str, dtype: str) -> IdxVec:
-    return IdxVec(tuple([e] * math.prod(shape)), shape, kind, dtype)
-
-
 def iota(params: dict, dtype: str) -> IdxVec:
     shape = tuple(int(s) for s in params["shape"])
     dim = int(params["dimension"])
@@ -59,10 +50,15 @@ def iota(params: dict, dtype: str) -> IdxVec:
     return IdxVec(tuple(out), shape, "i", dtype)
 
 
+def _objects(items: Sequence[Any], shape: Sequence[int]) -> np.ndarray:
+    """``items`` (expressions, which are tuples) as an object array of ``shape``."""
+    a = np.empty(len(items), dtype=object)
+    a[:] = list(items)
+    return a.reshape(tuple(shape))
+
+
 def _array(v: IdxVec) -> np.ndarray:
-    a = np.empty(len(v.exprs), dtype=object)
-    a[:] = list(v.exprs)
-    return a.reshape(v.shape)
+    return _objects(v.exprs, v.shape)
 
 
 def _vec(a: np.ndarray, kind: str, dtype: str) -> IdxVec:
@@ -117,12 +113,7 @@ def structural(name: str, params: dict, ins: list[IdxVec], out_shape: tuple[int,
         moved = np.moveaxis(a, keep, list(range(len(keep)))).reshape(
             tuple(a.shape[d] for d in keep) + (-1,))
         flat = moved.reshape(-1, moved.shape[-1]) if moved.size else moved.reshape(-1, 0)
-        out = []
-        for row in flat:
-            out.append(_balanced(op, list(row)))
-        result = np.empty(len(out), dtype=object)
-        result[:] = out
-        return _vec(result.reshape(out_shape), kind, dtype)
+        return _vec(_objects([_balanced(op, list(row)) for row in flat], out_shape), kind, dtype)
     raise NotIndex(name)
 
 
@@ -159,4 +150,4 @@ def dynamic_slice(v: IdxVec, starts: Sequence[E.Expr], sizes: Sequence[int], dty
     return IdxVec(tuple(out), tuple(sizes), v.kind, dtype)
 
 
-__all__ = ["IdxVec", "NotIndex", "MAX_ELEMENTS", "dynamic_slice", "element", "full", "iota", "small", "structural"]
+__all__ = ["IdxVec", "NotIndex", "MAX_ELEMENTS", "dynamic_slice", "element", "iota", "small", "structural"]
