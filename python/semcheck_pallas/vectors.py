@@ -99,11 +99,9 @@ def structural(name: str, params: dict, ins: list[IdxVec], out_shape: tuple[int,
         out = np.empty(moved.shape, dtype=object)
         for idx in np.ndindex(*moved.shape[:-1]):
             row = list(moved[idx])
-            order = range(len(row) - 1, -1, -1) if reverse else range(len(row))
-            acc = None
-            for j in order:
-                acc = row[j] if acc is None else E.op(op, acc, row[j])
-                out[idx + (j,)] = acc
+            prefixes = _running(op, row[::-1])[::-1] if reverse else _running(op, row)
+            for j, e in enumerate(prefixes):
+                out[idx + (j,)] = e
         return _vec(np.moveaxis(out, -1, axis), kind, dtype)
     if name in ("reduce_sum", "reduce_max", "reduce_min", "reduce_and", "reduce_or"):
         op = {"reduce_sum": "add", "reduce_max": "max", "reduce_min": "min",
@@ -124,6 +122,26 @@ def _balanced(op: str, items: list) -> E.Expr:
         items = [E.op(op, items[i], items[i + 1]) if i + 1 < len(items) else items[i]
                  for i in range(0, len(items), 2)]
     return items[0]
+
+
+def _running(op: str, items: list) -> list:
+    """``items[0] op ... op items[j]`` for each ``j``: each combines the aligned blocks of
+    a power-of-two length that ``j + 1`` splits into, every block a balanced tree built
+    once, so the depth grows with the logarithm of the length (a left-to-right chain
+    would be as deep as it is long)."""
+    levels = [list(items)]  # level k: the blocks of 2**k items
+    while len(levels[-1]) > 1:
+        below = levels[-1]
+        levels.append([E.op(op, below[i], below[i + 1]) for i in range(0, len(below) - 1, 2)])
+    out = []
+    for j in range(len(items)):
+        parts, start = [], 0
+        for k in reversed(range(len(levels))):
+            if (j + 1) & (1 << k):
+                parts.append(levels[k][start >> k])
+                start += 1 << k
+        out.append(_balanced(op, parts))
+    return out
 
 
 def element(v: IdxVec, index: Sequence[E.Expr]) -> E.Expr:

@@ -65,5 +65,13 @@ def test_running_sums_give_each_row_its_offset():
     sizes = V.IdxVec((x, E.const(2), E.op("add", x, E.const(1))), (3,), "i", "int32")
     assert values(V.structural("cumsum", {"axis": 0, "reverse": False}, [sizes], (3,), "int32"), x=4) == [4, 6, 11]
     assert values(V.structural("cumsum", {"axis": 0, "reverse": True}, [sizes], (3,), "int32"), x=4) == [11, 7, 5]
+    # As shallow as a sum: the document's reader bounds how deep an expression nests.
+    many = V.IdxVec(tuple(E.op("add", x, E.const(i)) for i in range(300)), (300,), "i", "int32")
+    for reverse in (False, True):
+        run = V.structural("cumsum", {"axis": 0, "reverse": reverse}, [many], (300,), "int32")
+        assert max(depth(e) for e in run.exprs) <= 20
+        sums = [sum(range(j + 1)) + 2 * (j + 1) for j in range(300)]  # x + i for i <= j, x = 2
+        suffixes = [sums[-1] - before for before in [0] + sums[:-1]]
+        assert values(run, x=2) == (suffixes if reverse else sums)
     grid = V.IdxVec(tuple(E.const(n) for n in (3, 1, 2, 5)), (2, 2), "i", "int32")
     assert values(V.structural("cummax", {"axis": 1, "reverse": False}, [grid], (2, 2), "int32")) == [3, 3, 2, 5]
