@@ -412,10 +412,17 @@ def run_script(path: str, argv: list[str], capture: Capture) -> dict:
 
 def _error_record(e: BaseException, path: str, message: str) -> dict:
     frames = traceback.extract_tb(e.__traceback__)
-    user = [f for f in frames if source_info_util.is_user_filename(f.filename) and not location.is_ours(f.filename)]
+    user = [f for f in frames if source_info_util.is_user_filename(f.filename)
+            and not location.is_ours(f.filename) and not f.filename.startswith("<frozen")]
     where = user[-1] if user else None
     loc = None
-    if where is not None:
+    if isinstance(e, SyntaxError) and e.filename and e.lineno:
+        # The script does not compile: the error is at the offending line, not at the
+        # interpreter's frame that read the file.
+        text = (e.text or "").strip()
+        loc = {"file": e.filename, "line": e.lineno, "function": "<module>", "text": text, "code": text,
+               "stack": []}
+    elif where is not None:
         loc = {"file": where.filename, "line": where.lineno, "function": where.name,
                "text": (where.line or "").strip(), "code": (where.line or "").strip(), "stack": []}
     if "Unsupported TPU device kind: cpu" in message:

@@ -114,6 +114,19 @@ def test_script_errors_name_the_user_frame(exports):
     assert "Traceback" in err["traceback"]
 
 
+def test_a_script_that_does_not_compile_names_its_line(exports, tmp_path):
+    # Not the interpreter's frame that read the file (`<frozen runpy>`), but the line of
+    # the module with the syntax error, here one the script imports.
+    (tmp_path / "helper.py").write_text("x = 1\ny = (\n")
+    script = tmp_path / "imports_broken.py"
+    script.write_text("import helper\n")
+    (err,) = exports.get(str(script), 2)["errors"]
+    assert err["construct"] == "script error"
+    assert err["message"].startswith("SyntaxError: ")
+    assert (err["loc"]["file"], err["loc"]["line"]) == (str(tmp_path / "helper.py"), 2)
+    assert err["loc"]["code"] == "y = ("
+
+
 def test_a_script_without_kernels_is_an_error(exports):
     doc = exports.get(os.path.join(UNSUPPORTED, "no_kernel.py"), 2)
     assert [e["construct"] for e in doc["errors"]] == ["no kernel"]
