@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use clap::Args;
 use semcheck::checker::{explore, Budget, Config, Outcome, Verdict};
-use semcheck::model::ir::Loc;
+use semcheck::model::ir::{Loc, StmtId};
 use semcheck::model::mutate::Operator;
 use semcheck::model::stmt_text;
 use semcheck::mutate::{default_threads, kill_matrix, redundant_sync, Fate, MutantResult, SyncDeletion};
@@ -160,12 +160,44 @@ fn fate_text(fate: &Fate, stats: &semcheck::checker::Stats) -> String {
     }
 }
 
-/// The heading a mutant is listed under: its statement, or the semaphore it deletes.
-fn heading(operator: Operator, edit: &str, location: Option<&Loc>, statement: &str) -> String {
-    match operator {
-        Operator::DeleteSemaphore => edit.to_string(),
-        _ => stmt_text::at(location, statement),
+/// What a listed mutant or deletion edits: the operator, the edit, where the statement
+/// is, its words and its pre-order number.
+type Edited<'a> = (Operator, &'a str, Option<&'a Loc>, &'a str, StmtId);
+
+/// The heading each item is listed under: its statement (for a kernel file, the source
+/// line), or the semaphore it deletes. One source line can stand for several statements
+/// (a helper called with different arguments, a descriptor's `.wait()` as its send and
+/// receive halves); their headings add the statement's own words, and where those are
+/// the same too, which of the statements it is (`2 of 3`, in kernel order).
+fn headings(items: &[Edited<'_>]) -> Vec<String> {
+    use std::collections::{BTreeMap, BTreeSet};
+    let bases: Vec<String> = items
+        .iter()
+        .map(|&(operator, edit, location, statement, _)| match operator {
+            Operator::DeleteSemaphore => edit.to_string(),
+            _ => stmt_text::at(location, statement),
+        })
+        .collect();
+    let mut by_line: BTreeMap<&str, BTreeSet<StmtId>> = BTreeMap::new();
+    let mut by_words: BTreeMap<(&str, &str), BTreeSet<StmtId>> = BTreeMap::new();
+    for (item, base) in items.iter().zip(&bases).filter(|(item, _)| item.0 != Operator::DeleteSemaphore) {
+        by_line.entry(base).or_default().insert(item.4);
+        by_words.entry((base, item.3)).or_default().insert(item.4);
     }
+    items
+        .iter()
+        .zip(&bases)
+        .map(|(item, base)| {
+            if by_line.get(base.as_str()).is_none_or(|ids| ids.len() < 2) {
+                return base.clone();
+            }
+            let same = &by_words[&(base.as_str(), item.3)];
+            match same.iter().position(|&id| id == item.4) {
+                Some(k) if same.len() > 1 => format!("{base}  [{}, {} of {}]", item.3, k + 1, same.len()),
+                _ => format!("{base}  [{}]", item.3),
+            }
+        })
+        .collect()
 }
 
 fn matrix_text(case: &Case, baseline: &Outcome, results: &[MutantResult], seconds: f64, threads: usize) -> String {
@@ -176,8 +208,11 @@ fn matrix_text(case: &Case, baseline: &Outcome, results: &[MutantResult], second
         baseline_text(case, baseline),
     );
     let mut current = None;
-    for r in results {
-        let head = heading(r.operator, &r.edit, r.location.as_ref(), &r.statement);
+    let edited: Vec<Edited<'_>> = results
+        .iter()
+        .map(|r| (r.operator, r.edit.as_str(), r.location.as_ref(), r.statement.as_str(), r.stmt))
+        .collect();
+    for (r, head) in results.iter().zip(headings(&edited)) {
         if current.as_ref() != Some(&head) {
             out.push_str(&format!("\n{head}\n"));
             current = Some(head);
@@ -205,6 +240,7 @@ fn mutant_json(r: &MutantResult) -> Value {
         "stmt": r.stmt.0,
         "location": r.location.as_ref().map(|l| format!("{}:{}", l.file, l.line)),
         "statement": stmt_text::at(r.location.as_ref(), &r.statement),
+        "words": r.statement,
         "verdict": r.fate.name(),
     });
     let extra = match &r.fate {
@@ -252,6 +288,7 @@ fn sync_only(args: &MutateArgs, cases: &[Case], bases: &[Program], config: &Conf
                 "stmt": d.stmt.0,
                 "location": d.location.as_ref().map(|l| format!("{}:{}", l.file, l.line)),
                 "statement": stmt_text::at(d.location.as_ref(), &d.statement),
+                "words": d.statement,
                 "edit": d.edit,
                 "evidence": d.evidence.iter().map(|e| {
                     let mut v = json!({"devices": e.devices, "verdict": e.fate.check_verdict()});
@@ -311,13 +348,19 @@ fn sync_only(args: &MutateArgs, cases: &[Case], bases: &[Program], config: &Conf
             .collect::<Vec<_>>()
             .join("; ")
     };
+    let edited: Vec<Edited<'_>> = deletions
+        .iter()
+        .map(|d| (d.operator, d.edit.as_str(), d.location.as_ref(), d.statement.as_str(), d.stmt))
+        .collect();
+    let heads = headings(&edited);
+    let head_of = |d: &SyncDeletion| heads[deletions.iter().position(|e| std::ptr::eq(e, d)).expect("listed")].clone();
     let section = |title: &str, list: &[&SyncDeletion]| {
         let mut out = format!("\n{title} ({}):\n", list.len());
         if list.is_empty() {
             out.push_str("  none\n");
         }
         for d in list {
-            let head = heading(d.operator, &d.edit, d.location.as_ref(), &d.statement);
+            let head = head_of(d);
             let detail = if d.detail.is_empty() { String::new() } else { format!("\n      ({})", d.detail) };
             out.push_str(&format!("  {head}{detail}\n      {}\n", evidence(d)));
         }
@@ -391,4 +434,39 @@ pub(crate) fn bench(args: &super::args::BenchArgs, exe: &std::path::Path) -> Res
         emitln!("{}", serde_json::to_string_pretty(&rows).expect("JSON of plain data"));
     }
     Ok(super::EXIT_PROVED)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn loc(line: u32, text: &str) -> Loc {
+        Loc { file: "k.py".into(), line, text: Some(text.into()) }
+    }
+
+    #[test]
+    fn one_source_line_of_several_statements_is_told_apart_by_their_words_then_their_order() {
+        let (wait, sig, other) = (loc(9, "dma.wait()"), loc(4, "signal(sem, 1)"), loc(7, "x[...] = 0"));
+        let items: Vec<Edited<'_>> = vec![
+            (Operator::Delete, "delete", Some(&wait), "dma.wait_send()", StmtId(1)),
+            (Operator::Swap, "swap", Some(&wait), "dma.wait_send()", StmtId(1)),
+            (Operator::Delete, "delete", Some(&wait), "dma.wait_recv()", StmtId(2)),
+            (Operator::Delete, "delete", Some(&sig), "pl.semaphore_signal(sem, 1)", StmtId(5)),
+            (Operator::Delete, "delete", Some(&sig), "pl.semaphore_signal(sem, 1)", StmtId(3)),
+            (Operator::Delete, "delete", Some(&other), "x = zeros", StmtId(6)),
+            (Operator::DeleteSemaphore, "delete every signal and wait on sem", Some(&sig), "", StmtId(3)),
+        ];
+        assert_eq!(
+            headings(&items),
+            [
+                "k.py:9 dma.wait()  [dma.wait_send()]",
+                "k.py:9 dma.wait()  [dma.wait_send()]",
+                "k.py:9 dma.wait()  [dma.wait_recv()]",
+                "k.py:4 signal(sem, 1)  [pl.semaphore_signal(sem, 1), 2 of 2]",
+                "k.py:4 signal(sem, 1)  [pl.semaphore_signal(sem, 1), 1 of 2]",
+                "k.py:7 x[...] = 0",
+                "delete every signal and wait on sem",
+            ]
+        );
+    }
 }

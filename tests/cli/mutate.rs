@@ -141,6 +141,22 @@ fn the_kill_matrix_made_a_statement_at_a_time_is_every_mutant_in_order() {
 }
 
 #[test]
+fn statements_of_one_source_line_are_listed_apart() {
+    // `init_right.wait()` is a send half and a receive half; the capacity signals go
+    // through one helper line. Each listed deletion has a heading of its own.
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/protocols/pallas/psum_scatter.py");
+    let (code, out, err) = semcheck(&["mutate", file, "--sync-only", "--devices", "2"]);
+    assert_eq!(code, 0, "{err}");
+    let heads: Vec<&str> = out.lines().filter(|l| l.starts_with("  ") && !l.starts_with("   ")).collect();
+    let distinct: std::collections::BTreeSet<&&str> = heads.iter().collect();
+    assert!(heads.len() > 20, "{out}");
+    assert_eq!(distinct.len(), heads.len(), "{out}");
+    let waits: Vec<&&str> = heads.iter().filter(|h| h.contains("init_right.wait()")).collect();
+    assert_eq!(waits.len(), 2, "{out}");
+    assert!(waits[0].ends_with(".wait_send()]") && waits[1].ends_with(".wait_recv()]"), "{waits:?}");
+}
+
+#[test]
 fn deletions_of_a_kernel_whose_trace_grows_with_n_are_paired_across_sizes() {
     // The all-pairs barrier loops are unrolled once per device: statement numbers differ
     // between N = 2 and 3, and the deletions are paired by their source lines instead.
