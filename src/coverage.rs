@@ -30,13 +30,9 @@ pub struct Unexecuted {
     /// The statement in the kernel's words (a block by its header: its whole body never
     /// ran).
     pub statement: String,
-}
-
-impl Unexecuted {
-    /// `psum.rs:57 pl.semaphore_wait(capacity_sem, 1)`: the location and the statement.
-    pub fn located(&self) -> String {
-        stmt_text::at(self.location.as_ref(), &self.statement)
-    }
+    /// Where it is and what it says, told apart from the kernel's other statements of the
+    /// same source line ([`stmt_text::labels`]): `psum.py:57 remote.start()`.
+    pub label: String,
 }
 
 /// The statements of `program` that `outcome` never executed, or why the outcome cannot
@@ -55,15 +51,21 @@ pub fn never_executed(program: &Program, outcome: &Outcome) -> Result<Vec<Unexec
         }
     }
     let coverage = Coverage::exhaustive(program);
+    let statements = program.ir.statements();
+    let words: Vec<String> = statements.iter().map(|(_, s)| stmt_text::statement(&program.ir, s)).collect();
+    let items: Vec<_> = statements.iter().zip(&words).map(|((id, s), w)| (s.loc.as_ref(), w.as_str(), *id)).collect();
+    let labels = stmt_text::labels(&items);
     Ok(coverage
         .never_executed
         .into_iter()
         .filter_map(|id| {
-            let stmt = program.ir.statement(id)?;
+            let i = id.0 as usize;
+            let (_, stmt) = statements.get(i)?;
             Some(Unexecuted {
                 stmt: id,
                 location: stmt.loc.clone(),
-                statement: stmt_text::statement(&program.ir, stmt),
+                statement: words[i].clone(),
+                label: labels[i].clone(),
             })
         })
         .collect())

@@ -7,7 +7,10 @@
 //! (`@pl.when`, `pl.run_scoped`) is named by its header only.
 
 use crate::expr::Expr;
-use crate::ir::{Data, Dest, DmaDesc, Index, Kernel, Level, Loc, RefExpr, Rhs, SemRef, Stmt, StmtKind, WaitPart};
+use crate::ir::{
+    Data, Dest, DmaDesc, Index, Kernel, Level, Loc, RefExpr, Rhs, SemRef, Stmt, StmtId, StmtKind, WaitPart,
+};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// An expression without its outermost parentheses: `program_id(0) % 2`.
 pub fn expr(e: &Expr) -> String {
@@ -203,11 +206,68 @@ pub fn at(loc: Option<&Loc>, statement: &str) -> String {
     }
 }
 
+/// The labels of statements listed together, each as [`at`] shows it, told apart where
+/// one source line stands for several statements (a helper called with other arguments,
+/// a descriptor's `.wait()` as its send and receive halves): those labels add the
+/// statement's words (`psum.py:9 dma.wait()  [….wait_recv()]`), and where the words are
+/// the same too, which of them it is in kernel order (`[…, 2 of 3]`). An item is
+/// (location, words, pre-order number); an item may repeat.
+pub fn labels(items: &[(Option<&Loc>, &str, StmtId)]) -> Vec<String> {
+    let bases: Vec<String> = items.iter().map(|&(loc, words, _)| at(loc, words)).collect();
+    let mut by_line: BTreeMap<&str, BTreeSet<StmtId>> = BTreeMap::new();
+    let mut by_words: BTreeMap<(&str, &str), BTreeSet<StmtId>> = BTreeMap::new();
+    for (&(_, words, id), base) in items.iter().zip(&bases) {
+        by_line.entry(base).or_default().insert(id);
+        by_words.entry((base, words)).or_default().insert(id);
+    }
+    items
+        .iter()
+        .zip(&bases)
+        .map(|(&(_, words, id), base)| {
+            if by_line[base.as_str()].len() < 2 {
+                return base.clone();
+            }
+            let same = &by_words[&(base.as_str(), words)];
+            match same.iter().position(|&other| other == id) {
+                Some(k) if same.len() > 1 => format!("{base}  [{words}, {} of {}]", k + 1, same.len()),
+                _ => format!("{base}  [{words}]"),
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::dsl::{trace, zeros_like};
     use crate::ir::MemorySpace;
+
+    #[test]
+    fn one_source_line_of_several_statements_is_told_apart_by_its_words_then_its_order() {
+        let at = |line: u32, text: &str| Loc { file: "k.py".into(), line, text: Some(text.into()) };
+        let (wait, sig, other) = (at(9, "dma.wait()"), at(4, "signal(sem, 1)"), at(7, "x[...] = 0"));
+        let items = [
+            (Some(&wait), "dma.wait_send()", StmtId(1)),
+            (Some(&wait), "dma.wait_send()", StmtId(1)),
+            (Some(&wait), "dma.wait_recv()", StmtId(2)),
+            (Some(&sig), "pl.semaphore_signal(sem, 1)", StmtId(5)),
+            (Some(&sig), "pl.semaphore_signal(sem, 1)", StmtId(3)),
+            (Some(&other), "x = zeros", StmtId(6)),
+            (None, "o = zeros", StmtId(7)),
+        ];
+        assert_eq!(
+            labels(&items),
+            [
+                "k.py:9 dma.wait()  [dma.wait_send()]",
+                "k.py:9 dma.wait()  [dma.wait_send()]",
+                "k.py:9 dma.wait()  [dma.wait_recv()]",
+                "k.py:4 signal(sem, 1)  [pl.semaphore_signal(sem, 1), 2 of 2]",
+                "k.py:4 signal(sem, 1)  [pl.semaphore_signal(sem, 1), 1 of 2]",
+                "k.py:7 x[...] = 0",
+                "o = zeros",
+            ]
+        );
+    }
 
     #[test]
     fn statements_read_like_pallas() {

@@ -164,38 +164,20 @@ fn fate_text(fate: &Fate, stats: &semcheck::checker::Stats) -> String {
 /// is, its words and its pre-order number.
 type Edited<'a> = (Operator, &'a str, Option<&'a Loc>, &'a str, StmtId);
 
-/// The heading each item is listed under: its statement (for a kernel file, the source
-/// line), or the semaphore it deletes. One source line can stand for several statements
-/// (a helper called with different arguments, a descriptor's `.wait()` as its send and
-/// receive halves); their headings add the statement's own words, and where those are
-/// the same too, which of the statements it is (`2 of 3`, in kernel order).
+/// The heading each item is listed under: the semaphore it deletes, or its statement as
+/// [`stmt_text::labels`] tells the statements apart.
 fn headings(items: &[Edited<'_>]) -> Vec<String> {
-    use std::collections::{BTreeMap, BTreeSet};
-    let bases: Vec<String> = items
+    let statements: Vec<(Option<&Loc>, &str, StmtId)> = items
         .iter()
-        .map(|&(operator, edit, location, statement, _)| match operator {
-            Operator::DeleteSemaphore => edit.to_string(),
-            _ => stmt_text::at(location, statement),
-        })
+        .filter(|item| item.0 != Operator::DeleteSemaphore)
+        .map(|&(_, _, loc, words, id)| (loc, words, id))
         .collect();
-    let mut by_line: BTreeMap<&str, BTreeSet<StmtId>> = BTreeMap::new();
-    let mut by_words: BTreeMap<(&str, &str), BTreeSet<StmtId>> = BTreeMap::new();
-    for (item, base) in items.iter().zip(&bases).filter(|(item, _)| item.0 != Operator::DeleteSemaphore) {
-        by_line.entry(base).or_default().insert(item.4);
-        by_words.entry((base, item.3)).or_default().insert(item.4);
-    }
+    let mut labels = stmt_text::labels(&statements).into_iter();
     items
         .iter()
-        .zip(&bases)
-        .map(|(item, base)| {
-            if by_line.get(base.as_str()).is_none_or(|ids| ids.len() < 2) {
-                return base.clone();
-            }
-            let same = &by_words[&(base.as_str(), item.3)];
-            match same.iter().position(|&id| id == item.4) {
-                Some(k) if same.len() > 1 => format!("{base}  [{}, {} of {}]", item.3, k + 1, same.len()),
-                _ => format!("{base}  [{}]", item.3),
-            }
+        .map(|item| match item.0 {
+            Operator::DeleteSemaphore => item.1.to_string(),
+            _ => labels.next().expect("one label per statement"),
         })
         .collect()
 }
@@ -434,39 +416,4 @@ pub(crate) fn bench(args: &super::args::BenchArgs, exe: &std::path::Path) -> Res
         emitln!("{}", serde_json::to_string_pretty(&rows).expect("JSON of plain data"));
     }
     Ok(super::EXIT_PROVED)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn loc(line: u32, text: &str) -> Loc {
-        Loc { file: "k.py".into(), line, text: Some(text.into()) }
-    }
-
-    #[test]
-    fn one_source_line_of_several_statements_is_told_apart_by_their_words_then_their_order() {
-        let (wait, sig, other) = (loc(9, "dma.wait()"), loc(4, "signal(sem, 1)"), loc(7, "x[...] = 0"));
-        let items: Vec<Edited<'_>> = vec![
-            (Operator::Delete, "delete", Some(&wait), "dma.wait_send()", StmtId(1)),
-            (Operator::Swap, "swap", Some(&wait), "dma.wait_send()", StmtId(1)),
-            (Operator::Delete, "delete", Some(&wait), "dma.wait_recv()", StmtId(2)),
-            (Operator::Delete, "delete", Some(&sig), "pl.semaphore_signal(sem, 1)", StmtId(5)),
-            (Operator::Delete, "delete", Some(&sig), "pl.semaphore_signal(sem, 1)", StmtId(3)),
-            (Operator::Delete, "delete", Some(&other), "x = zeros", StmtId(6)),
-            (Operator::DeleteSemaphore, "delete every signal and wait on sem", Some(&sig), "", StmtId(3)),
-        ];
-        assert_eq!(
-            headings(&items),
-            [
-                "k.py:9 dma.wait()  [dma.wait_send()]",
-                "k.py:9 dma.wait()  [dma.wait_send()]",
-                "k.py:9 dma.wait()  [dma.wait_recv()]",
-                "k.py:4 signal(sem, 1)  [pl.semaphore_signal(sem, 1), 2 of 2]",
-                "k.py:4 signal(sem, 1)  [pl.semaphore_signal(sem, 1), 1 of 2]",
-                "k.py:7 x[...] = 0",
-                "delete every signal and wait on sem",
-            ]
-        );
-    }
 }

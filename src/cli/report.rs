@@ -161,7 +161,7 @@ impl Checked {
                 "never_executed": missed.iter().map(|u| json!({
                     "stmt": u.stmt.0,
                     "location": u.location.as_ref().map(|l| format!("{}:{}", l.file, l.line)),
-                    "statement": u.located(),
+                    "statement": u.label,
                 })).collect::<Vec<_>>(),
             }),
             Err(why) => json!({"exhaustive": false, "note": why}),
@@ -174,7 +174,7 @@ impl Checked {
         match semcheck::coverage::never_executed(&self.program, &self.outcome) {
             Ok(missed) => missed
                 .iter()
-                .map(|u| format!("  warning: vacuous at N = {}: never executed: {}\n", self.case.devices, u.located()))
+                .map(|u| format!("  warning: vacuous at N = {}: never executed: {}\n", self.case.devices, u.label))
                 .collect(),
             Err(why) if !matches!(self.outcome.verdict, Verdict::Violation(_)) => {
                 format!("  coverage: not computed: {why}\n")

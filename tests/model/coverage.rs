@@ -45,7 +45,7 @@ fn a_statement_that_runs_from_three_devices_on_is_never_executed_at_two() {
     assert_eq!(missed[0].statement, "@pl.when(program_id(0) == 1)");
     let loc = missed[0].location.as_ref().unwrap();
     assert!(loc.file.ends_with("coverage.rs"), "{loc}");
-    assert!(missed[0].located().starts_with("coverage.rs:"), "{}", missed[0].located());
+    assert!(missed[0].label.starts_with("coverage.rs:"), "{}", missed[0].label);
 
     let three = program(3, 1);
     let outcome = explore(&three, &Config::default());
