@@ -37,6 +37,7 @@ pub mod assumptions;
 pub mod corpus;
 pub mod coverage;
 pub mod frontend;
+pub mod memory;
 pub mod mutate;
 pub mod sizes;
 

@@ -143,7 +143,7 @@ pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
                 "failures": failures,
                 "cases": rows.len(),
                 "seconds": rows.iter().map(|(c, _)| c.outcome.stats.seconds).sum::<f64>(),
-                "peak_rss_bytes": super::bench::peak_rss_bytes(),
+                "peak_rss_bytes": semcheck::memory::peak_resident_bytes(),
             },
         });
         emit(&format!("{}\n", serde_json::to_string_pretty(&all).expect("JSON of plain data")));

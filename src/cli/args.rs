@@ -82,7 +82,8 @@ pub(crate) struct BenchArgs {
     /// Time budget per case; the first case over it ends that protocol's rows.
     #[arg(long, default_value_t = 60.0, value_parser = positive_seconds)]
     pub(crate) max_seconds: f64,
-    /// Memory budget per case (resident memory of its process) [default: 8192].
+    /// Memory budget per case (resident memory of its process, and of its Python exporter
+    /// for a kernel file) [default: 8192].
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=MAX_MEMORY_MIB))]
     pub(crate) max_memory_mib: Option<u64>,
     /// Explore without partial-order reduction.
@@ -263,8 +264,9 @@ pub(crate) struct BudgetArgs {
     /// included.
     #[arg(long, value_parser = positive_seconds)]
     pub(crate) max_seconds: Option<f64>,
-    /// Stop (verdict incomplete, exit 3) when the process's resident memory, or the
-    /// explorer's tables, reach this many MiB [default: 8192].
+    /// Stop (verdict incomplete, exit 3) when the resident memory (semcheck's and that of
+    /// the Python process running a kernel file's script), or the explorer's tables, reach
+    /// this many MiB [default: 8192].
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=MAX_MEMORY_MIB))]
     pub(crate) max_memory_mib: Option<u64>,
 }

@@ -182,11 +182,3 @@ fn case(exe: &std::path::Path, protocol: &str, n: u16, o: &Options, semantics: S
         error(format!("case {protocol} N={n} printed no report ({e}): {}", String::from_utf8_lossy(&out.stderr)))
     })
 }
-
-/// The peak resident set size of this process (Linux `VmHWM`), if known.
-pub(crate) fn peak_rss_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
-}

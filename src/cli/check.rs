@@ -71,7 +71,7 @@ pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
         let value = match results.as_slice() {
             [Ok(one)] => {
                 let mut v = one.json();
-                v["peak_rss_bytes"] = json!(super::bench::peak_rss_bytes());
+                v["peak_rss_bytes"] = json!(semcheck::memory::peak_resident_bytes());
                 v
             }
             many => json!({

@@ -113,7 +113,7 @@ pub(crate) fn run(args: &CheckArgs, sizes: &SizeRange) -> Result<i32, ModelError
             "prefetch": prefetch_by_size(&case, &report),
             "verdict": match report.exit_code() { 0 => "proved", 1 => "violation", _ => "not-proved" },
             "report": report,
-            "peak_rss_bytes": super::bench::peak_rss_bytes(),
+            "peak_rss_bytes": semcheck::memory::peak_resident_bytes(),
         });
         emit(&format!("{}\n", serde_json::to_string_pretty(&value).expect("JSON of plain data")));
     } else {

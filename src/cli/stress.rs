@@ -63,7 +63,7 @@ pub(crate) fn run(args: &StressArgs) -> Result<i32, ModelError> {
     let checked = Checked::sampled(case.clone(), program, outcome);
     if args.json {
         let mut v = checked.json();
-        v["peak_rss_bytes"] = serde_json::json!(super::bench::peak_rss_bytes());
+        v["peak_rss_bytes"] = serde_json::json!(semcheck::memory::peak_resident_bytes());
         emitln!("{}", serde_json::to_string_pretty(&v).expect("JSON of plain data"));
     } else {
         emit(&checked.text());

@@ -151,12 +151,10 @@ pub(crate) fn start(limits: Limits) {
         .expect("cannot start the watchdog thread");
 }
 
-/// The resident memory of this process in bytes (Linux `VmRSS`), if known.
+/// The resident memory of this command in bytes: this process and the Python exporter
+/// processes it is waiting for (a user's script runs in one), when known.
 pub(crate) fn resident_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
+    Some(semcheck::memory::resident_bytes(None)? + semcheck::frontend::exports_resident_bytes())
 }
 
 impl Watch {
@@ -316,7 +314,7 @@ impl Watch {
                     "incomplete": {"reason": reason, "detail": detail},
                     "states": s.last.map_or(0, |p| p.states),
                     "seconds": seconds,
-                    "peak_rss_bytes": super::bench::peak_rss_bytes(),
+                    "peak_rss_bytes": semcheck::memory::peak_resident_bytes(),
                 }))
                 .expect("JSON of plain data")
             ),

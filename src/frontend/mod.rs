@@ -113,6 +113,12 @@ fn wait_for_export(child: Child) -> std::io::Result<std::process::ExitStatus> {
     }
 }
 
+/// The resident memory of the exporter processes running now, in bytes (0 when none).
+pub fn exports_resident_bytes() -> u64 {
+    let all = running().lock().unwrap_or_else(|e| e.into_inner());
+    all.iter().filter_map(|(_, child)| crate::memory::resident_bytes(Some(child.id()))).sum()
+}
+
 /// Kills every exporter process still running (the user's scripts, run under JAX): called
 /// before a command ends early.
 pub fn stop_exports() {

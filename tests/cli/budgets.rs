@@ -128,6 +128,34 @@ fn ctrl_c_stops_a_kill_matrix_with_a_partial_report() {
 }
 
 #[test]
+fn a_kernel_script_that_grows_is_stopped_by_the_memory_budget_and_killed() {
+    // The budget counts the Python process that runs the script, not only semcheck's own:
+    // the script holds 3 GiB in the end (written, so resident), then leaves a mark.
+    let dir = std::env::temp_dir().join(format!("semcheck-grow-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mark = dir.join("still-running");
+    let script = dir.join("grow.py");
+    std::fs::write(
+        &script,
+        format!(
+            "import time\nheld = []\nfor _ in range(60):\n    held.append(b'x' * (50 << 20))\n    time.sleep(0.05)\nopen({:?}, 'w').close()\n",
+            mark.display().to_string()
+        ),
+    )
+    .unwrap();
+    let (code, out, err) =
+        semcheck(&["check", &script.display().to_string(), "--devices", "2", "--max-memory-mib", "800"]);
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(
+        out.contains("stopped by the memory budget of 800 MiB while running the script to export its kernels"),
+        "{out}"
+    );
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(!mark.exists(), "a script semcheck stopped went on running");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn a_kernel_script_that_never_ends_is_stopped_by_the_budget_and_by_ctrl_c_and_killed() {
     // The script sleeps, then leaves a mark: if semcheck left it running, the mark appears.
     let dir = std::env::temp_dir().join(format!("semcheck-hang-{}", std::process::id()));
