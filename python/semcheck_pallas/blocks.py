@@ -38,7 +38,8 @@ import numpy as np
 from . import exprs as E
 from . import location
 from .errors import Unsupported
-from .walker import POISONED, BufferDecl, ExprB, KernelWalker, RefB
+from .bindings import POISONED, BufferDecl, ExprB, RefB
+from .walker import KernelWalker
 
 
 @dataclasses.dataclass

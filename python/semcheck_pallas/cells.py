@@ -28,7 +28,7 @@ from typing import Any, Iterable
 
 from . import exprs as E
 from .errors import Unsupported
-from .walker import BufferDecl, RefB, load_views, slice_step
+from .bindings import BufferDecl, RefB, load_views, slice_step
 
 #: Statements evaluated at most, over all devices and grid indices.
 MAX_STEPS = 5_000_000

@@ -1,4 +1,5 @@
-"""Which kernels read values another kernel computes.
+"""Data flow through jaxprs: which kernels read values another kernel computes, and
+which variables of a kernel's jaxpr are read at all.
 
 To learn the values a script passes to a kernel's scalar-prefetch operands, the capture
 runs the computation on the CPU with every kernel replaced by zeros (nothing of a kernel
@@ -6,6 +7,9 @@ runs). A value computed from another kernel's output is then computed from those
 not from what the script would pass: :func:`fed_by_kernels` finds the kernels whose
 values depend on one, following the data flow of the computation's jaxpr (through calls,
 ``shard_map``, conditionals and loops, whose carries are followed to a fixed point).
+
+The walker loads an old value only where a store's or swap's result is read
+(:func:`mark_uses`, :func:`used_later`).
 """
 
 from __future__ import annotations
@@ -108,3 +112,39 @@ def _has_kernel(jaxpr: Any) -> bool:
         if eqn.primitive.name in KERNELS or any(_has_kernel(sub) for sub in sub_jaxprs(eqn)):
             return True
     return False
+
+
+_USES: dict[int, bool] = {}
+
+
+def used_later(var: Any) -> bool:
+    """Whether an outvar is used (set by :func:`mark_uses` before walking)."""
+    return _USES.get(id(var), True)
+
+
+def mark_uses(jaxpr: jax_core.Jaxpr) -> None:
+    """Records, for every variable of ``jaxpr`` and its sub-jaxprs, whether it is read."""
+    used: set[int] = set()
+
+    def visit(j: Any) -> None:
+        j = getattr(j, "jaxpr", j)
+        for eqn in j.eqns:
+            for x in eqn.invars:
+                if isinstance(x, jax_core.Var):
+                    used.add(id(x))
+            for sub in sub_jaxprs(eqn):
+                visit(sub)
+        for x in j.outvars:
+            if isinstance(x, jax_core.Var):
+                used.add(id(x))
+
+    def collect(j: Any) -> None:
+        j = getattr(j, "jaxpr", j)
+        for eqn in j.eqns:
+            for v in eqn.outvars:
+                _USES[id(v)] = id(v) in used
+            for sub in sub_jaxprs(eqn):
+                collect(sub)
+
+    visit(jaxpr)
+    collect(jaxpr)

@@ -14,7 +14,10 @@ from . import blocks, cells
 from . import exprs as E
 from . import location
 from .errors import Refused, Unsupported
-from .walker import POISONED, BufferDecl, KernelWalker, RefB, mark_uses, resolve_snapshots
+from .accesses import resolve_snapshots
+from .bindings import POISONED, BufferDecl, RefB
+from .dataflow import mark_uses
+from .walker import KernelWalker
 
 
 @dataclasses.dataclass

@@ -26,21 +26,27 @@ use semcheck_model::{ErrorKind, ModelError};
 pub const REQUIREMENTS: &str = include_str!("../../python/requirements.txt");
 
 /// The package's sources, by file name.
-pub const PACKAGE: [(&str, &str); 15] = [
+pub const PACKAGE: [(&str, &str); 21] = [
     ("__init__.py", include_str!("../../python/semcheck_pallas/__init__.py")),
     ("__main__.py", include_str!("../../python/semcheck_pallas/__main__.py")),
     ("_call.py", include_str!("../../python/semcheck_pallas/_call.py")),
+    ("accesses.py", include_str!("../../python/semcheck_pallas/accesses.py")),
     ("api.py", include_str!("../../python/semcheck_pallas/api.py")),
+    ("bindings.py", include_str!("../../python/semcheck_pallas/bindings.py")),
     ("blocks.py", include_str!("../../python/semcheck_pallas/blocks.py")),
     ("capture.py", include_str!("../../python/semcheck_pallas/capture.py")),
     ("cells.py", include_str!("../../python/semcheck_pallas/cells.py")),
+    ("compute.py", include_str!("../../python/semcheck_pallas/compute.py")),
+    ("control.py", include_str!("../../python/semcheck_pallas/control.py")),
     ("dataflow.py", include_str!("../../python/semcheck_pallas/dataflow.py")),
     ("errors.py", include_str!("../../python/semcheck_pallas/errors.py")),
     ("export.py", include_str!("../../python/semcheck_pallas/export.py")),
     ("exprs.py", include_str!("../../python/semcheck_pallas/exprs.py")),
     ("kernel.py", include_str!("../../python/semcheck_pallas/kernel.py")),
     ("location.py", include_str!("../../python/semcheck_pallas/location.py")),
+    ("scalars.py", include_str!("../../python/semcheck_pallas/scalars.py")),
     ("vectors.py", include_str!("../../python/semcheck_pallas/vectors.py")),
+    ("views.py", include_str!("../../python/semcheck_pallas/views.py")),
     ("walker.py", include_str!("../../python/semcheck_pallas/walker.py")),
 ];
 
@@ -216,4 +222,22 @@ fn venv(cache: &Path) -> Result<PathBuf, ModelError> {
     }
     eprintln!("semcheck: Python environment ready in {:.1} s", start.elapsed().as_secs_f64());
     Ok(python)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_embedded_package_is_every_module_of_the_python_package() {
+        // A module left out of PACKAGE would be missing from the environment an installed
+        // binary writes, and the front end would fail to import there.
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/python/semcheck_pallas");
+        let mut on_disk: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".py"))
+            .collect();
+        on_disk.sort();
+        let embedded: Vec<&str> = super::PACKAGE.iter().map(|(name, _)| *name).collect();
+        assert_eq!(embedded, on_disk);
+    }
 }

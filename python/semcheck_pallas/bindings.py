@@ -1,0 +1,165 @@
+"""What the walker binds jaxpr variables to, and the declarations it makes.
+
+Every jaxpr variable is bound to one of:
+
+* :class:`ExprB`: an integer or boolean scalar computed from ``axis_index``,
+  ``program_id``, literals and loop variables (an :mod:`~semcheck_pallas.exprs` tree);
+* :class:`RefB`: a buffer or semaphore, with the ``.at[...]`` views applied so far,
+  composed into one selection per dimension of the declared array;
+* :class:`ValB`: data (an array or a scalar loaded from a buffer, and compute on it);
+* an index array (:class:`~semcheck_pallas.vectors.IdxVec`), or :data:`POISONED` (the
+  result of an equation that could not be translated).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+from . import exprs as E
+
+
+class Tainted(Exception):
+    """An equation read a :class:`Poisoned` binding: it is skipped, and its results are
+    poisoned in turn."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ExprB:
+    """An index value: an expression and its dtype kind (``i`` int, ``b`` bool)."""
+
+    expr: E.Expr
+    kind: str
+
+
+@dataclasses.dataclass(frozen=True)
+class RefB:
+    """A view of a buffer or semaphore declaration.
+
+    ``dims`` has one entry per dimension of the declared array: ``("at", expr)`` (the
+    dimension is dropped) or ``("slice", start_expr, size[, step])``, the size an int or,
+    for a slice of dynamic size (DMAs only), an expression, the step 1 when absent.
+
+    After a ``reshape`` view, ``stages`` holds what follows, in order, and ``view`` the
+    view's dimensions now. A dimension is ``("base", k)`` while it is the array's own
+    dimension ``k`` (indexing it is composed into ``dims``: a reshape of other dimensions
+    does not move it), ``("group", size)`` when a reshape merged or split it out of the
+    array's dimensions (indexed in its stages), or ``("unit",)`` for a dimension of size 1
+    a reshape added. A stage is ``("reshape", view, merged)`` (the dimensions after it, and
+    the array dimensions it merged or split: the checker's cells are single elements
+    along those) or ``("index", entries)``, one ``(dimension, index or None)`` per
+    dimension of the view then (``None``: composed into ``dims``, or a unit dimension).
+    """
+
+    what: str  # "buffer" | "sem"
+    id: int
+    dims: tuple
+    stages: tuple = ()
+    view: tuple = ()
+
+    def shape(self) -> tuple[int, ...]:
+        if not self.stages:
+            return tuple(d[2] for d in self.dims if d[0] == "slice")
+        return tuple(self.view_size(v) for v in self.view)
+
+    def view_size(self, v: tuple) -> Any:
+        """The size of one of the view's dimensions (``view``)."""
+        if v[0] == "base":
+            return self.dims[v[1]][2]
+        return v[1] if v[0] == "group" else 1
+
+    def view_dims(self) -> tuple:
+        """The view's dimensions, as in ``view`` (the kept array dimensions before any
+        reshape)."""
+        if self.stages:
+            return self.view
+        return tuple(("base", k) for k, d in enumerate(self.dims) if d[0] == "slice")
+
+
+@dataclasses.dataclass(frozen=True)
+class ValB:
+    """Data: a value tree (see :func:`value_json`), its shape and dtype, and whether
+    it is computed cell by cell (elementwise, no broadcasting of arrays)."""
+
+    node: tuple
+    shape: tuple
+    dtype: str
+    cellwise: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class Poisoned:
+    """The result of an equation the walker could not translate (see ``errors``)."""
+
+
+POISONED = Poisoned()
+
+
+@dataclasses.dataclass
+class BufferDecl:
+    """A buffer of the kernel: an operand, scratch, a scoped allocation, or a private
+    buffer of the walker's (a snapshot, a data carry, a window's loads)."""
+
+    name: str
+    space: str
+    role: str
+    shape: tuple[int, ...]
+    dtype: str
+    itemsize: int
+    shared: bool = False
+    scoped: bool = False
+    aliases: list[str] = dataclasses.field(default_factory=list)
+    #: A scalar-prefetch operand's (or whole-array SMEM input's) values, per device
+    #: coordinates (mesh order): the values the script passes, the entry contents of the
+    #: kernel's scalar state.
+    known: dict | None = None
+
+
+@dataclasses.dataclass
+class SemDecl:
+    """A semaphore (or array of them) of the kernel: ``kind`` is ``dma``, ``regular`` or
+    ``barrier``."""
+
+    name: str
+    kind: str
+    shape: tuple[int, ...]
+    scoped: bool = False
+
+
+#: The snapshot mark of a data carry's load: its buffer changes only at the end of an
+#: iteration, so the load is current wherever the carry is used.
+CARRY = "carry"
+
+
+def load_views(node: tuple) -> list[RefB]:
+    """The views a value tree reads."""
+    if node[0] == "load":
+        return [node[1]]
+    if node[0] == "add":
+        return load_views(node[1]) + load_views(node[2])
+    if node[0] == "fn":
+        return [r for a in node[2] for r in load_views(a)]
+    return []
+
+
+def slice_step(dim: tuple) -> int:
+    """The step of a slice entry of ``RefB.dims``."""
+    return dim[3] if len(dim) > 3 else 1
+
+
+def itemsize(dtype: str) -> int:
+    """The bytes of one element of ``dtype`` (a name): ``float0`` counts 1, a name numpy
+    does not know 4."""
+    if dtype == "float0":
+        return 1
+    try:
+        return int(np.dtype(dtype).itemsize)
+    except TypeError:
+        return 4
+
+
+def mesh_of(names: Any) -> str:
+    """Mesh axis names as a report shows them: ``x,y``."""
+    return ",".join(names)

@@ -1,0 +1,173 @@
+"""SMEM scalar state: SMEM integers the kernel keeps as its own scalars (scratch, or an
+operand whose values are known), read when the program is compiled, and copies of known
+integers into it (index windows)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from jax._src import core as jax_core
+
+from . import exprs as E
+from .bindings import BufferDecl, ExprB, RefB, Tainted, slice_step
+from .dataflow import used_later
+
+#: The most elements of a copy of known integers into SMEM scalar state (see
+#: :meth:`KernelWalker.window_copy`).
+MAX_COPIED_SCALARS = 4096
+
+#: Elements of SMEM scalar state (over all devices, when their values are known) the
+#: checker follows, at most.
+MAX_SCALAR_ELEMENTS = 1 << 22
+
+
+class Scalars:
+    """The :class:`~semcheck_pallas.walker.KernelWalker`'s SMEM scalar state."""
+
+    def scalar_state(self, ref: RefB) -> int | None:
+        """The scalar array of a buffer the kernel uses as its own integer state: SMEM
+        integers that are scratch or an operand whose values are known, that no DMA
+        copies and no data is stored into (``data_smem``). Their loads and stores are
+        read when the program is compiled (SCHEMA.md ``scalar_load``); ``None`` for any
+        other buffer."""
+        if ref.what != "buffer":
+            return None
+        if ref.id in self.scalar_of:
+            return self.scalar_of[ref.id]
+        decl = self.buffers[ref.id]
+        if decl.space != "smem" or np.dtype(decl.dtype).kind not in "iub":
+            return None
+        if (decl.role != "scratch" and decl.known is None) or ref.id in self.data_smem:
+            return None
+        elements = int(np.prod(decl.shape or (1,)))
+        if ref.id in self.too_large:
+            raise Tainted()  # said once, at its first use
+        if elements * max(1, len(decl.known or ())) > MAX_SCALAR_ELEMENTS:
+            self.too_large.add(ref.id)
+            raise self.unsupported("SMEM array size", f"`{decl.name}` has {elements} elements"
+                                   + (f" on each of {len(decl.known)} devices" if decl.known else "")
+                                   + f": more than the {MAX_SCALAR_ELEMENTS} the checker follows as scalar state")
+        self.scalar_of[ref.id] = self.new_scalar(ref.id)
+        return self.scalar_of[ref.id]
+
+    def new_scalar(self, bid: int) -> int:
+        """Declares buffer ``bid`` a scalar array (its entry values, when known): its index."""
+        decl = self.buffers[bid]
+        init = [{"device": list(c), "values": [int(v) for v in np.asarray(a).reshape(-1)]}
+                for c, a in sorted((decl.known or {}).items())]
+        self.scalars.append({"name": decl.name, "len": int(np.prod(decl.shape or (1,))), "init": init, "buffer": bid})
+        return len(self.scalars) - 1
+
+    def scalar_index(self, ref: RefB, what: str) -> E.Expr:
+        """The flat element index of a scalar view of SMEM scalar state."""
+        decl = self.buffers[ref.id]
+        if ref.stages:
+            raise self.unsupported("SMEM array access", f"{what} of `{decl.name}` (SMEM integers the kernel uses as "
+                                   "scalars) goes through a reshape view")
+        if any(d[0] != "at" for d in ref.dims):
+            raise self.unsupported("SMEM array access", f"{what} of `{decl.name}` (SMEM integers the kernel uses as "
+                                   "scalars) takes a slice, not one element")
+        flat: E.Expr = E.const(0)
+        for d, size in zip(ref.dims, decl.shape):
+            flat = E.op("add", E.op("mul", flat, E.const(size)), d[1])
+        return flat
+
+    def scalar_load(self, ref: RefB, sid: int, aval: Any) -> ExprB:
+        """``ref[i]`` on SMEM scalar state: its value from here on, a variable."""
+        index = self.scalar_index(ref, "a load")
+        if tuple(aval.shape) != ():
+            raise self.unsupported("SMEM array access", f"a load of `{self.buffers[ref.id].name}` (SMEM integers the "
+                                   "kernel uses as scalars) reads an array")
+        var = self.fresh("smem")
+        if ref.id in self.windows:
+            self.read_window(ref)
+        self.emit_quiet({"op": "scalar_load", "var": var, "scalar": sid, "index": index})
+        return ExprB(("var", var), "b" if np.dtype(aval.dtype).kind == "b" else "i")
+
+    def scalar_store(self, ref: RefB, sid: int, value: Any) -> None:
+        """``ref[i] = value`` on SMEM scalar state: ``value`` must be an index value."""
+        index = self.scalar_index(ref, "a store")
+        self.written.add(ref.id)
+        if not isinstance(value, ExprB) or value.kind == "f":
+            # Data: the buffer is read as data on the next walk (KernelBuilder.build).
+            self.data_stored.add(ref.id)
+            raise self.unsupported("run-time data", "a value computed from data loaded from a buffer is stored into "
+                                   f"`{self.buffers[ref.id].name}`, SMEM integers the kernel uses as scalars")
+        if ref.id in self.windows:
+            # Also a store into its cell, which a copy in flight races with.
+            self.emit({"op": "store", "dst": ref, "value": ("index", value.expr), "cellwise": True})
+        self.emit_quiet({"op": "scalar_store", "scalar": sid, "index": index, "value": value.expr})
+
+    def scalar_swap(self, eqn: Any, env: dict, ref: RefB, sid: int, value: Any) -> None:
+        """A store into SMEM scalar state that gives the old value (loaded first, when
+        used)."""
+        out = eqn.outvars[0]
+        old: Any = ExprB(E.const(0), "i")
+        if not isinstance(out, jax_core.DropVar) and used_later(out):
+            old = self.scalar_load(ref, sid, out.aval)
+        self.scalar_store(ref, sid, value)
+        self.bind_outs(env, eqn, [old])
+
+    def window_copy(self, src: RefB, dst: RefB) -> tuple[int, int] | None:
+        """For a local copy of integers whose values are known (an input the script passes,
+        never written by the kernel) into SMEM scalar state (an index window the kernel
+        fetches, say): the scalar arrays of its source and destination; ``None`` for any
+        other copy, which makes its SMEM destination data.
+
+        Such a copy stays a DMA of the checker, and besides, where it starts, the
+        destination's scalar state takes the copied values (:meth:`copy_scalars`); each
+        load of the destination as scalar state also reads its cell (:meth:`read_window`).
+        A load the copy may not have landed for is then a race, and with no race every
+        load reads what the copy wrote, which is the value the scalar state gives it."""
+        sdecl, ddecl = self.buffers[src.id], self.buffers[dst.id]
+        if (sdecl.role != "input" or sdecl.known is None or src.id in self.data_smem or src.stages or dst.stages
+                or np.dtype(sdecl.dtype).kind not in "iu" or sdecl.dtype != ddecl.dtype):
+            return None
+        sizes = [d[2] for d in src.dims if d[0] == "slice"]
+        if not all(isinstance(n, int) for n in sizes + [d[2] for d in dst.dims if d[0] == "slice"]):
+            return None
+        if int(np.prod(sizes or (1,))) > MAX_COPIED_SCALARS:
+            return None
+        sid = self.scalar_state(dst)
+        if sid is None or ddecl.role != "scratch":
+            return None
+        if src.id not in self.table_of:
+            self.table_of[src.id] = self.new_scalar(src.id)
+        self.windows_found.add(dst.id)
+        return self.table_of[src.id], sid
+
+    def copy_scalars(self, src: RefB, dst: RefB, table: int, sid: int) -> None:
+        """The scalar state of a copy :meth:`window_copy` accepted: the destination's
+        elements take the source's known values (SCHEMA.md ``scalar_copy``)."""
+        if src.shape() != dst.shape():
+            raise self.unsupported("DMA shape mismatch", f"a copy of {src.shape()} elements of `{self.name_of(src)}` "
+                                   f"into {dst.shape()} of `{self.name_of(dst)}`")
+        self.emit_quiet({"op": "scalar_copy", "scalar": sid, "dst": self.scalar_range(dst), "source": table,
+                         "src": self.scalar_range(src)})
+
+    def scalar_range(self, ref: RefB) -> dict:
+        """A view without reshapes as a strided block of flat (row-major) elements: the
+        first one's index and, per sliced dimension, its size and stride."""
+        shape = self.buffers[ref.id].shape
+        start: E.Expr = E.const(0)
+        dims = []
+        for k, d in enumerate(ref.dims):
+            row = int(np.prod(shape[k + 1:] or (1,)))
+            start = E.op("add", start, E.op("mul", d[1], E.const(row)))
+            if d[0] == "slice":
+                dims.append((d[2], slice_step(d) * row))
+        return {"start": start, "dims": dims}
+
+    def read_window(self, ref: RefB) -> None:
+        """A load of an SMEM window (a buffer a copy of known integers fills) also reads its
+        cell, as a copy into a private one-element buffer ``NAME@loads`` (so the checker
+        sees a load the copy may not have landed for)."""
+        probe = self.probes.get(ref.id)
+        if probe is None:
+            decl = self.buffers[ref.id]
+            bid = self.declare_buffer(BufferDecl(name=f"{decl.name}@loads", space="smem", role="scratch",
+                                                 shape=(1,), dtype=decl.dtype, itemsize=decl.itemsize))
+            probe = self.probes[ref.id] = RefB("buffer", bid, (("at", E.const(0)),))
+        leaf = ("load", ref, self.epoch, self.writes.get(ref.id, 0), self.loc, None)
+        self.emit({"op": "store", "dst": probe, "value": leaf, "cellwise": True})
