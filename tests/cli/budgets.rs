@@ -127,24 +127,26 @@ fn ctrl_c_stops_a_kill_matrix_with_a_partial_report() {
     assert!(v["incomplete"]["detail"].as_str().unwrap().contains("mutants of psum_scatter N=12"), "{text}");
 }
 
+/// A kernel script in a fresh directory that runs `body`, then leaves a mark: if semcheck
+/// left it running after stopping it, the mark appears. Returns (directory, script, mark).
+fn marked_script(name: &str, body: &str) -> (std::path::PathBuf, String, std::path::PathBuf) {
+    let dir = std::env::temp_dir().join(format!("semcheck-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mark = dir.join("still-running");
+    let script = dir.join(format!("{name}.py"));
+    std::fs::write(&script, format!("{body}\nopen({:?}, 'w').close()\n", mark.display().to_string())).unwrap();
+    (dir, script.display().to_string(), mark)
+}
+
 #[test]
 fn a_kernel_script_that_grows_is_stopped_by_the_memory_budget_and_killed() {
     // The budget counts the Python process that runs the script, not only semcheck's own:
-    // the script holds 3 GiB in the end (written, so resident), then leaves a mark.
-    let dir = std::env::temp_dir().join(format!("semcheck-grow-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let mark = dir.join("still-running");
-    let script = dir.join("grow.py");
-    std::fs::write(
-        &script,
-        format!(
-            "import time\nheld = []\nfor _ in range(60):\n    held.append(b'x' * (50 << 20))\n    time.sleep(0.05)\nopen({:?}, 'w').close()\n",
-            mark.display().to_string()
-        ),
-    )
-    .unwrap();
-    let (code, out, err) =
-        semcheck(&["check", &script.display().to_string(), "--devices", "2", "--max-memory-mib", "800"]);
+    // the script holds 3 GiB in the end (written, so resident).
+    let (dir, path, mark) = marked_script(
+        "grow",
+        "import time\nheld = []\nfor _ in range(60):\n    held.append(b'x' * (50 << 20))\n    time.sleep(0.05)",
+    );
+    let (code, out, err) = semcheck(&["check", &path, "--devices", "2", "--max-memory-mib", "800"]);
     assert_eq!(code, 3, "{out}{err}");
     assert!(
         out.contains("stopped by the memory budget of 800 MiB while running the script to export its kernels"),
@@ -157,17 +159,7 @@ fn a_kernel_script_that_grows_is_stopped_by_the_memory_budget_and_killed() {
 
 #[test]
 fn a_kernel_script_that_never_ends_is_stopped_by_the_budget_and_by_ctrl_c_and_killed() {
-    // The script sleeps, then leaves a mark: if semcheck left it running, the mark appears.
-    let dir = std::env::temp_dir().join(format!("semcheck-hang-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let mark = dir.join("still-running");
-    let script = dir.join("hang.py");
-    std::fs::write(
-        &script,
-        format!("import time\ntime.sleep(4)\nopen({:?}, 'w').close()\n", mark.display().to_string()),
-    )
-    .unwrap();
-    let path = script.display().to_string();
+    let (dir, path, mark) = marked_script("hang", "import time\ntime.sleep(4)");
     // JAX's import takes about a second: at 3 s the script is sleeping.
     let (code, out, err) = semcheck(&["check", &path, "--devices", "2", "--max-seconds", "3"]);
     assert_eq!(code, 3, "{out}{err}");
