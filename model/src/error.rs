@@ -24,9 +24,10 @@ pub enum ErrorKind {
     SizeMismatch,
     /// A device id is off the mesh, or names an axis the mesh lacks.
     DeviceOffMesh,
-    /// JAX's `collective_id` rules are broken: a custom barrier without a `collective_id`,
-    /// or a `collective_id` without a custom barrier.
-    MissingCollectiveId,
+    /// JAX refuses to build the kernel: its `collective_id` rules (a custom barrier
+    /// without a `collective_id`, or a `collective_id` without a custom barrier), or a
+    /// load or store of a buffer outside VMEM and SMEM.
+    JaxRefuses,
     /// An index expression cannot be evaluated (unknown axis, division by zero, ...).
     BadExpression,
     /// A protocol, mutant or parameter name is not known.

@@ -21,57 +21,72 @@ from . import exprs as E
 from . import location
 from .bindings import CARRY, BufferDecl, ExprB, RefB, ValB
 from .dataflow import used_later
+from .errors import Refused
 
 
 class Accesses:
     """The :class:`~semcheck_pallas.walker.KernelWalker`'s loads and stores."""
 
     def p_get(self, eqn: Any, env: dict) -> None:
-        ref = self.indexed(env, eqn.invars[0], eqn.invars[1:], eqn.params.get("tree"), "a load")
-        if ref.what != "buffer":
-            raise self.unsupported("semaphore load", "loading from a semaphore")
-        aval = eqn.outvars[0].aval
-        sid = self.scalar_state(ref)
-        self.bind_outs(env, eqn, [self.scalar_load(ref, sid, aval) if sid is not None else self.load(ref, aval)])
-
-    def p_get_like(self, eqn: Any, env: dict, ref_node: Any, transforms: Any) -> None:
-        ref = self.view(env, ref_node, "a load")
-        for t in transforms or ():
-            ref = self.apply_transform(env, ref, t, "a load")
-        aval = eqn.outvars[0].aval
-        sid = self.scalar_state(ref)
-        self.bind_outs(env, eqn, [self.scalar_load(ref, sid, aval) if sid is not None else self.load(ref, aval)])
+        self.get(eqn, env, self.indexed(env, eqn.invars[0], eqn.invars[1:], eqn.params.get("tree"), "a load"))
 
     def p_masked_load(self, eqn: Any, env: dict) -> None:
         args = eqn.params["args_tree"].unflatten(eqn.invars)
         ref, transforms, mask, other = args[0], args[1], args[2], args[3]
         if mask is not None or other is not None:
             raise self.unsupported("masked load", "pl.load with a mask is not supported")
-        self.p_get_like(eqn, env, ref, transforms)
+        self.get(eqn, env, self.transformed(env, ref, transforms, "a load"))
 
     def p_swap(self, eqn: Any, env: dict) -> None:
         ref = self.indexed(env, eqn.invars[0], eqn.invars[2:], eqn.params.get("tree"), "a store")
-        if ref.what != "buffer":
-            raise self.unsupported("semaphore store", "storing into a semaphore")
-        sid = self.scalar_state(ref)
-        if sid is not None:
-            self.scalar_swap(eqn, env, ref, sid, self.read(env, eqn.invars[1]))
-            return
-        self.swap(eqn, env, ref, self.as_value(self.read(env, eqn.invars[1])))
+        self.put(eqn, env, ref, eqn.invars[1])
 
     def p_masked_swap(self, eqn: Any, env: dict) -> None:
         args = eqn.params["args_tree"].unflatten(eqn.invars)
         ref_node, transforms, val, mask = args[0], args[1], args[2], args[3]
         if mask is not None:
             raise self.unsupported("masked store", "pl.store with a mask is not supported")
-        ref = self.view(env, ref_node, "a store")
+        self.put(eqn, env, self.transformed(env, ref_node, transforms, "a store"), val)
+
+    def transformed(self, env: dict, ref_node: Any, transforms: Any, what: str) -> RefB:
+        """A ref operand with the transforms a ``pl.load`` / ``pl.store`` gives beside it."""
+        ref = self.view(env, ref_node, what)
         for t in transforms or ():
-            ref = self.apply_transform(env, ref, t, "a store")
+            ref = self.apply_transform(env, ref, t, what)
+        return ref
+
+    def get(self, eqn: Any, env: dict, ref: RefB) -> None:
+        """A load the kernel writes (``ref[...]``): SMEM scalar state, or data."""
+        if ref.what != "buffer":
+            raise self.unsupported("semaphore load", "loading from a semaphore")
+        aval = eqn.outvars[0].aval
+        self.mosaic_rules(ref, tuple(aval.shape), store=False)
+        sid = self.scalar_state(ref)
+        self.bind_outs(env, eqn, [self.scalar_load(ref, sid, aval) if sid is not None else self.load(ref, aval)])
+
+    def put(self, eqn: Any, env: dict, ref: RefB, value: Any) -> None:
+        """A store the kernel writes (``ref[...] = value``, giving the old value)."""
+        if ref.what != "buffer":
+            raise self.unsupported("semaphore store", "storing into a semaphore")
+        self.mosaic_rules(ref, tuple(getattr(value, "aval", None).shape), store=True)
         sid = self.scalar_state(ref)
         if sid is not None:
-            self.scalar_swap(eqn, env, ref, sid, self.read(env, val))
+            self.scalar_swap(eqn, env, ref, sid, self.read(env, value))
             return
-        self.swap(eqn, env, ref, self.as_value(self.read(env, val)))
+        self.swap(eqn, env, ref, self.as_value(self.read(env, value)))
+
+    def mosaic_rules(self, ref: RefB, shape: tuple, store: bool) -> None:
+        """Mosaic's rules for the loads and stores a kernel writes, with its wording
+        (``jax/_src/pallas/mosaic/lowering.py``): SMEM is read and written one scalar at
+        a time, and VMEM is never stored a scalar. A kernel breaking one cannot be built,
+        and is refused. (Loads and stores of HBM refs: refused when the checker compiles
+        the kernel, for DSL kernels too.)"""
+        space = self.buffers[ref.id].space
+        if space == "smem" and shape != ():
+            reason = "Can only store scalars to SMEM" if store else "Can only load scalars from SMEM"
+            raise Refused(reason, "SMEM vector access", self.loc)
+        if space == "vmem" and store and shape == ():
+            raise Refused("Cannot store scalars to VMEM", "VMEM scalar store", self.loc)
 
     def swap(self, eqn: Any, env: dict, ref: RefB, val: ValB) -> None:
         """A store that gives the old value: when that is used, a load just before the

@@ -27,7 +27,16 @@ class Unsupported(Exception):
 class Refused(Exception):
     """A kernel JAX itself refuses to build, with JAX's own reason."""
 
-    def __init__(self, reason: str, rule: str):
+    def __init__(self, reason: str, rule: str, loc: dict[str, Any] | None = None):
         super().__init__(reason)
         self.reason = reason
         self.rule = rule
+        self.loc = loc
+
+    def record(self) -> dict[str, Any]:
+        """The refusal record of the JSON document (``loc``: the statement JAX refuses,
+        when it is one)."""
+        rec: dict[str, Any] = {"reason": self.reason, "rule": self.rule}
+        if self.loc is not None:
+            rec["loc"] = self.loc
+        return rec

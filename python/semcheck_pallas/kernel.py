@@ -394,7 +394,7 @@ class KernelBuilder:
             refused = self.refusal(entry)
             if refused is not None:
                 rec["status"] = "refused"
-                rec["refusal"] = {"reason": refused.reason, "rule": refused.rule}
+                rec["refusal"] = refused.record()
             gran = cells.Granularity(w.buffers, w.body, axes, grid, w.scalars)
             g = gran.run()
             self.kept = gran.kept
@@ -406,7 +406,7 @@ class KernelBuilder:
             rec["scalars"] = [{"name": sc["name"], "len": sc["len"], "init": sc["init"]} for sc in w.scalars]
         except Refused as r:
             rec["status"] = "refused"
-            rec["refusal"] = {"reason": r.reason, "rule": r.rule}
+            rec["refusal"] = r.record()
         except Unsupported as u:
             rec["status"] = "unsupported"
             rec["errors"].append(u.record())

@@ -31,29 +31,34 @@ def kernel_files() -> list[str]:
 
 
 class Exports:
-    """Documents of every test script, exported on first use, one process per N."""
+    """Documents of every test script, exported on first use, one process per N (and per
+    set of environment variables a script reads, for its variants)."""
 
     def __init__(self) -> None:
-        self.docs: dict[tuple[str, int], dict] = {}
+        self.docs: dict[tuple, dict] = {}
 
-    def batch(self, files: list[str], devices: int) -> None:
-        todo = [f for f in files if (f, devices) not in self.docs]
+    def batch(self, files: list[str], devices: int, env: dict[str, str] | None = None) -> None:
+        extra = tuple(sorted((env or {}).items()))
+        todo = [f for f in files if (f, devices, extra) not in self.docs]
         if not todo:
             return
         with tempfile.TemporaryDirectory() as out:
             proc = subprocess.run([sys.executable, os.path.join(HERE, "batch_export.py"), str(devices), out, *todo],
-                                  capture_output=True, text=True)
+                                  capture_output=True, text=True, env={**os.environ, **(env or {})})
             assert proc.returncode == 0, proc.stderr[-3000:]
             for f in todo:
                 name = os.path.basename(os.path.dirname(f)) + "__" + os.path.basename(f)
                 with open(os.path.join(out, name + ".json")) as fh:
-                    self.docs[(f, devices)] = json.load(fh)
+                    self.docs[(f, devices, extra)] = json.load(fh)
 
-    def get(self, file: str, devices: int) -> dict:
-        if (file, devices) not in self.docs:
+    def get(self, file: str, devices: int, env: dict[str, str] | None = None) -> dict:
+        """The document of ``file`` at N = ``devices``, the script run with ``env`` added
+        to the environment."""
+        extra = tuple(sorted((env or {}).items()))
+        if (file, devices, extra) not in self.docs:
             local = seed_files() + kernel_files()
-            self.batch(local if file in local else [file], devices)
-        return self.docs[(file, devices)]
+            self.batch(local if file in local and not env else [file], devices, env)
+        return self.docs[(file, devices, extra)]
 
 
 @pytest.fixture(scope="session")

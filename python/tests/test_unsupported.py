@@ -104,6 +104,27 @@ def test_kernels_jax_refuses_are_refused_with_its_reason(exports, name, reason):
     assert k["entry"]["mosaic"] == {"lowered": False, "error": f"ValueError: {reason}"}
 
 
+@pytest.mark.parametrize("variant,reason,text", [
+    ("vmem", "Cannot store scalars to VMEM", "o_ref[0, 0] = jnp.float32(1)"),
+    ("smem", "Can only store scalars to SMEM", "t_ref[...] = jnp.ones(t_ref.shape, jnp.int32)"),
+])
+def test_stores_mosaic_cannot_lower_are_refused_at_their_line(exports, variant, reason, text):
+    # Mosaic's own rules for stores, word for word; the refusal names the statement.
+    path = os.path.join(UNSUPPORTED, "scalar_stores.py")
+    (k,) = exports.get(path, 2, {"SCALAR": variant})["kernels"]
+    assert k["status"] == "refused"
+    assert k["refusal"]["reason"] == reason
+    assert k["refusal"]["loc"]["line"] == line_of(path, text)
+
+
+def test_a_load_of_hbm_is_the_one_mosaic_refuses(exports):
+    # The exporter reads it; the checker's compile refuses it (for DSL kernels too), with
+    # the words Mosaic's lowering uses for it.
+    (k,) = exports.get(os.path.join(UNSUPPORTED, "hbm_load.py"), 2)["kernels"]
+    assert k["status"] == "ok"
+    assert k["entry"]["mosaic"]["error"].startswith("ValueError: Loads are only allowed on VMEM and SMEM references.")
+
+
 def test_script_errors_name_the_user_frame(exports):
     path = os.path.join(UNSUPPORTED, "script_error.py")
     doc = exports.get(path, 2)

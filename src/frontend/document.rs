@@ -57,22 +57,20 @@ pub struct ErrorDoc {
 impl ErrorDoc {
     /// `psum.py:57: semaphore_read: ...`.
     pub fn describe(&self) -> String {
-        let at = self.loc.as_ref().map(|l| format!("{}: ", l.short())).unwrap_or_default();
-        let code = self
-            .loc
-            .as_ref()
-            .and_then(|l| l.code.as_deref().or(l.text.as_deref()))
-            .filter(|c| !c.is_empty())
-            .map(|c| format!("\n    {c}"))
-            .unwrap_or_default();
-        let via = self
-            .loc
-            .as_ref()
-            .and_then(|l| l.stack.first())
-            .map(|c| format!(" (called from {})", c.short()))
-            .unwrap_or_default();
-        format!("{at}{}: {}{via}{code}", self.construct, self.message)
+        located(self.loc.as_ref(), &format!("{}: {}", self.construct, self.message))
     }
+}
+
+/// `what` at a location: `psum.py:57: what (called from psum.py:80)`, then the code.
+fn located(loc: Option<&LocDoc>, what: &str) -> String {
+    let at = loc.map(|l| format!("{}: ", l.short())).unwrap_or_default();
+    let code = loc
+        .and_then(|l| l.code.as_deref().or(l.text.as_deref()))
+        .filter(|c| !c.is_empty())
+        .map(|c| format!("\n    {c}"))
+        .unwrap_or_default();
+    let via = loc.and_then(|l| l.stack.first()).map(|c| format!(" (called from {})", c.short())).unwrap_or_default();
+    format!("{at}{what}{via}{code}")
 }
 
 /// JAX's refusal to build a kernel.
@@ -80,6 +78,17 @@ impl ErrorDoc {
 pub struct RefusalDoc {
     /// JAX's message.
     pub reason: String,
+    /// The statement JAX refuses, when it is one (a load or store Mosaic cannot lower).
+    #[serde(default)]
+    pub loc: Option<LocDoc>,
+}
+
+impl RefusalDoc {
+    /// `kernel.py:12: Cannot store scalars to VMEM`, then the code; the reason alone for a
+    /// refusal of the whole kernel.
+    pub fn describe(&self) -> String {
+        located(self.loc.as_ref(), &self.reason)
+    }
 }
 
 /// One kernel of the document; the body and declarations stay JSON until imported.

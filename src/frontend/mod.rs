@@ -269,9 +269,9 @@ pub fn kernel(doc: &Document, path: &Path, name: Option<&str>) -> Result<import:
             ));
         }
         "refused" => {
-            let reason = k.refusal.as_ref().map_or("no reason given", |r| r.reason.as_str());
+            let reason = k.refusal.as_ref().map_or("no reason given".to_string(), |r| r.describe());
             return Err(ModelError::new(
-                ErrorKind::MissingCollectiveId,
+                ErrorKind::JaxRefuses,
                 format!("kernel {} of {}: JAX refuses to build it: {reason}", k.name, path.display()),
             ));
         }

@@ -419,6 +419,11 @@ fn unsupported_and_refused_kernels_exit_2_naming_the_construct_and_line() {
         ("pipelined_remote.py", "pipelined_remote.py:13: remote copy into a pipelined block"),
         ("dma_add.py", "dma_add.py:8: dma_start(add=True)"),
         ("barrier_no_cid.py", "collective_id has to be specified when using a custom barrier"),
+        (
+            "hbm_load.py",
+            "JAX refuses to build it: hbm_load.py:13: Loads are only allowed on VMEM and SMEM references. (`x_ref`",
+        ),
+        ("scalar_stores.py", "JAX refuses to build it: scalar_stores.py:19: Cannot store scalars to VMEM"),
         ("script_error.py", "script_error.py:4: script error"),
         (
             "several.py",

@@ -1,7 +1,7 @@
 //! Malformed kernels, specifications and meshes are rejected with an error that names the
 //! kernel, the operation and the problem; never a panic.
 
-use semcheck::model::dsl::{ds, trace};
+use semcheck::model::dsl::{ds, trace, zeros_like};
 use semcheck::model::ir::{MemorySpace, SemId, SemRef, StmtKind};
 use semcheck::model::{compile, ErrorKind, Expectation, Expected, Mesh, ModelError, Notation, Spec};
 use semcheck::protocols::find;
@@ -137,7 +137,33 @@ fn barrier_semaphore_needs_a_collective_id() {
         k.semaphore_wait(&b, 1);
     })
     .unwrap();
-    expect_error(compile_ring(kernel, 2), ErrorKind::MissingCollectiveId, &["kernel bad", "collective_id"]);
+    expect_error(compile_ring(kernel, 2), ErrorKind::JaxRefuses, &["kernel bad", "collective_id"]);
+}
+
+#[test]
+fn loads_and_stores_of_hbm_are_refused_as_jax_refuses_them() {
+    // Mosaic lowers loads and stores of VMEM and SMEM refs only; HBM is reached by DMAs.
+    let store = trace("bad", |k| {
+        let o = k.output("o", MemorySpace::Hbm, &[2]);
+        o.assign(zeros_like(&o));
+    })
+    .unwrap();
+    expect_error(
+        compile_ring(store, 2),
+        ErrorKind::JaxRefuses,
+        &["kernel bad", "Loads and stores are only allowed on VMEM and SMEM references.", "`o`"],
+    );
+    let load = trace("bad", |k| {
+        let x = k.input("x", MemorySpace::Hbm, &[2]);
+        let o = k.output("o", MemorySpace::Vmem, &[2]);
+        o.assign(&x);
+    })
+    .unwrap();
+    expect_error(
+        compile_ring(load, 2),
+        ErrorKind::JaxRefuses,
+        &["Loads are only allowed on VMEM and SMEM references.", "`x`"],
+    );
 }
 
 #[test]

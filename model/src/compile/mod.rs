@@ -15,7 +15,7 @@ mod expect;
 use crate::error::{ErrorKind, ModelError};
 use crate::expr::{EvalEnv, Expr};
 use crate::formula::Formula;
-use crate::ir::{Kernel, Rhs, ScalarRange, SemKind, Stmt, StmtId, StmtKind};
+use crate::ir::{Kernel, MemorySpace, RefExpr, Rhs, ScalarRange, SemKind, Stmt, StmtId, StmtKind};
 use crate::mesh::{DeviceId, Mesh};
 use crate::program::{CellId, CellInfo, ComputeKind, DeviceProgram, Op, OpInfo, Program};
 use crate::semantics::Semantics;
@@ -115,13 +115,13 @@ fn validate_declarations(kernel: &Kernel) -> Result<(), ModelError> {
     let custom = kernel.has_custom_barrier();
     if custom && kernel.collective_id.is_none() {
         return Err(ModelError::new(
-            ErrorKind::MissingCollectiveId,
+            ErrorKind::JaxRefuses,
             "collective_id has to be specified when using a custom barrier (get_barrier_semaphore() needs CompilerParams(collective_id=...))",
         ));
     }
     if !custom && kernel.collective_id.is_some() && !kernel.allow_collective_id_without_custom_barrier {
         return Err(ModelError::new(
-            ErrorKind::MissingCollectiveId,
+            ErrorKind::JaxRefuses,
             "collective_id has to be unspecified or None when not using a custom barrier (JAX refuses to build this kernel; drop collective_id, or set allow_collective_id_without_custom_barrier)",
         ));
     }
@@ -136,10 +136,49 @@ fn validate_declarations(kernel: &Kernel) -> Result<(), ModelError> {
             return Err(ModelError::new(ErrorKind::BadDeclaration, format!("buffer `{}` has 0-byte cells", b.name)));
         }
     }
+    validate_accesses(kernel)?;
     if kernel.grid.contains(&0) {
         return Err(ModelError::new(
             ErrorKind::BadDeclaration,
             format!("grid {:?} has a zero-sized dimension", kernel.grid),
+        ));
+    }
+    Ok(())
+}
+
+/// Mosaic's rule for loads and stores (`jax/_src/pallas/mosaic/lowering.py`, with its
+/// wording): a kernel reads and writes only VMEM and SMEM refs in place; an HBM (or `ANY`)
+/// ref is reached by DMAs alone. The copies Pallas's own pipeline makes around grid steps
+/// ([`Stmt::implicit`]) are its own and exempt.
+fn validate_accesses(kernel: &Kernel) -> Result<(), ModelError> {
+    let in_hbm = |r: &RefExpr| kernel.buffer(r.buffer).filter(|b| b.space == MemorySpace::Hbm).map(|b| b.name.as_str());
+    for (_, stmt) in kernel.statements() {
+        let (dst, srcs): (&RefExpr, Vec<&RefExpr>) = match &stmt.kind {
+            _ if stmt.implicit => continue,
+            StmtKind::Assign { dst, rhs } => (
+                dst,
+                match rhs {
+                    Rhs::Zeros => vec![],
+                    Rhs::Load(src) | Rhs::Map { src, .. } => vec![src],
+                    Rhs::Compute { value, .. } => value.loads(),
+                },
+            ),
+            StmtKind::AddAssign { dst, src } => (dst, vec![dst, src]),
+            _ => continue,
+        };
+        let (rule, name) = match (in_hbm(dst), srcs.into_iter().find_map(in_hbm)) {
+            (Some(name), _) => ("Loads and stores are only allowed on VMEM and SMEM references.", name),
+            (None, Some(name)) => ("Loads are only allowed on VMEM and SMEM references.", name),
+            (None, None) => continue,
+        };
+        let at = stmt.loc.as_ref().map(|l| format!("{}:{}: ", l.file_name(), l.line)).unwrap_or_default();
+        let code = stmt.loc.as_ref().and_then(|l| l.text.as_ref()).map(|t| format!("\n    {t}")).unwrap_or_default();
+        return Err(ModelError::new(
+            ErrorKind::JaxRefuses,
+            format!(
+                "JAX refuses to build it: {at}{rule} (`{name}` is in HBM or ANY memory, which a kernel reaches \
+                 only by DMAs: copy the block into VMEM first){code}"
+            ),
         ));
     }
     Ok(())

@@ -24,4 +24,5 @@ def kernel(x_ref, o_ref, buf, send, recv):
     copy.wait()
 
 
-call(kernel, scratch=[pltpu.VMEM((8, 128), jnp.float32)] + [pltpu.SemaphoreType.DMA] * 2, out_space=pltpu.VMEM)
+call(kernel, scratch=[pltpu.VMEM((8, 128), jnp.float32)] + [pltpu.SemaphoreType.DMA] * 2, in_space=pltpu.VMEM,
+     out_space=pltpu.VMEM)

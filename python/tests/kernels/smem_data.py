@@ -15,5 +15,5 @@ def kernel(x_ref, o_ref, p_ref, t_ref, send, recv):
     p_ref[...] = jnp.full(p_ref.shape, t_ref[0].astype(jnp.float32))
 
 
-call(kernel, n_out=2, out_space=pltpu.VMEM,
+call(kernel, n_out=2, in_space=pltpu.VMEM, out_space=pltpu.VMEM,
      scratch=[pltpu.SMEM((1,), jnp.int32)] + [pltpu.SemaphoreType.DMA] * 2)
