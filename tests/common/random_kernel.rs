@@ -6,10 +6,11 @@
 //! outputs, per device and shared, to be checked against what they compute in lock step.
 
 use proptest::prelude::*;
+use semcheck::frontend::spec::lockstep_spec;
 use semcheck::model::dsl::{trace, KernelBuilder, Ref, Sem};
 use semcheck::model::expr::Expr;
 use semcheck::model::ir::{BufferRole, Kernel, MemorySpace};
-use semcheck::model::{DmaLanding, DmaOrder, Semantics};
+use semcheck::model::{DmaLanding, DmaOrder, Mesh, Notation, Semantics, Spec};
 
 #[derive(Clone, Debug)]
 pub enum Dir {
@@ -230,13 +231,53 @@ pub fn kernel(n: usize, collective: bool, body: &[S]) -> Option<Kernel> {
 }
 
 /// [`kernel`] with outputs: the second buffer is each device's output, and after `body`
-/// every device stores its first output cell into cell `d % 2` of a two-cell output in
-/// memory all devices share (two devices write the same cell from N = 3: the last store
-/// wins, so the shared output depends on the schedule, a wrong result). Meant to be
-/// checked against its lock-step specification (`semcheck::frontend::spec::lockstep_spec`),
-/// so that wrong results, on each device's outputs and on the shared ones, are compared.
+/// every device copies its first output cell into cell `d % 2` of a two-cell output in
+/// memory all devices share, by a local DMA it waits for (a kernel may not store into
+/// HBM; two devices' copies into one cell from N = 3 are a race). Meant to be checked
+/// against a specification of its outputs, per device and shared ([`checked`]).
 pub fn kernel_with_outputs(n: usize, collective: bool, body: &[S]) -> Option<Kernel> {
     build(n, collective, body, true)
+}
+
+/// What a random kernel's outputs are checked against.
+#[derive(Clone, Copy, Debug)]
+pub enum Outputs {
+    /// No outputs, no specification.
+    None,
+    /// What the kernel computes in lock step (`semcheck::frontend::spec::lockstep_spec`).
+    /// A kernel without a race computes one final state in every schedule (confluence), and
+    /// no kernel may store into memory devices share, so such a kernel breaks
+    /// `wrong-result` only where a race makes its outputs depend on the schedule.
+    Lockstep,
+    /// The lock-step specification with two different expected values exchanged (where it
+    /// has two): every
+    /// schedule that reaches the last exit without breaking another rule breaks
+    /// `wrong-result` (on a device's own outputs or on the shared ones), so that the
+    /// engines are compared on wrong results too.
+    Exchanged,
+}
+
+/// Any of [`Outputs`], with outputs two times in three.
+pub fn outputs() -> impl Strategy<Value = Outputs> {
+    prop_oneof![Just(Outputs::None), Just(Outputs::Lockstep), Just(Outputs::Exchanged)]
+}
+
+/// The kernel of `body` on a ring of `n` with its specification for `outputs`, or `None`
+/// when the DSL refuses it or it has no lock-step run to take a specification from.
+pub fn checked(n: usize, collective: bool, repeat: u32, body: &[S], outputs: Outputs) -> Option<(Kernel, Spec)> {
+    let none = Spec { notation: Notation::Plain, outputs: vec![] };
+    if let Outputs::None = outputs {
+        return Some((kernel(n, collective, body)?, none));
+    }
+    let kernel = kernel_with_outputs(n, collective, body)?;
+    let (mut spec, _) = lockstep_spec(&kernel, &Mesh::ring(n).ok()?, repeat).ok()?;
+    let differing = spec.outputs.iter().position(|e| e.value != spec.outputs[0].value);
+    if let (Outputs::Exchanged, Some(other)) = (outputs, differing) {
+        let first = spec.outputs[0].value.clone();
+        spec.outputs[0].value = spec.outputs[other].value.clone();
+        spec.outputs[other].value = first;
+    }
+    Some((kernel, spec))
 }
 
 fn build(n: usize, collective: bool, body: &[S], outputs: bool) -> Option<Kernel> {
@@ -244,10 +285,11 @@ fn build(n: usize, collective: bool, body: &[S], outputs: bool) -> Option<Kernel
         if collective {
             k.collective_id(0);
         }
-        let b = if outputs { k.output("b", MemorySpace::Hbm, &[2]) } else { k.scratch("b", MemorySpace::Hbm, &[2]) };
+        // VMEM, which loads and stores may touch (Mosaic refuses them on HBM refs).
+        let b = if outputs { k.output("b", MemorySpace::Vmem, &[2]) } else { k.scratch("b", MemorySpace::Vmem, &[2]) };
         let e = Env {
             n,
-            bufs: vec![k.input("a", MemorySpace::Hbm, &[2]), b],
+            bufs: vec![k.input("a", MemorySpace::Vmem, &[2]), b],
             sems: vec![k.regular_semaphore("s0"), k.regular_semaphore("s1")],
             send: k.dma_semaphore("send"),
             recv: k.dma_semaphore("recv"),
@@ -257,8 +299,12 @@ fn build(n: usize, collective: bool, body: &[S], outputs: bool) -> Option<Kernel
             emit(k, &e, s);
         }
         if outputs {
+            // Shared HBM is reached by DMAs only: a local copy, waited for.
             let shared = k.shared_hbm("o", BufferRole::Output, &[2]);
-            shared.at(k.axis_index("x").floor_mod(2)).assign(e.bufs[1].at(0));
+            let out_sem = k.dma_semaphore("out");
+            let dma = k.make_async_copy(&e.bufs[1].at(0), &shared.at(k.axis_index("x").floor_mod(2)), &out_sem);
+            dma.start();
+            dma.wait();
         }
     })
     .ok()

@@ -1,7 +1,7 @@
 //! The threaded runtime under the hardware assumptions (`--dma-order`, `--dma-landing`).
 
 use semcheck::checker::{explore, Budget, Config, Verdict};
-use semcheck::model::{compile, Mesh, Notation, Spec};
+use semcheck::model::{compile, Mesh};
 
 /// The threaded runtime under shuttle honours every assumption. On small random kernels
 /// (`tests/common/random_kernel.rs`), under each combination of the options, every
@@ -9,16 +9,16 @@ use semcheck::model::{compile, Mesh, Notation, Spec};
 /// and the same rule broken at its end: shuttle never takes a step the model rules out (a
 /// later DMA of a pair landing first under pair-fifo, part of a copy landing under whole),
 /// so it never breaks a kernel the model proves. And it does find the violations that only
-/// a reordering or a partial landing allows. Half the kernels have outputs checked against
-/// their lock-step values, so shuttle's wrong results (shared outputs included) replay too.
+/// a reordering or a partial landing allows. Two kernels in three have outputs, checked
+/// against their lock-step values or against a specification with two values exchanged
+/// (`random_kernel::Outputs`), so shuttle's wrong results (shared outputs included) replay too.
 #[test]
 fn shuttle_honours_every_assumption_on_random_kernels() {
-    use crate::random_kernel::{kernel, kernel_with_outputs, stmt, SEMANTICS};
+    use crate::random_kernel::{checked, outputs, stmt, SEMANTICS};
     use proptest::prelude::*;
     use proptest::test_runner::{Config as RunnerConfig, RngAlgorithm, TestRng, TestRunner};
     use semcheck::checker::runtime::schedule::on_model;
     use semcheck::checker::runtime::shuttle_engine::{check, Campaign, SchedulerKind};
-    use semcheck::frontend::spec::lockstep_spec;
     use semcheck::model::Rule;
     use std::cell::Cell;
 
@@ -26,19 +26,11 @@ fn shuttle_honours_every_assumption_on_random_kernels() {
     let mut runner = TestRunner::new_with_rng(config, TestRng::deterministic_rng(RngAlgorithm::ChaCha));
     let (runs, found, needs_order, needs_landing) = (Cell::new(0), Cell::new(0), Cell::new(0), Cell::new(0));
     let wrong = Cell::new(0);
-    let strategy = (2..4usize, any::<bool>(), prop::collection::vec(stmt(), 1..7), any::<bool>());
+    let strategy = (2..4usize, any::<bool>(), prop::collection::vec(stmt(), 1..7), outputs());
     runner
         .run(&strategy, |(n, collective, body, outputs)| {
-            let built = if outputs { kernel_with_outputs(n, collective, &body) } else { kernel(n, collective, &body) };
-            let Some(kernel) = built else { return Ok(()) };
+            let Some((kernel, spec)) = checked(n, collective, 1, &body, outputs) else { return Ok(()) };
             let mesh = Mesh::ring(n).unwrap();
-            let spec = match outputs {
-                true => match lockstep_spec(&kernel, &mesh, 1) {
-                    Ok((spec, _)) => spec,
-                    Err(_) => return Ok(()),
-                },
-                false => Spec { notation: Notation::Plain, outputs: vec![] },
-            };
             let Ok(compiled) = compile(&kernel, &mesh, &spec, 1) else { return Ok(()) };
             let budget = Budget { max_states: Some(50_000), ..Budget::default() };
             let mut model = Vec::new();

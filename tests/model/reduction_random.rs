@@ -1,8 +1,9 @@
 //! Randomised differential test of the reductions: small random kernels (signals, waits,
 //! local and remote copies of whole two-cell buffers or of single cells, waits with a
 //! smaller descriptor than the copy, computations, branches on the device id, with and
-//! without a collective id; half of them with outputs, per device and shared, checked
-//! against what they compute in lock step) are explored in every mode (`modes.rs`: with and without
+//! without a collective id; two in three with outputs, per device and shared, checked
+//! against what they compute in lock step or against that with two values exchanged,
+//! `random_kernel::Outputs`) are explored in every mode (`modes.rs`: with and without
 //! partial-order reduction and rotation symmetry, on one and two threads), under every
 //! combination of the hardware assumptions (`--dma-order`, `--dma-landing`), and the
 //! verdicts, outcomes and counterexamples must agree. Finer than the verdicts: the reduced
@@ -17,13 +18,12 @@ use std::cell::Cell;
 use std::collections::{BTreeSet, HashSet};
 
 use crate::modes;
-use crate::random_kernel::{kernel, kernel_with_outputs, stmt, S, SEMANTICS};
+use crate::random_kernel::{checked, outputs, stmt, Outputs, S, SEMANTICS};
 use proptest::prelude::*;
 use proptest::test_runner::{Config as RunnerConfig, RngAlgorithm, TestRng, TestRunner};
 use semcheck::checker::Budget;
-use semcheck::frontend::spec::lockstep_spec;
 use semcheck::model::reduction::PorScratch;
-use semcheck::model::{compile, Mesh, Notation, Program, Rule, Spec, StepOutcome, ValueTable};
+use semcheck::model::{compile, Mesh, Program, Rule, StepOutcome, ValueTable};
 
 /// The terminal states of `program`'s graph (full, or reduced by its stubborn sets; a
 /// path ends at the event that breaks a rule), or `None` beyond `cap` states. `values` is
@@ -97,26 +97,18 @@ fn bump(c: &Cell<usize>, yes: bool) {
 }
 
 /// The verdict of full exploration under each of [`SEMANTICS`] once every mode agreed, or
-/// `None` when the kernel does not compile or a full exploration runs out of budget. With
-/// `outputs`, the kernel has outputs ([`kernel_with_outputs`]) and the specification is
-/// what it computes in lock step.
+/// `None` when the kernel does not compile or a full exploration runs out of budget. Its
+/// outputs are checked as `outputs` says ([`checked`]).
 fn verdicts(
     n: usize,
     collective: bool,
     repeat: u32,
     body: &[S],
-    outputs: bool,
+    outputs: Outputs,
     coverage: &Coverage,
 ) -> Result<Option<Vec<&'static str>>, String> {
-    let built = if outputs { kernel_with_outputs(n, collective, body) } else { kernel(n, collective, body) };
-    let Some(kernel) = built else { return Ok(None) };
+    let Some((kernel, spec)) = checked(n, collective, repeat, body, outputs) else { return Ok(None) };
     let mesh = Mesh::ring(n).unwrap();
-    let spec = if outputs {
-        let Ok((spec, _)) = lockstep_spec(&kernel, &mesh, repeat) else { return Ok(None) };
-        spec
-    } else {
-        Spec { notation: Notation::Plain, outputs: vec![] }
-    };
     let Ok(compiled) = compile(&kernel, &mesh, &spec, repeat) else { return Ok(None) };
     bump(&coverage.specified, !spec.outputs.is_empty());
     let budget = Budget { max_states: Some(50_000), ..Budget::default() };
@@ -146,7 +138,7 @@ fn reductions_never_change_a_verdict_under_any_assumption() {
     let order_matters = Cell::new(0usize);
     let landing_matters = Cell::new(0usize);
     let coverage = Coverage::default();
-    let strategy = (2..4usize, any::<bool>(), 1..3u32, prop::collection::vec(stmt(), 1..9), any::<bool>());
+    let strategy = (2..4usize, any::<bool>(), 1..3u32, prop::collection::vec(stmt(), 1..9), outputs());
     runner
         .run(&strategy, |(n, collective, repeat, body, outputs)| {
             let all = verdicts(n, collective, repeat, &body, outputs, &coverage);
