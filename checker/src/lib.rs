@@ -80,9 +80,9 @@
 //!
 //! // A right shift on a 2-ring that reads its landing buffer before waiting for it.
 //! let kernel = trace("early_read", |k| {
-//!     let x = k.input("x", MemorySpace::Hbm, &[]);
-//!     let y = k.scratch("y", MemorySpace::Hbm, &[]);
-//!     let o = k.output("o", MemorySpace::Hbm, &[]);
+//!     let x = k.input("x", MemorySpace::Vmem, &[]);
+//!     let y = k.scratch("y", MemorySpace::Vmem, &[]);
+//!     let o = k.output("o", MemorySpace::Vmem, &[]);
 //!     let (send, recv) = (k.dma_semaphore("send"), k.dma_semaphore("recv"));
 //!     let dma = k.make_async_remote_copy(&x, &y, &send, &recv, (k.axis_index("x") + 1) % 2);
 //!     dma.start();

@@ -562,8 +562,8 @@ mod tests {
     /// its output first (`pl.when(my_id == 0)`).
     fn shift(n: usize, shift: usize, guard: bool, spec_all: bool) -> Program {
         let kernel = trace("shift", |k| {
-            let x = k.input("x", MemorySpace::Hbm, &[]);
-            let mut y = k.output("y", MemorySpace::Hbm, &[]);
+            let x = k.input("x", MemorySpace::Vmem, &[]);
+            let mut y = k.output("y", MemorySpace::Vmem, &[]);
             let (send, recv) = (k.dma_semaphore("send"), k.dma_semaphore("recv"));
             let my_id = k.axis_index("x");
             if guard {

@@ -268,8 +268,8 @@ mod tests {
     /// to its own block `my_id` into `acc`.
     fn accumulate(n: usize) -> Program {
         let kernel = trace("accumulate", |k| {
-            let x = k.input("x", MemorySpace::Hbm, &[n]);
-            let y = k.scratch("y", MemorySpace::Hbm, &[]);
+            let x = k.input("x", MemorySpace::Vmem, &[n]);
+            let y = k.scratch("y", MemorySpace::Vmem, &[]);
             let mut acc = k.output("acc", MemorySpace::Vmem, &[]);
             let (send, recv) = (k.dma_semaphore("send"), k.dma_semaphore("recv"));
             let my_id = k.axis_index("x");

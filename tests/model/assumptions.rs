@@ -112,9 +112,9 @@ fn an_incomplete_recheck_decides_nothing() {
 /// the rest. Safe only if the copy lands whole.
 fn half_read() -> Kernel {
     trace("half_read", |k: &KernelBuilder| {
-        let x = k.input("x", MemorySpace::Hbm, &[2]);
-        let y = k.scratch("y", MemorySpace::Hbm, &[2]);
-        let o = k.output("o", MemorySpace::Hbm, &[]);
+        let x = k.input("x", MemorySpace::Vmem, &[2]);
+        let y = k.scratch("y", MemorySpace::Vmem, &[2]);
+        let o = k.output("o", MemorySpace::Vmem, &[]);
         let (send, recv) = (k.dma_semaphore("send"), k.dma_semaphore("recv"));
         let right = (k.axis_index("x") + 1) % 2;
         let whole = k.make_async_remote_copy(&x, &y, &send, &recv, right.clone());

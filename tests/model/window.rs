@@ -453,9 +453,9 @@ fn shift_with_special_d0(n: usize, d0_waits: bool) -> Program {
     use semcheck::model::ir::MemorySpace;
     use semcheck::model::{Atom, Expectation, Expected, Mesh, Notation, Spec};
     let kernel = trace("special_d0", |k| {
-        let x_ref = k.input("x_ref", MemorySpace::Hbm, &[]);
-        let y_ref = k.output("y_ref", MemorySpace::Hbm, &[]);
-        let scratch = k.scratch("scratch", MemorySpace::Hbm, &[]);
+        let x_ref = k.input("x_ref", MemorySpace::Vmem, &[]);
+        let y_ref = k.output("y_ref", MemorySpace::Vmem, &[]);
+        let scratch = k.scratch("scratch", MemorySpace::Vmem, &[]);
         let send_sem = k.dma_semaphore("send_sem");
         let recv_sem = k.dma_semaphore("recv_sem");
         let me = k.axis_index("x");
