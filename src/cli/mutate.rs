@@ -335,14 +335,15 @@ fn sync_only(args: &MutateArgs, cases: &[Case], bases: &[Program], config: &Conf
         .map(|d| (d.operator, d.edit.as_str(), d.location.as_ref(), d.statement.as_str(), d.stmt))
         .collect();
     let heads = headings(&edited);
-    let head_of = |d: &SyncDeletion| heads[deletions.iter().position(|e| std::ptr::eq(e, d)).expect("listed")].clone();
     let section = |title: &str, list: &[&SyncDeletion]| {
         let mut out = format!("\n{title} ({}):\n", list.len());
         if list.is_empty() {
             out.push_str("  none\n");
         }
+        // A list keeps the order of `deletions`: one walk finds each one's heading.
+        let mut listed = deletions.iter().zip(&heads);
         for d in list {
-            let head = head_of(d);
+            let (_, head) = listed.find(|(e, _)| std::ptr::eq(*e, *d)).expect("listed in order");
             let detail = if d.detail.is_empty() { String::new() } else { format!("\n      ({})", d.detail) };
             out.push_str(&format!("  {head}{detail}\n      {}\n", evidence(d)));
         }
