@@ -3,8 +3,9 @@
 Nothing of them is copied into this repository: each driver calls :func:`module`
 (through :func:`package`),
 which runs ``pip download --no-deps`` into a cache directory (``SEMCHECK_EXTERNAL_CACHE``,
-else ``$XDG_CACHE_HOME/semcheck/external`` or ``~/.cache/semcheck/external``) and unpacks
-the wheel there, once.
+else ``external/`` in semcheck's cache: ``$SEMCHECK_CACHE_DIR``, ``$XDG_CACHE_HOME/semcheck``
+or ``~/.cache/semcheck``, the order the binary finds its environment in) and unpacks the
+wheel there, once.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ import zipfile
 def cache_dir() -> str:
     root = os.environ.get("SEMCHECK_EXTERNAL_CACHE")
     if not root:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        root = os.path.join(base, "semcheck", "external")
+        base = os.environ.get("SEMCHECK_CACHE_DIR") or os.path.join(
+            os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "semcheck")
+        root = os.path.join(base, "external")
     os.makedirs(root, exist_ok=True)
     return root
 
