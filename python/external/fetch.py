@@ -95,8 +95,8 @@ def logger(name: str) -> object:
 
 def pretend_tpu(chip: str = "v6e") -> None:
     """Makes ``pltpu.get_tpu_info()`` answer with a TPU ``chip``'s sizes on this CPU host
-    (``semcheck_pallas.export.pretend_tpu``; a driver could set ``SEMCHECK_TPU`` instead,
+    (``semcheck.frontend.export.pretend_tpu``; a driver could set ``SEMCHECK_TPU`` instead,
     but the driver, not its caller, knows the chip its library expects)."""
-    from semcheck_pallas.export import pretend_tpu as pretend
+    from semcheck.frontend.export import pretend_tpu as pretend
 
     pretend(chip)

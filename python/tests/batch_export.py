@@ -7,13 +7,13 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from semcheck_pallas.export import configure  # noqa: E402
+from semcheck.frontend.export import configure  # noqa: E402
 
 devices = int(sys.argv[1])
 configure(devices)
 # The kernels that ask JAX for the TPU's sizes (emit_pipeline) are traced as on a v6e.
 os.environ.setdefault("SEMCHECK_TPU", "v6e")
-from semcheck_pallas.export import export_file  # noqa: E402
+from semcheck.frontend.export import export_file  # noqa: E402
 
 out_dir = sys.argv[2]
 for path in sys.argv[3:]:

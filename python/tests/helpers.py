@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from semcheck_pallas import exprs as E
+from semcheck.frontend import exprs as E
 
 
 def statements(body: list[dict]) -> Iterator[dict]:

@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-import semcheck_pallas as sp
+import semcheck as sp
 from conftest import SEEDS
 
 
@@ -89,7 +89,7 @@ def test_importing_the_package_does_not_start_jax():
     import subprocess
     import sys
 
-    out = subprocess.run([sys.executable, "-c", "import semcheck_pallas, sys; print('jax' in sys.modules)"],
+    out = subprocess.run([sys.executable, "-c", "import semcheck, sys; print('jax' in sys.modules)"],
                          capture_output=True, text=True, env=sp.api._env())
     assert out.stdout.strip() == "False"
 

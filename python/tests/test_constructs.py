@@ -28,7 +28,7 @@ def loads_of(value: dict) -> list[dict]:
 
 def run_loops(loop: dict, axes: dict) -> int:
     """Iterations a loop statement runs on a device (the semantics of SCHEMA.md)."""
-    from semcheck_pallas import exprs as E
+    from semcheck.frontend import exprs as E
 
     env = E.Env(axes, (), ())
     values = [E.evaluate(E.from_json(e), env) for e in loop["init"]]

@@ -2,7 +2,7 @@
 
 import pytest
 
-from semcheck_pallas import exprs as E
+from semcheck.frontend import exprs as E
 
 
 def ev(e, **axes):

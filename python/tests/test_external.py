@@ -147,7 +147,7 @@ def test_the_fused_reduce_scatter_gmms_race_on_their_zero_initialised_output(dri
     (proved at N = 2..4 once the zero-fill is waited before the barrier, checked by hand)."""
     import shutil
 
-    import semcheck_pallas as sp
+    import semcheck as sp
 
     request.getfixturevalue("tokamax" if driver.startswith("tokamax") else "tpu_inference")
     if not (os.environ.get("SEMCHECK_BIN") or shutil.which("semcheck")):
@@ -200,7 +200,7 @@ def test_tpu_inference_rpa_cp_ring_is_proved(tpu_inference):
     the next rank's release of the slot before overwriting it) is proved at N = 2."""
     import shutil
 
-    import semcheck_pallas as sp
+    import semcheck as sp
 
     if not (os.environ.get("SEMCHECK_BIN") or shutil.which("semcheck")):
         pytest.skip("the semcheck binary is not available (SEMCHECK_BIN)")
@@ -239,7 +239,7 @@ def test_tpu_inference_gmm_scatter_ici_races_on_its_zero_initialised_output(tpu_
     barrier, checked by hand)."""
     import shutil
 
-    import semcheck_pallas as sp
+    import semcheck as sp
 
     if not (os.environ.get("SEMCHECK_BIN") or shutil.which("semcheck")):
         pytest.skip("the semcheck binary is not available (SEMCHECK_BIN)")
@@ -255,7 +255,7 @@ def test_tokamax_fused_moe_decode_is_read_whole_and_proved(exports, tokamax):
     all-gather of remote copies) and its weight ring of local copies: proved at N = 2."""
     import shutil
 
-    import semcheck_pallas as sp
+    import semcheck as sp
 
     doc = exports.get(os.path.join(EXTERNAL, "tokamax_fused_moe_decode.py"), 2)
     assert doc["errors"] == [] and doc["script"]["status"] == "ok"
@@ -275,7 +275,7 @@ def test_tokamax_fused_ep_moe_reads_its_index_windows_and_is_proved(exports, tok
     read of the window's cell): the kernel is read whole and proved at N = 2."""
     import shutil
 
-    import semcheck_pallas as sp
+    import semcheck as sp
 
     doc = exports.get(os.path.join(EXTERNAL, "tokamax_fused_ep_moe.py"), 2)
     (k,) = [k for k in doc["kernels"] if k["communicates"]]

@@ -2,8 +2,8 @@
 
 import os
 
-from semcheck_pallas import exprs as E
-from semcheck_pallas import vectors as V
+from semcheck.frontend import exprs as E
+from semcheck.frontend import vectors as V
 
 from conftest import KERNELS
 from helpers import statements

@@ -1,4 +1,4 @@
-//! The JSON document `python -m semcheck_pallas export` writes (`python/SCHEMA.md`),
+//! The JSON document `python -m semcheck.frontend export` writes (`python/SCHEMA.md`),
 //! read with every field checked: a malformed document is an error naming the field.
 
 use std::collections::BTreeMap;

@@ -1,14 +1,14 @@
-//! The Python environment of the front end: created on first use under the user's cache
-//! directory, never in the user's tree.
+//! The Python side of the front end: the package it runs and the interpreter it runs in.
 //!
-//! * The interpreter: `SEMCHECK_PYTHON` if set (it must have `jax==0.10.2`), else a
-//!   virtual environment at `<cache>/python-<hash>` built from `python/requirements.txt`
-//!   (the hash is the requirements' own, so a change of pins makes a new environment),
-//!   created once with `python3 -m venv` and `pip install -r`, with pip's progress on
-//!   stderr.
-//! * The package: this binary carries `semcheck_pallas`'s sources and writes them to
-//!   `<cache>/pkg-<hash>` (keyed by the sources), put first on `PYTHONPATH`, so the front
-//!   end always matches the checker that reads its output.
+//! * The interpreter: chosen by [`interpreter`](super::interpreter) (`SEMCHECK_PYTHON`, the
+//!   Python program that started semcheck, the environment semcheck is installed in),
+//!   else semcheck's managed environment: a virtual environment at `<cache>/python-<hash>`
+//!   built from `python/requirements.txt` (the hash is the requirements' own, so a change
+//!   of pins makes a new environment), created once with `python3 -m venv` and
+//!   `pip install -r`, with pip's progress on stderr.
+//! * The package: this binary carries the `semcheck` Python package (`build.rs`) and
+//!   writes it to `<cache>/pkg-<hash>` (keyed by the sources), put first on `PYTHONPATH`,
+//!   so the front end always matches the checker that reads its output.
 //! * `<cache>` is `SEMCHECK_CACHE_DIR`, else `$XDG_CACHE_HOME/semcheck`, else
 //!   `~/.cache/semcheck`.
 //!
@@ -22,44 +22,27 @@ use std::time::Instant;
 
 use semcheck_model::{ErrorKind, ModelError};
 
-/// The pinned requirements of the front end's environment.
+use super::interpreter::{self, Candidate, Origin};
+
+/// The pinned requirements of the managed environment.
 pub const REQUIREMENTS: &str = include_str!("../../python/requirements.txt");
 
-/// The package's sources, by file name.
-pub const PACKAGE: [(&str, &str); 21] = [
-    ("__init__.py", include_str!("../../python/semcheck_pallas/__init__.py")),
-    ("__main__.py", include_str!("../../python/semcheck_pallas/__main__.py")),
-    ("_call.py", include_str!("../../python/semcheck_pallas/_call.py")),
-    ("accesses.py", include_str!("../../python/semcheck_pallas/accesses.py")),
-    ("api.py", include_str!("../../python/semcheck_pallas/api.py")),
-    ("bindings.py", include_str!("../../python/semcheck_pallas/bindings.py")),
-    ("blocks.py", include_str!("../../python/semcheck_pallas/blocks.py")),
-    ("capture.py", include_str!("../../python/semcheck_pallas/capture.py")),
-    ("cells.py", include_str!("../../python/semcheck_pallas/cells.py")),
-    ("compute.py", include_str!("../../python/semcheck_pallas/compute.py")),
-    ("control.py", include_str!("../../python/semcheck_pallas/control.py")),
-    ("dataflow.py", include_str!("../../python/semcheck_pallas/dataflow.py")),
-    ("errors.py", include_str!("../../python/semcheck_pallas/errors.py")),
-    ("export.py", include_str!("../../python/semcheck_pallas/export.py")),
-    ("exprs.py", include_str!("../../python/semcheck_pallas/exprs.py")),
-    ("kernel.py", include_str!("../../python/semcheck_pallas/kernel.py")),
-    ("location.py", include_str!("../../python/semcheck_pallas/location.py")),
-    ("scalars.py", include_str!("../../python/semcheck_pallas/scalars.py")),
-    ("vectors.py", include_str!("../../python/semcheck_pallas/vectors.py")),
-    ("views.py", include_str!("../../python/semcheck_pallas/views.py")),
-    ("walker.py", include_str!("../../python/semcheck_pallas/walker.py")),
-];
+include!(concat!(env!("OUT_DIR"), "/python_package.rs"));
 
-/// The jax version the package is written against.
-pub const JAX_VERSION: &str = "0.10.2";
+/// The jax version the managed environment pins.
+pub const MANAGED_JAX: &str = "0.10.2";
 
-/// A ready interpreter and the directory holding the package.
+/// A ready interpreter, the directory holding the package, and why this interpreter.
 #[derive(Clone, Debug)]
 pub struct PythonEnv {
     /// The interpreter.
     pub python: PathBuf,
     /// The directory to put first on `PYTHONPATH`.
     pub package_root: PathBuf,
+    /// Where the interpreter comes from.
+    pub origin: Origin,
+    /// The interpreters passed over before this one, and why.
+    pub passed_over: Vec<(Candidate, String)>,
 }
 
 fn env_error(msg: impl Into<String>) -> ModelError {
@@ -94,75 +77,96 @@ pub fn cache_dir() -> Result<PathBuf, ModelError> {
     }
 }
 
-/// The environment, created if needed (once per process: concurrent callers wait for it).
+/// The interpreter to read kernels with, and the package directory (see the module docs);
+/// the managed environment is created if it is the one chosen and does not exist yet.
 pub fn python_env() -> Result<PythonEnv, ModelError> {
     static CREATING: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _one_at_a_time = CREATING.lock().unwrap_or_else(|e| e.into_inner());
     let cache = cache_dir()?;
     let package_root = package_dir(&cache)?;
-    let python = match std::env::var_os("SEMCHECK_PYTHON").filter(|p| !p.is_empty()) {
-        Some(p) => {
-            let python = PathBuf::from(p);
-            check_interpreter(&python).map_err(|e| {
-                env_error(format!(
-                    "SEMCHECK_PYTHON={} cannot run the front end: {e}. Fix: `{} -m pip install -r python/requirements.txt` (or unset SEMCHECK_PYTHON to let semcheck make its own environment)",
-                    python.display(),
-                    python.display()
-                ))
-            })?;
-            python
+    let mut passed_over = Vec::new();
+    match interpreter::explicit() {
+        Some(Some(python)) => {
+            let candidate = Candidate { origin: Origin::Explicit, probe: interpreter::probe(&python), python };
+            if let Some(why) = candidate.unusable() {
+                return Err(env_error(format!(
+                    "SEMCHECK_PYTHON={} cannot read kernels: {why}. semcheck reads JAX {}. Either install a supported JAX there (`{} -m pip install '{}'`), or let semcheck use its own environment (unset SEMCHECK_PYTHON, or set SEMCHECK_PYTHON=managed)",
+                    candidate.python.display(),
+                    interpreter::supported_range(),
+                    candidate.python.display(),
+                    interpreter::supported_requirement(),
+                )));
+            }
+            return Ok(PythonEnv { python: candidate.python, package_root, origin: Origin::Explicit, passed_over });
         }
-        None => venv(&cache)?,
-    };
-    Ok(PythonEnv { python, package_root })
+        Some(None) => {}
+        None => {
+            for candidate in interpreter::candidates() {
+                match candidate.unusable() {
+                    None => {
+                        return Ok(PythonEnv {
+                            python: candidate.python.clone(),
+                            package_root,
+                            origin: candidate.origin,
+                            passed_over,
+                        })
+                    }
+                    Some(why) => passed_over.push((candidate, why)),
+                }
+            }
+        }
+    }
+    let python = venv(&cache)?;
+    Ok(PythonEnv { python, package_root, origin: Origin::Managed, passed_over })
 }
 
-/// Writes the package sources under `<cache>/pkg-<hash>` once.
+/// The managed environment's directory (which may not exist yet).
+pub fn managed_dir(cache: &Path) -> PathBuf {
+    cache.join(format!("python-{}", short_hash(&[REQUIREMENTS])))
+}
+
+/// Writes the package under `<cache>/pkg-<hash>` once.
 fn package_dir(cache: &Path) -> Result<PathBuf, ModelError> {
     let texts: Vec<&str> = PACKAGE.iter().flat_map(|(n, t)| [*n, *t]).collect();
     let dir = cache.join(format!("pkg-{}", short_hash(&texts)));
-    if dir.join("semcheck_pallas").join("__main__.py").is_file() {
+    if dir.join(".complete").is_file() {
         return Ok(dir);
     }
     let tmp = cache.join(format!(".pkg-{}-{}", std::process::id(), short_hash(&[&format!("{:?}", Instant::now())])));
     let write = || -> std::io::Result<()> {
-        fs::create_dir_all(tmp.join("semcheck_pallas"))?;
         for (name, text) in PACKAGE {
-            fs::write(tmp.join("semcheck_pallas").join(name), text)?;
+            let path = tmp.join(name);
+            fs::create_dir_all(path.parent().expect("a file under the package"))?;
+            fs::write(path, text)?;
         }
-        Ok(())
+        fs::write(tmp.join(".complete"), "")
     };
     write().map_err(|e| env_error(format!("cannot write the front end's package under {}: {e}", cache.display())))?;
     if fs::rename(&tmp, &dir).is_err() {
         let _ = fs::remove_dir_all(&tmp);
-        if !dir.join("semcheck_pallas").is_dir() {
+        if !dir.join(".complete").is_file() {
             return Err(env_error(format!("cannot create {}", dir.display())));
         }
     }
     Ok(dir)
 }
 
-/// Whether `python` runs and has the pinned jax.
-fn check_interpreter(python: &Path) -> Result<(), String> {
-    let out = Command::new(python)
-        .args(["-c", "import jax, jaxlib; print(jax.__version__, jaxlib.__version__)"])
-        .env("JAX_PLATFORMS", "cpu")
-        .output()
-        .map_err(|e| format!("cannot run it ({e})"))?;
-    if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        return Err(format!("it cannot import jax ({})", err.trim().lines().last().unwrap_or("no message")));
+/// Whether the new managed environment has its pinned jax.
+fn check_managed(python: &Path) -> Result<(), String> {
+    let probe = interpreter::probe(python)?;
+    match (probe.jax.as_deref(), probe.jaxlib.as_deref()) {
+        (Some(MANAGED_JAX), Some(MANAGED_JAX)) => Ok(()),
+        (jax, jaxlib) => Err(format!(
+            "it has jax {} and jaxlib {}, not {MANAGED_JAX}",
+            jax.unwrap_or("(none)"),
+            jaxlib.unwrap_or("(none)")
+        )),
     }
-    let versions = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    if versions != format!("{JAX_VERSION} {JAX_VERSION}") {
-        return Err(format!("it has jax/jaxlib {versions}, not {JAX_VERSION}"));
-    }
-    Ok(())
 }
 
 /// The cached virtual environment, created on first use.
 fn venv(cache: &Path) -> Result<PathBuf, ModelError> {
-    let dir = cache.join(format!("python-{}", short_hash(&[REQUIREMENTS])));
+    let dir = managed_dir(cache);
     let python = dir.join("bin").join("python");
     if dir.join(".complete").is_file() {
         return Ok(python);
@@ -173,7 +177,7 @@ fn venv(cache: &Path) -> Result<PathBuf, ModelError> {
     fs::create_dir_all(cache).map_err(|e| env_error(format!("cannot create {}: {e}", cache.display())))?;
     let tmp = cache.join(format!(".python-{}-{}", std::process::id(), short_hash(&[&format!("{:?}", Instant::now())])));
     eprintln!(
-        "semcheck: first use of the Python front end: creating its environment in {} (jax {JAX_VERSION}, about 30 s and 300 MB)",
+        "semcheck: first use of the Python front end: creating its environment in {} (jax {MANAGED_JAX}, about 30 s and 300 MB)",
         dir.display()
     );
     let start = Instant::now();
@@ -183,7 +187,7 @@ fn venv(cache: &Path) -> Result<PathBuf, ModelError> {
         Ok(_) => {
             let _ = fs::remove_dir_all(&tmp);
             return Err(env_error(format!(
-                "`{} -m venv` failed; semcheck needs Python 3.10+ with venv. Fix: `apt-get install python3-venv` (or set SEMCHECK_PYTHON to an interpreter with jax=={JAX_VERSION})",
+                "`{} -m venv` failed; semcheck needs Python 3.10+ with venv. Fix: `apt-get install python3-venv` (or set SEMCHECK_PYTHON to an interpreter with a supported jax)",
                 bootstrap.display()
             )));
         }
@@ -209,7 +213,7 @@ fn venv(cache: &Path) -> Result<PathBuf, ModelError> {
             dir.display()
         )));
     }
-    check_interpreter(&tmp.join("bin").join("python"))
+    check_managed(&tmp.join("bin").join("python"))
         .map_err(|e| env_error(format!("the new environment is broken: {e}. Fix: `{fix}` and re-run")))?;
     let _ = fs::write(tmp.join(".complete"), format!("{:.1} s\n", start.elapsed().as_secs_f64()));
     // Only `python -m` is run, so the environment works from its final path (scripts'
@@ -228,16 +232,25 @@ fn venv(cache: &Path) -> Result<PathBuf, ModelError> {
 mod tests {
     #[test]
     fn the_embedded_package_is_every_module_of_the_python_package() {
-        // A module left out of PACKAGE would be missing from the environment an installed
-        // binary writes, and the front end would fail to import there.
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/python/semcheck_pallas");
-        let mut on_disk: Vec<String> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|n| n.ends_with(".py"))
-            .collect();
+        // A module left out would be missing from the package an installed binary writes.
+        fn walk(dir: &std::path::Path, root: &std::path::Path, out: &mut Vec<String>) {
+            for e in std::fs::read_dir(dir).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    walk(&p, root, out);
+                } else if p.extension().is_some_and(|x| x == "py") {
+                    out.push(p.strip_prefix(root).unwrap().to_string_lossy().into_owned());
+                }
+            }
+        }
+        let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/python"));
+        let mut on_disk = Vec::new();
+        walk(&root.join("semcheck"), root, &mut on_disk);
         on_disk.sort();
-        let embedded: Vec<&str> = super::PACKAGE.iter().map(|(name, _)| *name).collect();
+        let mut embedded: Vec<&str> =
+            super::PACKAGE.iter().map(|(name, _)| *name).filter(|n| n.ends_with(".py")).collect();
+        embedded.sort();
         assert_eq!(embedded, on_disk);
+        assert!(embedded.contains(&"semcheck/frontend/walker.py"), "{embedded:?}");
     }
 }

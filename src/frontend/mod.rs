@@ -1,6 +1,6 @@
 //! The Python front end: Pallas kernels read from files, through JAX's own tracer.
 //!
-//! `semcheck check kernel.py --devices N` runs `python -m semcheck_pallas export` (the
+//! `semcheck check kernel.py --devices N` runs `python -m semcheck.frontend export` (the
 //! package in `python/`, carried by this binary; see [`env`](mod@env)) once per mesh size, reads
 //! the JSON document it prints ([`document`](mod@document), `python/SCHEMA.md`), imports each kernel
 //! into the IR ([`import`]) and compiles it against its specification ([`spec`]).
@@ -13,6 +13,7 @@
 pub mod document;
 pub mod env;
 pub mod import;
+pub mod interpreter;
 pub mod spec;
 
 use std::collections::HashMap;
@@ -156,7 +157,7 @@ fn export(path: &Path, devices: usize) -> Result<Document, ModelError> {
         cmd.env("SEMCHECK_TPU", chip);
     }
     let child = cmd
-        .args(["-m", "semcheck_pallas", "export"])
+        .args(["-m", "semcheck.frontend", "export"])
         .arg(path)
         .args(["--devices", &devices.to_string(), "--out"])
         .arg(&out)
@@ -177,10 +178,18 @@ fn export(path: &Path, devices: usize) -> Result<Document, ModelError> {
         let tail: Vec<&str> = stderr.lines().rev().take(15).collect();
         let tail: Vec<&str> = tail.into_iter().rev().collect();
         let hint = if stderr.contains("No module named 'jax'") || stderr.contains("No module named jax") {
-            format!(
-                "\n  the Python environment is broken; fix: `rm -rf {}` and re-run",
-                env::cache_dir().map(|d| d.display().to_string()).unwrap_or_default()
-            )
+            match py.origin {
+                interpreter::Origin::Managed => format!(
+                    "\n  semcheck's managed environment is broken; fix: `rm -rf {}` and re-run",
+                    env::cache_dir().map(|d| env::managed_dir(&d).display().to_string()).unwrap_or_default()
+                ),
+                _ => format!(
+                    "\n  {} cannot import jax; fix: `{} -m pip install '{}'`",
+                    py.python.display(),
+                    py.python.display(),
+                    interpreter::supported_requirement()
+                ),
+            }
         } else {
             String::new()
         };

@@ -501,7 +501,7 @@ fn a_document_whose_statement_flags_are_not_booleans_is_refused() {
     let dir = crate::common::temp_dir("implicit-flag");
     let doc = dir.join("grid_blocks.json");
     let out = Command::new(python())
-        .args(["-m", "semcheck_pallas", "export", "--devices", "2", "--no-lower", "--out"])
+        .args(["-m", "semcheck.frontend", "export", "--devices", "2", "--no-lower", "--out"])
         .arg(&doc)
         .arg(repo().join("python/tests/kernels/grid_blocks.py"))
         .env("PYTHONPATH", repo().join("python"))

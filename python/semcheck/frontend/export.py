@@ -129,7 +129,7 @@ def document(script: dict, captured: list, devices: int, kernel: str | None) -> 
                                   "(does the script set XLA_FLAGS itself?)"})
     doc = {
         "format": FORMAT,
-        "producer": {"package": "semcheck_pallas", "version": VERSION, "jax": jax.__version__,
+        "producer": {"package": "semcheck", "version": VERSION, "jax": jax.__version__,
                      "jaxlib": jaxlib.__version__, "tpu": os.environ.get(TPU_VARIABLE) or None},
         "devices": devices,
         "script": script,

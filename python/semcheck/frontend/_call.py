@@ -1,5 +1,5 @@
-"""Child process of :func:`semcheck_pallas.api.export` for a callable:
-``python -m semcheck_pallas._call FILE QUALNAME ARGS_PICKLE N OUT [KERNEL]``."""
+"""Child process of :func:`semcheck.api.export` for a callable:
+``python -m semcheck.frontend._call FILE QUALNAME ARGS_PICKLE N OUT [KERNEL]``."""
 
 from __future__ import annotations
 

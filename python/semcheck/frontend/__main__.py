@@ -1,4 +1,4 @@
-"""``python -m semcheck_pallas export FILE --devices N [--kernel NAME] [--out PATH] [-- ARGS]``.
+"""``python -m semcheck.frontend export FILE --devices N [--kernel NAME] [--out PATH] [-- ARGS]``.
 
 Exit status: 0 when the document was written (even if it holds unsupported or refused
 kernels: they are data for the checker), 2 on a usage error or when the document has
@@ -13,7 +13,7 @@ import sys
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m semcheck_pallas")
+    parser = argparse.ArgumentParser(prog="python -m semcheck.frontend")
     sub = parser.add_subparsers(dest="command", required=True)
     ex = sub.add_parser("export", help="run a kernel script and print its kernels as JSON")
     ex.add_argument("file")

@@ -23,7 +23,7 @@ MAX_SCALAR_ELEMENTS = 1 << 22
 
 
 class Scalars:
-    """The :class:`~semcheck_pallas.walker.KernelWalker`'s SMEM scalar state."""
+    """The :class:`~semcheck.frontend.walker.KernelWalker`'s SMEM scalar state."""
 
     def scalar_state(self, ref: RefB) -> int | None:
         """The scalar array of a buffer the kernel uses as its own integer state: SMEM

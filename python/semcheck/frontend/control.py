@@ -16,7 +16,7 @@ from .vectors import IdxVec
 
 
 class Control:
-    """The :class:`~semcheck_pallas.walker.KernelWalker`'s reading of control flow."""
+    """The :class:`~semcheck.frontend.walker.KernelWalker`'s reading of control flow."""
 
     def sub_env(self, jaxpr: Any, args: Sequence[Any], consts: Sequence[Any] = ()) -> tuple[Any, dict]:
         """Binds a (closed) sub-jaxpr's constvars and invars."""

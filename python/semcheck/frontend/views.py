@@ -1,5 +1,5 @@
 """Views: ``.at[...]`` indexing, reshape and bitcast transforms composed into one
-selection per dimension of the declared array (:class:`~semcheck_pallas.bindings.RefB`),
+selection per dimension of the declared array (:class:`~semcheck.frontend.bindings.RefB`),
 semaphore references and device ids."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from .bindings import RefB, mesh_of, slice_step
 
 
 class Views:
-    """The :class:`~semcheck_pallas.walker.KernelWalker`'s reading of refs and device ids."""
+    """The :class:`~semcheck.frontend.walker.KernelWalker`'s reading of refs and device ids."""
 
     def view(self, env: dict, node: Any, what: str) -> RefB:
         """Resolves a ref operand (a ref variable, or a ``TransformedRef`` inside a tree)."""

@@ -15,7 +15,7 @@ placeholder arrays of the right shapes, dtypes and shardings, so the script goes
 reported as a note, not an error, once kernels were captured).
 
 Requires ``XLA_FLAGS`` / ``JAX_PLATFORMS`` to be set before JAX is imported (see
-:func:`semcheck_pallas.export.configure`).
+:func:`semcheck.frontend.export.configure`).
 """
 
 from __future__ import annotations

@@ -3,11 +3,11 @@
 Every jaxpr variable is bound to one of:
 
 * :class:`ExprB`: an integer or boolean scalar computed from ``axis_index``,
-  ``program_id``, literals and loop variables (an :mod:`~semcheck_pallas.exprs` tree);
+  ``program_id``, literals and loop variables (an :mod:`~semcheck.frontend.exprs` tree);
 * :class:`RefB`: a buffer or semaphore, with the ``.at[...]`` views applied so far,
   composed into one selection per dimension of the declared array;
 * :class:`ValB`: data (an array or a scalar loaded from a buffer, and compute on it);
-* an index array (:class:`~semcheck_pallas.vectors.IdxVec`), or :data:`POISONED` (the
+* an index array (:class:`~semcheck.frontend.vectors.IdxVec`), or :data:`POISONED` (the
   result of an equation that could not be translated).
 """
 

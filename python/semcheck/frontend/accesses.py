@@ -25,7 +25,7 @@ from .errors import Refused
 
 
 class Accesses:
-    """The :class:`~semcheck_pallas.walker.KernelWalker`'s loads and stores."""
+    """The :class:`~semcheck.frontend.walker.KernelWalker`'s loads and stores."""
 
     def p_get(self, eqn: Any, env: dict) -> None:
         self.get(eqn, env, self.indexed(env, eqn.invars[0], eqn.invars[1:], eqn.params.get("tree"), "a load"))

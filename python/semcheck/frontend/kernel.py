@@ -288,7 +288,7 @@ class KernelBuilder:
 
     def pipelined_blocks(self, gm: Any) -> dict[int, Any]:
         """The kernel arguments whose blocks Pallas copies around grid steps (see
-        :mod:`~semcheck_pallas.blocks`), by argument index: their block mappings."""
+        :mod:`~semcheck.frontend.blocks`), by argument index: their block mappings."""
         n_idx = gm.num_index_operands
         return {n_idx + k: bm for k, bm in enumerate(gm.block_mappings) if blocks.is_pipelined(bm)}
 

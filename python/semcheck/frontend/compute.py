@@ -43,7 +43,7 @@ MAX_TREE = 256
 
 
 class Compute:
-    """The :class:`~semcheck_pallas.walker.KernelWalker`'s reading of primitives on values."""
+    """The :class:`~semcheck.frontend.walker.KernelWalker`'s reading of primitives on values."""
 
     def index_primitive(self, eqn: Any, env: dict, ins: list[ExprB]) -> None:
         name = eqn.primitive.name
@@ -98,7 +98,7 @@ class Compute:
 
     def index_vector(self, eqn: Any, ins: list, data: list[ValB]) -> list | None:
         """The result of a primitive on small integer arrays of index values (see
-        :mod:`~semcheck_pallas.vectors`), element by element; a scalar result is an index
+        :mod:`~semcheck.frontend.vectors`), element by element; a scalar result is an index
         value. ``None`` when the result is data (``data``, the walker's value of it)."""
         name = eqn.primitive.name
         if len(eqn.outvars) != 1:

@@ -9,7 +9,7 @@ primitives.
 
 Effectful equations become statements (dicts, element-level; :mod:`.cells` turns views
 into cells). Anything the walker cannot translate faithfully raises
-:class:`~semcheck_pallas.errors.Unsupported` with the construct and its location.
+:class:`~semcheck.frontend.errors.Unsupported` with the construct and its location.
 
 One unsupported construct does not end the walk: the equation that uses it is recorded in
 ``errors``, its results are bound to :class:`Poisoned`, and the walk goes on, so a kernel
@@ -175,7 +175,7 @@ class KernelWalker(Views, Compute, Scalars, Accesses, Control):
 
     def read(self, env: dict, x: Any, raw: bool = False) -> Any:
         """The binding of a jaxpr atom (or a static Python value inside a tree). An index
-        array (:class:`~semcheck_pallas.vectors.IdxVec`) is read as the data it is, unless
+        array (:class:`~semcheck.frontend.vectors.IdxVec`) is read as the data it is, unless
         ``raw`` (for the primitives that compute on it element by element)."""
         if isinstance(x, jax_core.Literal):
             return self.literal(x.val)

@@ -1,16 +1,16 @@
 """The Python API, for kernel authors' own test suites.
 
 ```python
-import semcheck_pallas as sp
+import semcheck
 
 def run_my_kernel():          # builds its inputs for jax.device_count() devices, calls the kernel
     ...
 
 def test_my_kernel_is_race_free():
-    sp.assert_proved(run_my_kernel, devices=[2, 3, 4])
+    semcheck.assert_proved(run_my_kernel, devices=[2, 3, 4])
 
 def test_script():
-    verdicts = sp.check_file("kernels/psum.py", devices=[2, 3])
+    verdicts = semcheck.check_file("kernels/psum.py", devices=[2, 3])
     assert all(v.verdict == "proved" for v in verdicts)
 ```
 
@@ -18,8 +18,11 @@ The trace is specific to the device count, and JAX fixes the device count when i
 starts, so every export runs in a fresh child process (this interpreter) with N CPU
 devices. ``fn`` must be importable there: a module-level function (a test module is
 fine); ``args`` must pickle. Verdicts come from the ``semcheck`` binary (``SEMCHECK_BIN``,
-else ``semcheck`` on ``PATH``), which reads the exported document
-(``semcheck check doc.json --json``).
+else the one installed with this package, else ``semcheck`` on ``PATH``), which reads the
+exported document (``semcheck check doc.json --json``).
+
+The pytest marker (:mod:`semcheck.pytest_plugin`) is the usual way in; these functions
+are for checks a marker cannot express.
 """
 
 from __future__ import annotations
@@ -28,13 +31,12 @@ import dataclasses
 import json
 import os
 import pickle
-import shutil
 import subprocess
 import sys
 import tempfile
 from typing import Any, Callable, Iterable, Sequence
 
-_PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from ._binary import PACKAGE_PARENT, BinaryNotFound, find_binary, host_environment
 
 
 class SemcheckError(Exception):
@@ -89,8 +91,8 @@ class Options:
 
 
 def _env() -> dict:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = _PACKAGE_PARENT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env = host_environment()
+    env["PYTHONPATH"] = PACKAGE_PARENT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     return env
 
 
@@ -118,10 +120,10 @@ def export(target: str | os.PathLike | Callable, *args: Any, devices: int, kerne
             payload = os.path.join(tmp, "call.pickle")
             with open(payload, "wb") as f:
                 pickle.dump((args, kwargs), f)
-            cmd = [sys.executable, "-m", "semcheck_pallas._call", file, target.__qualname__, payload,
+            cmd = [sys.executable, "-m", "semcheck.frontend._call", file, target.__qualname__, payload,
                    str(devices), out] + ([kernel] if kernel else [])
         else:
-            cmd = [sys.executable, "-m", "semcheck_pallas", "export", os.fspath(target), "--devices",
+            cmd = [sys.executable, "-m", "semcheck.frontend", "export", os.fspath(target), "--devices",
                    str(devices), "--out", out] + (["--kernel", kernel] if kernel else [])
         proc = _run(cmd, "export")
         if not os.path.exists(out):
@@ -131,12 +133,12 @@ def export(target: str | os.PathLike | Callable, *args: Any, devices: int, kerne
 
 
 def semcheck_binary() -> str:
-    """``SEMCHECK_BIN``, else ``semcheck`` on ``PATH``."""
-    b = os.environ.get("SEMCHECK_BIN") or shutil.which("semcheck")
-    if not b:
-        raise SemcheckError("the semcheck binary was not found: set SEMCHECK_BIN, or install it with "
-                            "`cargo install --path <semcheck repo>`")
-    return b
+    """``SEMCHECK_BIN``, else the binary installed with this package, else ``semcheck`` on
+    ``PATH``."""
+    try:
+        return find_binary()
+    except BinaryNotFound as e:
+        raise SemcheckError(str(e)) from None
 
 
 def _verdicts_of(doc: dict, options: Options) -> list[KernelVerdict]:

@@ -1,0 +1,208 @@
+//! Which Python interpreter reads a kernel file, and why.
+//!
+//! The front end traces kernels with JAX's own tracer, so the JAX it runs under matters:
+//! a kernel written for the user's JAX should be read by the user's JAX. The candidates,
+//! in order:
+//!
+//! 1. `SEMCHECK_PYTHON`: an interpreter the user named (or `managed`, for semcheck's own
+//!    environment). It must have a supported JAX; if not, that is an error naming the range
+//!    and the two ways out, never a silent switch.
+//! 2. `SEMCHECK_HOST_PYTHON`: the interpreter of the Python program that started this
+//!    binary (the package's API, its pytest plugin and `python -m semcheck` set it).
+//! 3. The interpreter this binary was installed into (a `semcheck` wheel puts the binary
+//!    next to its environment's `python`), when that environment has the `semcheck`
+//!    package installed.
+//! 4. semcheck's managed environment ([`env`](super::env)): a cached virtual environment
+//!    with pinned JAX, created on first use.
+//!
+//! The first of 2 and 3 with a supported JAX is used; one without a JAX, or with one
+//! outside the supported range, is passed over (and `semcheck doctor` says why).
+//! Finding out costs one short Python start per candidate (`importlib.metadata`, JAX is not
+//! imported).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde::Serialize;
+
+/// The oldest JAX minor release the front end reads (major, minor).
+pub const OLDEST_JAX: (u32, u32) = (0, 8);
+/// The newest JAX minor release the front end reads (major, minor).
+pub const NEWEST_JAX: (u32, u32) = (0, 10);
+
+/// The supported JAX releases in words: `0.8.x to 0.10.x`.
+pub fn supported_range() -> String {
+    format!("{}.{}.x to {}.{}.x", OLDEST_JAX.0, OLDEST_JAX.1, NEWEST_JAX.0, NEWEST_JAX.1)
+}
+
+/// A pip requirement for a supported JAX: `jax>=0.8,<0.11`.
+pub fn supported_requirement() -> String {
+    format!("jax>={}.{},<{}.{}", OLDEST_JAX.0, OLDEST_JAX.1, NEWEST_JAX.0, NEWEST_JAX.1 + 1)
+}
+
+/// Whether a JAX version string (`0.8.3`, `0.9.0.1`, `0.10.2rc1`) is in the supported range.
+pub fn jax_supported(version: &str) -> bool {
+    let mut parts = version.split('.').map(|p| p.chars().take_while(char::is_ascii_digit).collect::<String>());
+    let (Some(Ok(major)), Some(Ok(minor))) =
+        (parts.next().map(|p| p.parse::<u32>()), parts.next().map(|p| p.parse::<u32>()))
+    else {
+        return false;
+    };
+    (major, minor) >= OLDEST_JAX && (major, minor) <= NEWEST_JAX
+}
+
+/// Where a candidate interpreter comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Origin {
+    /// `SEMCHECK_PYTHON`.
+    Explicit,
+    /// `SEMCHECK_HOST_PYTHON`: the Python program that started semcheck.
+    Host,
+    /// The environment this binary was installed into.
+    Installed,
+    /// semcheck's managed environment.
+    Managed,
+}
+
+impl Origin {
+    /// The origin in words.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Origin::Explicit => "the interpreter SEMCHECK_PYTHON names",
+            Origin::Host => "the Python program that started semcheck (SEMCHECK_HOST_PYTHON)",
+            Origin::Installed => "the environment semcheck is installed in",
+            Origin::Managed => "semcheck's managed environment",
+        }
+    }
+}
+
+/// What an interpreter says of itself (without importing JAX).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct Probe {
+    /// `sys.version`'s first word.
+    pub python: String,
+    /// The installed `jax` distribution's version, if any.
+    pub jax: Option<String>,
+    /// The installed `jaxlib` distribution's version, if any.
+    pub jaxlib: Option<String>,
+    /// The installed `semcheck` distribution's version, if any.
+    pub semcheck: Option<String>,
+}
+
+/// One interpreter considered, and what was found.
+#[derive(Clone, Debug, Serialize)]
+pub struct Candidate {
+    /// Where it comes from.
+    pub origin: Origin,
+    /// The interpreter.
+    pub python: PathBuf,
+    /// What it said of itself, or why it could not be asked.
+    pub probe: Result<Probe, String>,
+}
+
+impl Candidate {
+    /// Why this interpreter cannot read kernels (`None`: it can).
+    pub fn unusable(&self) -> Option<String> {
+        let probe = match &self.probe {
+            Ok(p) => p,
+            Err(e) => return Some(e.clone()),
+        };
+        if !python_supported(&probe.python) {
+            return Some(format!("it is Python {}; the front end needs Python 3.10 or newer", probe.python));
+        }
+        match (&probe.jax, &probe.jaxlib) {
+            (None, _) => Some("it has no jax installed".into()),
+            (Some(_), None) => Some("it has jax but no jaxlib installed".into()),
+            (Some(jax), Some(_)) if !jax_supported(jax) => {
+                Some(format!("it has jax {jax}, outside the supported {}", supported_range()))
+            }
+            _ => None,
+        }
+    }
+
+    /// `Python 3.11.7, jax 0.8.3, jaxlib 0.8.3`, or why the interpreter could not be asked.
+    pub fn summary(&self) -> String {
+        match &self.probe {
+            Ok(p) => format!(
+                "Python {}, jax {}, jaxlib {}",
+                p.python,
+                p.jax.as_deref().unwrap_or("(none)"),
+                p.jaxlib.as_deref().unwrap_or("(none)")
+            ),
+            Err(e) => e.clone(),
+        }
+    }
+}
+
+fn python_supported(version: &str) -> bool {
+    let mut parts = version.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
+    (parts.next().unwrap_or(0), parts.next().unwrap_or(0)) >= (3, 10)
+}
+
+/// The Python code that describes an interpreter, without importing JAX.
+const PROBE: &str = r#"
+import json, sys
+import importlib.metadata as m
+def version(name):
+    try:
+        return m.version(name)
+    except Exception:
+        return None
+print(json.dumps({"python": sys.version.split()[0], "jax": version("jax"), "jaxlib": version("jaxlib"),
+                  "semcheck": version("semcheck")}))
+"#;
+
+/// Asks an interpreter what it has.
+pub fn probe(python: &Path) -> Result<Probe, String> {
+    let out = Command::new(python)
+        .args(["-I", "-c", PROBE])
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run {} ({e})", python.display()))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        return Err(format!(
+            "{} failed to start ({})",
+            python.display(),
+            err.trim().lines().last().unwrap_or("no message")
+        ));
+    }
+    serde_json::from_slice(&out.stdout).map_err(|e| format!("{} did not describe itself ({e})", python.display()))
+}
+
+/// `SEMCHECK_PYTHON`, when set: `Some(None)` for `managed`, else the path.
+pub fn explicit() -> Option<Option<PathBuf>> {
+    let v = std::env::var_os("SEMCHECK_PYTHON").filter(|p| !p.is_empty())?;
+    Some(if v == "managed" { None } else { Some(PathBuf::from(v)) })
+}
+
+/// The interpreters to try before the managed environment, in order (`SEMCHECK_PYTHON`
+/// apart): the host program's, then the one next to this binary.
+pub fn candidates() -> Vec<Candidate> {
+    let mut out: Vec<Candidate> = Vec::new();
+    if let Some(host) = std::env::var_os("SEMCHECK_HOST_PYTHON").filter(|p| !p.is_empty()) {
+        let python = PathBuf::from(host);
+        out.push(Candidate { origin: Origin::Host, probe: probe(&python), python });
+    }
+    if let Some(python) = installed_into() {
+        if !out.iter().any(|c| c.python == python) {
+            let probe = probe(&python).and_then(|p| match &p.semcheck {
+                Some(_) => Ok(p),
+                None => Err(format!(
+                    "{} is next to this binary but has no `semcheck` package installed, so the binary was not installed into it",
+                    python.display()
+                )),
+            });
+            out.push(Candidate { origin: Origin::Installed, python, probe });
+        }
+    }
+    out
+}
+
+/// The interpreter next to this binary (`<env>/bin/python`), if there is one.
+fn installed_into() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let dir = exe.parent()?;
+    ["python", "python3"].iter().map(|n| dir.join(n)).find(|p| p.is_file())
+}
