@@ -16,6 +16,11 @@ def main() -> int:
     from .export import configure
 
     configure(int(devices))
+    from . import jaxcompat
+
+    if jaxcompat.supports():
+        # The module may call pl.kernel when it is imported, before the export starts.
+        jaxcompat.watch_kernel_bodies()
     sys.path.insert(0, os.path.dirname(os.path.abspath(file)))
     spec = importlib.util.spec_from_file_location("__semcheck_target__", file)
     module = importlib.util.module_from_spec(spec)

@@ -18,6 +18,7 @@ from typing import Any
 from jax._src import core as jax_core
 
 from . import exprs as E
+from . import jaxcompat
 from . import location
 from .bindings import CARRY, BufferDecl, ExprB, RefB, ValB
 from .dataflow import used_later
@@ -31,8 +32,7 @@ class Accesses:
         self.get(eqn, env, self.indexed(env, eqn.invars[0], eqn.invars[1:], eqn.params.get("tree"), "a load"))
 
     def p_masked_load(self, eqn: Any, env: dict) -> None:
-        args = eqn.params["args_tree"].unflatten(eqn.invars)
-        ref, transforms, mask, other = args[0], args[1], args[2], args[3]
+        ref, transforms, mask, other = jaxcompat.masked_access_operands(eqn)
         if mask is not None or other is not None:
             raise self.unsupported("masked load", "pl.load with a mask is not supported")
         self.get(eqn, env, self.transformed(env, ref, transforms, "a load"))
@@ -42,8 +42,7 @@ class Accesses:
         self.put(eqn, env, ref, eqn.invars[1])
 
     def p_masked_swap(self, eqn: Any, env: dict) -> None:
-        args = eqn.params["args_tree"].unflatten(eqn.invars)
-        ref_node, transforms, val, mask = args[0], args[1], args[2], args[3]
+        ref_node, transforms, val, mask = jaxcompat.masked_access_operands(eqn)
         if mask is not None:
             raise self.unsupported("masked store", "pl.store with a mask is not supported")
         self.put(eqn, env, self.transformed(env, ref_node, transforms, "a store"), val)

@@ -36,12 +36,12 @@ import numpy as np
 import jax
 from jax import lax
 from jax._src import core as jax_core
-from jax._src import pjit
 from jax._src import source_info_util
 from jax._src.interpreters import mlir
 
-from . import location
+from . import jaxcompat, location
 from .dataflow import KERNELS, fed_by_kernels, sub_jaxprs
+from .errors import FrontendFailure, internal_error
 from .kernel import Captured, note_traced_names
 
 
@@ -63,23 +63,25 @@ class Capture:
     # -- finding kernel equations -------------------------------------------------
 
     def find(self, jaxpr: jax_core.Jaxpr, shard_maps: list, out: list) -> None:
+        """Appends ``(eqn, shard_maps, jaxpr it is in)`` for every kernel equation of
+        ``jaxpr`` and its sub-jaxprs."""
         for eqn in jaxpr.eqns:
             name = eqn.primitive.name
             if name in KERNELS:
-                out.append((eqn, list(shard_maps)))
+                out.append((eqn, list(shard_maps), jaxpr))
                 continue
             ctx = shard_maps
             if name == "shard_map":
-                manual = eqn.params.get("newly_manual_axes") or eqn.params.get("manual_axes") or ()
-                ctx = shard_maps + [(eqn.params["mesh"], frozenset(manual))]
+                ctx = shard_maps + [(jaxcompat.param(eqn, "mesh"), jaxcompat.shard_map_manual_axes(eqn))]
             for sub in sub_jaxprs(eqn):
                 self.find(sub, ctx, out)
 
     def record(self, found: list, call_loc: dict | None, mosaic: list | None, known: Known) -> None:
-        for k, (eqn, shard_maps) in enumerate(found):
-            kj = eqn.params.get("jaxpr") if eqn.primitive.name == "pallas_call" else (eqn.params.get("jaxprs") or (None,))[0]
+        for k, (eqn, shard_maps, context) in enumerate(found):
+            kj = jaxcompat.kernel_jaxpr(eqn)
             meshes = tuple((str(m), tuple(sorted(a))) for m, a in shard_maps)
-            params = str({p: v for p, v in eqn.params.items() if p in ("grid_mapping", "compiler_params", "meshes", "name")})
+            params = str({p: v for p, v in eqn.params.items()
+                          if p in ("grid_mapping", "compiler_params", "meshes", "mesh", "name")})
             # A kernel with scalar-prefetch (or SMEM) operands is one kernel per set of values
             # it was called with.
             calls: list = [None]
@@ -100,39 +102,50 @@ class Capture:
                     continue
                 cap = Captured(eqn=eqn, shard_maps=shard_maps, call_loc=call_loc,
                                mosaic=mosaic[k] if mosaic and k < len(mosaic) else None,
-                               prefetch=values, prefetch_error=error)
+                               prefetch=values, prefetch_error=error, context=context)
                 self._keys[key] = cap
                 self.kernels.append(cap)
 
     # -- the hook -----------------------------------------------------------------
 
     def install(self) -> Callable[[], None]:
-        """Installs the hooks; returns what uninstalls them."""
+        """Installs the hooks; returns what uninstalls them. A failure of the hooks' own
+        code raises :class:`~semcheck.frontend.errors.FrontendFailure` through the script."""
+        pjit = jaxcompat.pjit_module()
         original = pjit._pjit_call_impl_python
         untrace = _watch_kernel_traces()
+        unwatch = jaxcompat.watch_kernel_bodies()
 
         def hook(*args: Any, jaxpr: Any, **kw: Any) -> Any:
             found: list = []
-            self.find(jaxpr.jaxpr, [], found)
+            with ours("looking for kernels in a computation the script runs"):
+                self.find(jaxpr.jaxpr, [], found)
             if not found:
                 return original(*args, jaxpr=jaxpr, **kw)
-            self.computations += 1
-            mosaic = self.lower_for_tpu(args, jaxpr, kw, len(found)) if self.lower else None
-            known = self.prefetch_values(original, args, jaxpr, kw, found)
-            known.fed = fed_by_kernels(jaxpr.jaxpr, _operands_known)
-            self.record(found, _caller(), mosaic, known)
-            mesh = next((a.sharding.mesh for a in args if isinstance(getattr(a, "sharding", None),
-                                                                      jax.sharding.NamedSharding)), None)
-            outs = [_placeholder(aval, sharding, mesh) for aval, sharding in zip(jaxpr.out_avals, kw["out_shardings"])]
-            return outs, None, None, []
+            with ours("capturing the kernels of a computation the script runs"):
+                return self.capture(original, args, jaxpr, kw, found)
 
         pjit._pjit_call_impl_python = hook
 
         def uninstall() -> None:
             pjit._pjit_call_impl_python = original
             untrace()
+            unwatch()
 
         return uninstall
+
+    def capture(self, original: Any, args: Any, jaxpr: Any, kw: dict, found: list) -> Any:
+        """Records the kernels ``found`` in a computation and returns its placeholder
+        results (the computation is neither compiled nor run)."""
+        self.computations += 1
+        mosaic = self.lower_for_tpu(args, jaxpr, kw, len(found)) if self.lower else None
+        known = self.prefetch_values(original, args, jaxpr, kw, found)
+        known.fed = fed_by_kernels(jaxpr.jaxpr, _operands_known)
+        self.record(found, _caller(), mosaic, known)
+        mesh = next((a.sharding.mesh for a in args if isinstance(getattr(a, "sharding", None),
+                                                                  jax.sharding.NamedSharding)), None)
+        outs = [_placeholder(aval, sharding, mesh) for aval, sharding in zip(jaxpr.out_avals, kw["out_shardings"])]
+        return outs, None, None, []
 
     def prefetch_values(self, original: Any, args: Any, jaxpr: Any, kw: dict, found: list) -> Known:
         """The values each device passes to the scalar-prefetch operands (and whole-array
@@ -140,7 +153,7 @@ class Capture:
         CPU devices with every ``pallas_call`` replaced by a host callback that reports
         those operands (with the device's mesh coordinates) and returns zeros, and without
         donating its arguments (the script still owns them). Nothing of a kernel runs."""
-        axes = {id(eqn.params["jaxpr"]): _mesh_axes(sm) for eqn, sm in found if _prefetches(eqn)}
+        axes = {id(eqn.params["jaxpr"]): _mesh_axes(sm) for eqn, sm, _ in found if _prefetches(eqn)}
         if not axes:
             return Known({}, None)
 
@@ -163,8 +176,7 @@ class Capture:
 
             return mlir.lower_fun(fake, multiple_results=True)(ctx, *in_nodes)
 
-        from jax._src.pallas.pallas_call import pallas_call_p
-
+        pallas_call_p = jaxcompat.pallas_call_primitive()
         rules = mlir._platform_specific_lowerings["cpu"]
         before = rules.get(pallas_call_p)
         mlir.register_lowering(pallas_call_p, rule, platform="cpu")
@@ -204,6 +216,7 @@ class Capture:
         """Mosaic's TPU lowering of the computation (nothing is run): its refusals and
         its ``has_communication`` per kernel, in the order of the custom calls."""
         try:
+            pjit = jaxcompat.pjit_module()
             arg_types = [pjit.convert_to_metaty(a) for a in args]
             comp = pjit._resolve_and_lower(
                 arg_types, jaxpr=jaxpr, in_shardings=kw["in_shardings"], out_shardings=kw["out_shardings"],
@@ -229,8 +242,7 @@ def _watch_kernel_traces() -> Callable[[], None]:
     binds the refs to (``it = iter(refs); x_ref = next(it)``, ``a = refs[2] if flag else
     None``: whatever the Python did), read from its frame when it returns, into
     :data:`~.kernel.TRACED_NAMES`. Returns what stops it."""
-    from jax._src.pallas import pallas_call as pc
-
+    pc = jaxcompat.pallas_call_module()
     original = pc._trace_kernel_to_jaxpr
 
     def traced(fun: Any, debug_info: Any, *args: Any, **kwargs: Any) -> Any:
@@ -242,11 +254,12 @@ def _watch_kernel_traces() -> Callable[[], None]:
 
         def profile(frame: Any, event: str, _: Any) -> None:
             if event == "return" and frame.f_code is code and not names:
-                refs = frame.f_locals.get(vararg)
-                at = {id(r): i for i, r in enumerate(refs)} if isinstance(refs, tuple) else {}
-                for name, value in frame.f_locals.items():
-                    if name != vararg and id(value) in at:
-                        names.setdefault(at[id(value)], name)
+                with ours("reading the names a kernel body gives its refs"):
+                    refs = frame.f_locals.get(vararg)
+                    at = {id(r): i for i, r in enumerate(refs)} if isinstance(refs, tuple) else {}
+                    for name, value in frame.f_locals.items():
+                        if name != vararg and id(value) in at:
+                            names.setdefault(at[id(value)], name)
 
         before = sys.getprofile()
         sys.setprofile(profile)
@@ -254,7 +267,8 @@ def _watch_kernel_traces() -> Callable[[], None]:
             jaxpr, consts = original(fun, debug_info, *args, **kwargs)
         finally:
             sys.setprofile(before)
-        note_traced_names(jaxpr, names)
+        with ours("reading the names a kernel body gives its refs"):
+            note_traced_names(jaxpr, names)
         return jaxpr, consts
 
     pc._trace_kernel_to_jaxpr = traced
@@ -298,7 +312,7 @@ def _known_operands(gm: Any, kernel_jaxpr: Any) -> list[int]:
     out = list(range(n))
     copies = None
     for k, bm in enumerate(gm.block_mappings[: gm.num_inputs]):
-        space = str(getattr(bm.transformed_block_aval, "memory_space", "") or "")
+        space = jaxcompat.memory_space(bm.transformed_block_aval)
         trivial = bm.has_trivial_window() if callable(bm.has_trivial_window) else bm.has_trivial_window
         if not trivial or np.dtype(bm.array_aval.dtype).kind not in "iub":
             continue
@@ -316,9 +330,9 @@ def _copies_into_smem(jaxpr: Any) -> bool:
     jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
     for eqn in jaxpr.eqns:
         if eqn.primitive.name == "dma_start":
-            dst = eqn.params["tree"].unflatten(eqn.invars)[1]
+            dst = jaxcompat.dma_operands(eqn).dst
             ref = getattr(dst, "ref", dst)
-            if str(getattr(getattr(ref, "aval", None), "memory_space", "") or "") == "smem":
+            if jaxcompat.memory_space(getattr(ref, "aval", None)) == "smem":
                 return True
         if any(_copies_into_smem(sub) for sub in sub_jaxprs(eqn)):
             return True
@@ -396,6 +410,9 @@ def run_script(path: str, argv: list[str], capture: Capture) -> dict:
         if e.code not in (None, 0):
             script["status"] = "raised"
             script["error"] = _error_record(e, path, f"the script exited with status {e.code}")
+    except FrontendFailure as e:
+        script["status"] = "raised"
+        script["error"] = e.record
     except BaseException as e:  # noqa: BLE001 - the user's error is reported, not raised
         if isinstance(e, KeyboardInterrupt):
             raise
@@ -444,6 +461,9 @@ def capture_call(fn: Any, args: tuple, kwargs: dict, capture: Capture) -> dict:
     try:
         with contextlib.redirect_stdout(sys.stderr):
             fn(*args, **kwargs)
+    except FrontendFailure as e:
+        record["status"] = "raised"
+        record["error"] = e.record
     except BaseException as e:  # noqa: BLE001
         if isinstance(e, KeyboardInterrupt):
             raise
@@ -455,4 +475,17 @@ def capture_call(fn: Any, args: tuple, kwargs: dict, capture: Capture) -> dict:
     return record
 
 
-__all__ = ["Capture", "run_script", "capture_call", "io"]
+@contextlib.contextmanager
+def ours(what: str) -> Any:
+    """Runs the front end's own code inside the user's script: an exception it raises
+    is semcheck's failure (:class:`~semcheck.frontend.errors.FrontendFailure`, at the
+    script's statement that led to it), never the script's error."""
+    try:
+        yield
+    except FrontendFailure:
+        raise
+    except Exception as e:  # noqa: BLE001 - ours, reported as semcheck's
+        raise FrontendFailure(internal_error(what, e, _caller())) from e
+
+
+__all__ = ["Capture", "run_script", "capture_call", "io", "ours"]

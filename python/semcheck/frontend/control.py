@@ -9,6 +9,7 @@ from typing import Any, Sequence
 from jax._src import core as jax_core
 
 from . import exprs as E
+from . import jaxcompat
 from .bindings import CARRY, POISONED, ExprB, Poisoned, RefB, Tainted, ValB, itemsize, load_views
 from .dataflow import used_later
 from .errors import Unsupported
@@ -106,7 +107,7 @@ class Control:
 
         if eqn.params.get("collective_axes"):
             refuse(self.unsupported("run_scoped(collective_axes=...)", "a collective allocation is not supported"))
-        if any(eqn.params.get("ref_transforms", ()) or ()):
+        if any(jaxcompat.run_scoped_ref_transforms(eqn)):
             refuse(self.unsupported("run_scoped ref_transforms", "transformed scoped allocations are not supported"))
         jaxpr = eqn.params["jaxpr"]
         inner = getattr(jaxpr, "jaxpr", jaxpr)

@@ -18,8 +18,10 @@ from typing import Any, Callable, Sequence
 
 from jax._src import core as jax_core
 
-#: Primitives of kernels.
-KERNELS = ("pallas_call", "mpmd_map")
+from .jaxcompat import KERNEL_PRIMITIVES
+
+#: Primitives of kernels (``core_map``: ``pl.kernel`` under jax 0.8, 0.9).
+KERNELS = KERNEL_PRIMITIVES
 
 
 def sub_jaxprs(eqn: Any) -> list[jax_core.Jaxpr]:

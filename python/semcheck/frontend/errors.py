@@ -40,3 +40,35 @@ class Refused(Exception):
         if self.loc is not None:
             rec["loc"] = self.loc
         return rec
+
+
+#: The construct of an error in the front end's own code (SCHEMA.md).
+INTERNAL = "internal error"
+
+
+def internal_error(what: str, exc: BaseException, loc: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The error record of a failure in the front end's own code (not the user's):
+    ``what`` says what it was doing (``reading kernel psum_kernel``), ``loc`` the user's
+    statement it was at, if known; the traceback is the front end's."""
+    import traceback
+
+    from .jaxcompat import jax_version
+
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    if len(text) > 8000:
+        text = "...\n" + text[-8000:]
+    detail = f"{type(exc).__name__}: {exc}".strip()[:1000]
+    return {"construct": INTERNAL, "loc": loc, "traceback": text,
+            "message": f"semcheck's front end failed while {what} under jax {jax_version()} (a semcheck bug; please "
+                       f"report it with the traceback below): {detail}"}
+
+
+class FrontendFailure(BaseException):
+    """The front end's own code failed while the user's script was running (in the
+    capture hook): raised through the script (a ``BaseException``, so that the script's
+    ``except Exception`` does not take it for its own) and reported as an
+    :data:`INTERNAL` error, not as the script's."""
+
+    def __init__(self, record: dict[str, Any]):
+        super().__init__(record["message"])
+        self.record = record

@@ -42,17 +42,12 @@ def pretend_tpu(chip: str) -> None:
     """Makes ``pltpu.get_tpu_info()`` answer with a TPU ``chip``'s sizes (one TensorCore
     per device) on this CPU host, for kernels and launchers that size their blocks or
     pipelines from it (``pltpu.emit_pipeline`` does; on a CPU it raises ``Unsupported
-    TPU device kind: cpu``). Uses JAX's own registry of device kinds
-    (``jax._src.pallas.mosaic.tpu_info.registry``, private, pinned jax). Raises
-    ``ValueError`` naming the chips JAX knows when ``chip`` is not one."""
-    from jax._src.pallas.mosaic import tpu_info
+    TPU device kind: cpu``). Uses JAX's own registry of device kinds (private: see
+    :func:`~semcheck.frontend.jaxcompat.pretend_tpu`). Raises ``ValueError`` naming the
+    chips JAX knows when ``chip`` is not one."""
+    from . import jaxcompat
 
-    try:
-        version = tpu_info.ChipVersion(chip)
-    except ValueError:
-        known = ", ".join(v.value for v in tpu_info.ChipVersion)
-        raise ValueError(f"{TPU_VARIABLE}={chip}: not a TPU chip JAX knows; one of: {known}") from None
-    tpu_info.registry["cpu"] = lambda: tpu_info.get_tpu_info_for_chip(version, 1)
+    jaxcompat.pretend_tpu(chip)
 
 
 def _chip_from_environment() -> dict | None:
@@ -90,14 +85,14 @@ def _files(obj: Any, out: set) -> None:
 def document(script: dict, captured: list, devices: int, kernel: str | None) -> dict:
     """Builds the document from the script record and the captured kernels."""
     import jax
-    import jaxlib
 
-    from .kernel import KernelBuilder
+    from .errors import INTERNAL
+    from .kernel import build_kernel
 
     kernels, names = [], {}
     for cap in captured:
         t = time.perf_counter()
-        rec = KernelBuilder(cap).build()
+        rec = build_kernel(cap)
         rec["export_seconds"] = round(time.perf_counter() - t, 3)
         n = names.get(rec["name"], 0) + 1
         names[rec["name"]] = n
@@ -114,7 +109,7 @@ def document(script: dict, captured: list, devices: int, kernel: str | None) -> 
                            "loc": None})
         kernels = chosen
     if script["status"] != "ok":
-        if kernels:
+        if kernels and script["error"]["construct"] != INTERNAL:
             warnings.append({"message": "the script raised after its kernels were captured; kernel outputs are "
                                         "zero-filled placeholders, so host-side checks of the results fail",
                              "error": script["error"]})
@@ -127,10 +122,21 @@ def document(script: dict, captured: list, devices: int, kernel: str | None) -> 
         errors.append({"construct": "device count", "loc": None,
                        "message": f"JAX sees {jax.device_count()} devices, not the {devices} requested "
                                   "(does the script set XLA_FLAGS itself?)"})
+    return _document(script, kernels, devices, errors, warnings)
+
+
+def _producer() -> dict:
+    import jax
+    import jaxlib
+
+    return {"package": "semcheck", "version": VERSION, "jax": jax.__version__, "jaxlib": jaxlib.__version__,
+            "tpu": os.environ.get(TPU_VARIABLE) or None}
+
+
+def _document(script: dict, kernels: list, devices: int, errors: list, warnings: list) -> dict:
     doc = {
         "format": FORMAT,
-        "producer": {"package": "semcheck", "version": VERSION, "jax": jax.__version__,
-                     "jaxlib": jaxlib.__version__, "tpu": os.environ.get(TPU_VARIABLE) or None},
+        "producer": _producer(),
         "devices": devices,
         "script": script,
         "kernels": kernels,
@@ -143,33 +149,74 @@ def document(script: dict, captured: list, devices: int, kernel: str | None) -> 
     return doc
 
 
+def _refused(script: dict, devices: int, error: dict) -> dict:
+    """A document with one top-level ``error`` and nothing read."""
+    script = {**script, "status": "raised", "error": error}
+    return _document(script, [], devices, [error], [])
+
+
+def _gate(script: dict, devices: int) -> dict | None:
+    """The document to write instead of reading anything, if there is one: under a JAX
+    the front end does not read (``unsupported jax``), or with ``SEMCHECK_TPU`` naming no
+    chip JAX knows."""
+    from . import jaxcompat
+
+    if not jaxcompat.supports():
+        return _refused(script, devices, jaxcompat.unsupported_jax_error())
+    error = _chip_from_environment()
+    if error is not None:
+        return _refused(script, devices, error)
+    return None
+
+
+def _guarded(script: dict, devices: int, run: Any) -> dict:
+    """``run()``'s document; a failure of the front end's own code outside the script
+    (assembling the document, say) is a document with one top-level ``internal error``."""
+    try:
+        return run()
+    except Exception as e:  # noqa: BLE001 - semcheck's failure, reported as such
+        from .errors import internal_error
+
+        return _refused(script, devices, internal_error("exporting the script's kernels", e))
+
+
 def export_file(path: str, devices: int, kernel: str | None = None, argv: list[str] | None = None,
                 lower: bool = True) -> dict:
     """Runs the script at ``path`` with ``devices`` devices and exports its kernels."""
     configure(devices)
-    error = _chip_from_environment()
-    if error is not None:
-        script = {"file": os.path.abspath(path), "argv": list(argv or []), "status": "raised", "error": error}
-        return document(script, [], devices, kernel)
-    from .capture import Capture, run_script
+    script = {"file": os.path.abspath(path), "argv": list(argv or []), "status": "ok", "error": None}
 
-    cap = Capture(lower=lower)
-    script = run_script(path, list(argv or []), cap)
-    script["sha256"] = sha256(os.path.abspath(path))
-    return document(script, cap.kernels, devices, kernel)
+    def run() -> dict:
+        gated = _gate(script, devices)
+        if gated is not None:
+            return gated
+        from .capture import Capture, run_script
+
+        cap = Capture(lower=lower)
+        done = run_script(path, list(argv or []), cap)
+        done["sha256"] = sha256(os.path.abspath(path))
+        return document(done, cap.kernels, devices, kernel)
+
+    return _guarded(script, devices, run)
 
 
 def export_call(fn: Any, args: tuple, kwargs: dict, devices: int, kernel: str | None = None,
                 lower: bool = True) -> dict:
     """Calls ``fn(*args, **kwargs)`` with ``devices`` devices and exports its kernels."""
     configure(devices)
-    error = _chip_from_environment()
-    if error is not None:
-        return document({"file": None, "argv": [], "status": "raised", "error": error}, [], devices, kernel)
-    from .capture import Capture, capture_call
+    script = {"file": getattr(getattr(fn, "__code__", None), "co_filename", None), "argv": [], "status": "ok",
+              "error": None}
 
-    cap = Capture(lower=lower)
-    script = capture_call(fn, args, kwargs, cap)
-    if script.get("file"):
-        script["sha256"] = sha256(script["file"])
-    return document(script, cap.kernels, devices, kernel)
+    def run() -> dict:
+        gated = _gate(script, devices)
+        if gated is not None:
+            return gated
+        from .capture import Capture, capture_call
+
+        cap = Capture(lower=lower)
+        done = capture_call(fn, args, kwargs, cap)
+        if done.get("file"):
+            done["sha256"] = sha256(done["file"])
+        return document(done, cap.kernels, devices, kernel)
+
+    return _guarded(script, devices, run)

@@ -12,8 +12,9 @@ import numpy as np
 
 from . import blocks, cells
 from . import exprs as E
+from . import jaxcompat
 from . import location
-from .errors import Refused, Unsupported
+from .errors import Refused, Unsupported, internal_error
 from .accesses import resolve_snapshots
 from .bindings import POISONED, BufferDecl, RefB
 from .dataflow import mark_uses
@@ -39,6 +40,8 @@ class Captured:
     prefetch: dict | None = None
     #: Why the values of the scalar-prefetch operands are unknown.
     prefetch_error: str | None = None
+    #: The jaxpr the equation is in (``pl.kernel``'s wrapper, for jax 0.8/0.9's ``core_map``).
+    context: Any = None
 
 
 #: JAX's name for an argument a ``def kernel(*refs)`` kernel takes in its star: ``refs[3]``.
@@ -116,12 +119,9 @@ def _handed_on(kernel: ast.AST, vararg: str, funcs: dict[str, Any]) -> dict[int,
 
 
 def _compiler_param(cp: Any, name: str, default: Any = None) -> Any:
+    cp = jaxcompat.mosaic_params(cp)
     if cp is None:
         return default
-    if isinstance(cp, dict):
-        cp = cp.get("mosaic_tpu") or cp.get("mosaic") or next(iter(cp.values()), None)
-        if cp is None:
-            return default
     return getattr(cp, name, default)
 
 
@@ -130,24 +130,29 @@ class KernelBuilder:
 
     def __init__(self, cap: Captured):
         self.cap = cap
-        eqn = cap.eqn
-        self.prim = eqn.primitive.name
-        self.params = eqn.params
-        if self.prim == "pallas_call":
-            self.jaxpr = self.params["jaxpr"]
-        else:
-            jaxprs = self.params.get("jaxprs") or (self.params.get("jaxpr"),)
-            self.jaxpr = jaxprs[0]
-        self.jaxpr = getattr(self.jaxpr, "jaxpr", self.jaxpr)
-        fname, floc = location.of_function(self.jaxpr)
+        #: The kernel launch, read for the installed JAX (``None`` when it cannot be:
+        #: ``call_error`` says why).
+        self.call: jaxcompat.KernelCall | None = None
+        self.call_error: Unsupported | None = None
+        try:
+            self.call = jaxcompat.kernel_call(cap.eqn, cap.context)
+        except Unsupported as u:
+            u.loc = u.loc or cap.call_loc
+            self.call_error = u
+        self.prim = self.call.primitive if self.call else ("pallas_call" if cap.eqn.primitive.name == "pallas_call"
+                                                           else "mpmd_map")
+        self.jaxpr = self.call.jaxpr if self.call else None
+        fname, floc = location.of_function(self.jaxpr) if self.call else (None, None)
         self.function = fname
         self.function_loc = floc
-        given = self.params.get("name")
+        given = self.call.name if self.call else cap.eqn.params.get("name")
         self.name = given if isinstance(given, str) and given else (fname or self.prim)
         #: The operands whose blocks Pallas copies around grid steps (``blocks``).
         self.pipes: list[blocks.Pipelined] = []
         #: Per buffer, the dimensions kept in its cell shape for slices of dynamic size.
         self.kept: dict[int, set[int]] = {}
+        #: The walker of the current walk (its ``loc``: where a failure happened).
+        self.walker: KernelWalker | None = None
         self.record: dict[str, Any] = {
             "name": self.name,
             "primitive": self.prim,
@@ -174,7 +179,7 @@ class KernelBuilder:
                               f"shard_map. (the shard_map is manual over {sorted(manual)} of mesh axes {list(axes)})",
                               "partial shard_map")
             return "shard_map", axes
-        meshes = self.params.get("meshes") or ()
+        meshes = self.call.meshes
         if len(meshes) != 1:
             raise Unsupported("several meshes", f"pl.kernel over {len(meshes)} meshes", self.function_loc)
         mesh = meshes[0]
@@ -191,7 +196,7 @@ class KernelBuilder:
     def grid(self) -> tuple[int, ...]:
         if self.prim != "pallas_call":
             return ()
-        gm = self.params["grid_mapping"]
+        gm = self.call.grid_mapping
         if getattr(gm, "num_dynamic_grid_bounds", 0):
             raise Unsupported("dynamic grid", "the grid has dynamic bounds", self.function_loc)
         return tuple(int(g) for g in gm.grid)
@@ -203,20 +208,11 @@ class KernelBuilder:
         names = _arg_names(self.jaxpr)
         names = [n if (i < len(names) and n) else f"arg{i}" for i, n in enumerate(list(names) + [""] * len(invars))]
         env: dict = {}
-        if self.prim == "pallas_call":
-            gm = self.params["grid_mapping"]
-            n_idx, n_in, n_out = gm.num_index_operands, gm.num_inputs, gm.num_outputs
-            roles = (["input"] * (n_idx + n_in) + ["output"] * n_out
-                     + ["scratch"] * (len(invars) - n_idx - n_in - n_out))
-            pipelined = self.pipelined_blocks(gm)
-            aliases = dict(self.params.get("input_output_aliases") or ())
-        else:
-            n_in = len(self.cap.eqn.invars)
-            n_out = len(self.params.get("out_avals") or ())
-            roles = ["input"] * n_in + ["output"] * n_out + ["scratch"] * (len(invars) - n_in - n_out)
-            aliases = dict(self.params.get("input_output_aliases") or {})
-            pipelined = {}
-            n_idx = 0
+        call = self.call
+        n_in, n_out = call.num_inputs, call.num_outputs
+        roles = ["input"] * n_in + ["output"] * n_out + ["scratch"] * (len(invars) - n_in - n_out)
+        aliases = call.input_output_aliases
+        pipelined = self.pipelined_blocks(call.grid_mapping) if call.grid_mapping is not None else {}
         shared = kind == "tensorcore"
         out_start = roles.index("output") if "output" in roles else len(roles)
         for i, (v, role) in enumerate(zip(invars, roles)):
@@ -239,7 +235,8 @@ class KernelBuilder:
                 self.pipeline(w, env, v, i, pipelined[i], names[i], role, src[0] if src else None)
                 continue
             try:
-                env[v] = w.ref_binding(v.aval, names[i], role, scoped=False, shared_hbm=shared)
+                env[v] = w.ref_binding(v.aval, names[i], role, scoped=False, shared_hbm=shared,
+                                       default_space=call.default_space)
                 if self.cap.prefetch is not None and all(i in vs for vs in self.cap.prefetch.values()):
                     w.buffers[env[v].id].known = {c: vs[i] for c, vs in self.cap.prefetch.items()}
             except Unsupported as u:
@@ -278,9 +275,9 @@ class KernelBuilder:
 
     def num_index_operands(self) -> int:
         """The number of scalar-prefetch operands (they come first)."""
-        if self.prim != "pallas_call":
+        if self.call.grid_mapping is None:
             return 0
-        return int(self.params["grid_mapping"].num_index_operands)
+        return int(self.call.grid_mapping.num_index_operands)
 
     def pipeline_loc(self) -> dict | None:
         """Where Pallas's pipeline copies are said to happen: the ``pallas_call``."""
@@ -307,7 +304,7 @@ class KernelBuilder:
     # ------------------------------------------------------------------ build rules
 
     def build_rules(self, w: KernelWalker, kind: str) -> dict:
-        cp = self.params.get("compiler_params")
+        cp = self.call.compiler_params
         collective_id = _compiler_param(cp, "collective_id")
         skip = bool(_compiler_param(cp, "skip_device_barrier", False))
         allow = bool(_compiler_param(cp, "allow_collective_id_without_custom_barrier", False))
@@ -343,6 +340,8 @@ class KernelBuilder:
     def build(self) -> dict:
         rec = self.record
         try:
+            if self.call_error is not None:
+                raise self.call_error
             kind, axes = self.mesh()
             rec["mesh"] = {"kind": kind, "axes": [{"name": n, "size": s} for n, s in axes.items()]}
             grid = self.grid()
@@ -360,6 +359,7 @@ class KernelBuilder:
             while True:
                 w = KernelWalker(kernel_function=self.function, mesh_axes=axes, data_smem=data, windows=windows,
                                  core_axis=core_axis)
+                self.walker = w
                 self.pipes = []
                 env = self.declare_arguments(w, kind)
                 prefetch = [env[v] for v in self.jaxpr.invars[:self.num_index_operands()]]
@@ -534,4 +534,21 @@ def _has_shared(w: KernelWalker) -> bool:
     return any(b.shared for b in w.buffers)
 
 
-__all__ = ["Captured", "KernelBuilder"]
+def build_kernel(cap: Captured) -> dict:
+    """The kernel record of ``cap``. A failure of the front end's own code while reading
+    it makes the kernel ``unsupported`` with one ``internal error`` (SCHEMA.md), at the
+    user's statement it was reading when known: the other kernels are still read."""
+    builder = None
+    try:
+        builder = KernelBuilder(cap)
+        return builder.build()
+    except Exception as e:  # noqa: BLE001 - semcheck's failure, reported as such
+        name = builder.name if builder is not None else str(cap.eqn.params.get("name") or cap.eqn.primitive.name)
+        loc = builder.walker.loc if builder is not None and builder.walker is not None else None
+        keep = ("name", "primitive", "function", "call", "invocations")
+        rec = {k: v for k, v in (builder.record if builder is not None else {"name": name}).items() if k in keep}
+        rec.update(status="unsupported", errors=[internal_error(f"reading kernel {name}", e, loc or cap.call_loc)])
+        return rec
+
+
+__all__ = ["Captured", "KernelBuilder", "build_kernel"]

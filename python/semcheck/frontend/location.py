@@ -16,6 +16,8 @@ from typing import Any
 
 from jax._src import source_info_util
 
+from . import jaxcompat
+
 _PACKAGE_DIR = os.path.dirname(os.path.realpath(__file__)) + os.sep
 for _d in {_PACKAGE_DIR, os.path.dirname(__file__) + os.sep, os.path.dirname(os.path.abspath(__file__)) + os.sep}:
     source_info_util.register_exclusion(_d)
@@ -29,7 +31,7 @@ def is_ours(filename: str) -> bool:
 def user_frames(traceback: object) -> list:
     """The user frames of a JAX traceback, innermost first, without this package's nor
     the interpreter's frozen modules' (``<frozen runpy>``, which runs the script)."""
-    return [f for f in source_info_util.user_frames(traceback)
+    return [f for f in jaxcompat.user_frames(traceback)
             if not is_ours(f.file_name) and not f.file_name.startswith("<frozen")]
 
 

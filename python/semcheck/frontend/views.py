@@ -12,6 +12,7 @@ from jax._src import core as jax_core
 from jax._src import tree_util
 
 from . import exprs as E
+from . import jaxcompat
 from .bindings import RefB, mesh_of, slice_step
 
 
@@ -34,16 +35,14 @@ class Views:
         return b
 
     def apply_transform(self, env: dict, ref: RefB, t: Any, what: str) -> RefB:
-        name = type(t).__name__
-        if name in ("RefBitcaster", "BitcastTransform"):
+        kind = jaxcompat.transform_kind(t)
+        if kind == "bitcast":
             return self.bitcast(ref, t, what)
-        if name in ("RefReshaper", "ReshapeTransform"):
+        if kind == "reshape":
             return self.reshape(ref, tuple(int(n) for n in t.shape), what)
-        if name != "NDIndexer":
-            names = {"TransposeRef": "transpose", "SelectTransform": "select_ref", "RefNewAxis": "new axis"}
-            construct = names.get(name, name)
-            raise self.unsupported(f"{construct} ref transform",
-                                   f"{what} uses a `{construct}` view (supported: .at[...] with ints and pl.ds "
+        if kind != "indexer":
+            raise self.unsupported(f"{kind} ref transform",
+                                   f"{what} uses a `{kind}` view (supported: .at[...] with ints and pl.ds "
                                    "slices, reshape, bitcast to a type of the same width)")
         if tuple(getattr(t, "int_indexer_shape", ())) != ():
             raise self.unsupported("gather indexing", f"{what} is indexed with an array (gather)")

@@ -26,6 +26,7 @@ import numpy as np
 from jax._src import core as jax_core
 
 from . import exprs as E
+from . import jaxcompat
 from . import location
 from .accesses import Accesses
 from .bindings import POISONED, BufferDecl, ExprB, Poisoned, RefB, SemDecl, Tainted, ValB, itemsize, mesh_of
@@ -140,18 +141,20 @@ class KernelWalker(Views, Compute, Scalars, Accesses, Control):
         self.semaphores.append(decl)
         return len(self.semaphores) - 1
 
-    def ref_binding(self, aval: Any, name: str, role: str, *, scoped: bool, shared_hbm: bool) -> RefB:
-        """Declares a kernel argument or allocation from its ``AbstractRef`` aval."""
+    def ref_binding(self, aval: Any, name: str, role: str, *, scoped: bool, shared_hbm: bool,
+                    default_space: str = "vmem") -> RefB:
+        """Declares a kernel argument or allocation from its ``AbstractRef`` aval (in
+        ``default_space`` when it names no memory space)."""
         inner = getattr(aval, "inner_aval", None)
         if inner is None:
             raise self.unsupported("scalar argument", f"kernel argument `{name}` is not a Ref ({aval})")
         dtype_name = str(getattr(inner.dtype, "name", inner.dtype))
-        space = str(getattr(aval, "memory_space", None) or "")
+        space = jaxcompat.memory_space(aval)
         shape = tuple(int(s) for s in inner.shape)
         for s in inner.shape:
             if not isinstance(s, (int, np.integer)):
                 raise self.unsupported("dynamic shape", f"`{name}` has a dynamic shape {inner.shape}")
-        if dtype_name in SEM_KINDS or space == "semaphore_mem":
+        if dtype_name in SEM_KINDS or space == "semaphore":
             kind = SEM_KINDS.get(dtype_name)
             if kind is None:
                 raise self.unsupported("semaphore type", f"`{name}` has semaphore dtype {dtype_name}")
@@ -162,8 +165,11 @@ class KernelWalker(Views, Compute, Scalars, Accesses, Control):
                 raise self.unsupported("barrier semaphore argument", f"`{name}` is a barrier semaphore passed as an argument")
             sid = self.declare_sem(SemDecl(name=name, kind=kind, shape=shape, scoped=scoped))
             return RefB("sem", sid, tuple(("slice", E.const(0), s) for s in shape))
-        # A block without a memory space of its own is in VMEM on a TPU (Pallas's default).
-        spaces = {"any": "hbm", "hbm": "hbm", "vmem": "vmem", "smem": "smem", "": "vmem", "default": "vmem"}
+        # A block without a memory space of its own is in VMEM on a TPU (Pallas's default);
+        # a pl.kernel operand in ANY.
+        if space == "default":
+            space = default_space
+        spaces = {"any": "hbm", "hbm": "hbm", "vmem": "vmem", "smem": "smem"}
         if space not in spaces:
             raise self.unsupported(f"memory space {space}", f"`{name}` lives in memory space `{space}`")
         width = itemsize(dtype_name)
@@ -228,6 +234,8 @@ class KernelWalker(Views, Compute, Scalars, Accesses, Control):
             try:
                 self.equation(eqn, env)
             except Unsupported as u:
+                if u.loc is None:
+                    u.loc = self.loc  # a layout error of jaxcompat: the user's line
                 self.errors.append(u)
                 self.bind_outs(env, eqn, [POISONED] * len(eqn.outvars))
             except Tainted:
@@ -249,6 +257,7 @@ class KernelWalker(Views, Compute, Scalars, Accesses, Control):
 
     def equation(self, eqn: Any, env: dict) -> None:
         name = eqn.primitive.name
+        jaxcompat.check_params(eqn)
         handler = getattr(self, f"p_{name}", None)
         if handler is not None:
             handler(eqn, env)
@@ -301,8 +310,7 @@ class KernelWalker(Views, Compute, Scalars, Accesses, Control):
         raise self.unsupported("semaphore_read", "pl.semaphore_read gives run-time data (a semaphore's value)")
 
     def p_semaphore_signal(self, eqn: Any, env: dict) -> None:
-        args = eqn.params["args_tree"].unflatten(eqn.invars)
-        sem, transforms, inc, device_id, core_index = args
+        sem, transforms, inc, device_id, core_index = jaxcompat.semaphore_signal_operands(eqn)
         if core_index is not None and (self.core_axis is None or device_id is not None):
             raise self.unsupported(
                 "semaphore_signal(core_index=...)",
@@ -310,7 +318,7 @@ class KernelWalker(Views, Compute, Scalars, Accesses, Control):
                 "devices) without a device_id; here " + ("with a device_id too" if self.core_axis is not None else
                                                          "each device is one core"))
         if transforms:
-            sem = _transformed(sem, transforms)
+            sem = jaxcompat.transformed_ref(sem, transforms)
         sid, idx = self.sem_ref(env, sem, "the semaphore of semaphore_signal")
         if core_index is not None:
             dest = ("axes", ((self.core_axis, self.expr(env, core_index, "the core_index of semaphore_signal")),))
@@ -322,13 +330,12 @@ class KernelWalker(Views, Compute, Scalars, Accesses, Control):
                    "device": dest})
 
     def p_semaphore_wait(self, eqn: Any, env: dict) -> None:
-        args = eqn.params["args_tree"].unflatten(eqn.invars)
-        sem, transforms, value, decrement = args[:4]
+        sem, transforms, value, decrement = jaxcompat.semaphore_wait_operands(eqn)
         dec = self.read(env, decrement) if decrement is not None else ExprB(E.const(1), "b")
         if not (isinstance(dec, ExprB) and dec.expr == ("const", 1)):
             raise self.unsupported("semaphore_wait(decrement=False)", "a semaphore wait that does not decrement is not supported")
         if transforms:
-            sem = _transformed(sem, transforms)
+            sem = jaxcompat.transformed_ref(sem, transforms)
         sid, idx = self.sem_ref(env, sem, "the semaphore of semaphore_wait")
         self.emit({"op": "wait", "sem": (sid, idx), "amount": self.expr(env, value, "the amount of semaphore_wait")})
 
@@ -356,11 +363,11 @@ class KernelWalker(Views, Compute, Scalars, Accesses, Control):
     def p_dma_start(self, eqn: Any, env: dict) -> None:
         if eqn.params.get("add"):
             raise self.unsupported("dma_start(add=True)", "an accumulating DMA (add=True) is not supported")
-        src, dst, dst_sem, src_sem, device_id = eqn.params["tree"].unflatten(eqn.invars)
-        if device_id is not None:
+        op = jaxcompat.dma_operands(eqn)
+        if op.device_id is not None:
             self.communicates = True
         try:
-            d = self.dma(env, src, dst, dst_sem, src_sem, device_id, eqn.params.get("device_id_type"))
+            d = self.dma(env, op.src, op.dst, op.dst_sem, op.src_sem, op.device_id, eqn.params.get("device_id_type"))
         except Unsupported as u:
             self.failed_starts.add((u.construct, u.message))
             raise
@@ -369,15 +376,15 @@ class KernelWalker(Views, Compute, Scalars, Accesses, Control):
             self.copy_scalars(d["src"], d["dst"], *d["window"])
 
     def p_dma_wait(self, eqn: Any, env: dict) -> None:
-        src, dst, dst_sem, src_sem, device_id = eqn.params["tree"].unflatten(eqn.invars)
+        op = jaxcompat.dma_operands(eqn)
         id_type = eqn.params.get("device_id_type")
         try:
-            if eqn.params.get("insert_dummy_device"):
+            if jaxcompat.dma_wait_is_send(eqn, op):
                 # wait_send: JAX swapped the descriptor (src<->dst, sems swapped).
-                d = self.dma(env, dst, src, src_sem, dst_sem, device_id, id_type)
+                d = self.dma(env, op.dst, op.src, op.src_sem, op.dst_sem, op.device_id, id_type)
                 part = "send"
             else:
-                d = self.dma(env, src, dst, dst_sem, src_sem, device_id, id_type)
+                d = self.dma(env, op.src, op.dst, op.dst_sem, op.src_sem, op.device_id, id_type)
                 part = "recv" if d["kind"] == "remote" else "all"
         except Unsupported as u:
             if (u.construct, u.message) in self.failed_starts:
@@ -385,10 +392,3 @@ class KernelWalker(Views, Compute, Scalars, Accesses, Control):
             raise
         self.emit({"op": "dma_wait", "part": part, "dma": d})
 
-
-def _transformed(ref: Any, transforms: Any) -> Any:
-    from jax._src.state.types import TransformedRef
-
-    if type(ref).__name__ == "TransformedRef":
-        return TransformedRef(ref.ref, (*ref.transforms, *transforms))
-    return TransformedRef(ref, tuple(transforms))

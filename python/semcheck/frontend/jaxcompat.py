@@ -1,0 +1,720 @@
+"""Every difference between the JAX versions the front end reads, in one place.
+
+The front end reads kernels through JAX's private Pallas internals (``jax._src``): the
+primitives' params and operand trees, how ``pl.kernel`` is staged, the memory-space
+enums. They change between JAX releases. This module reads them for every supported
+version and gives the rest of the front end one view of them; no other module looks at
+``jax.__version__``.
+
+Supported: JAX 0.8.x to 0.10.x (:data:`SUPPORTED`; measured with jax/jaxlib 0.8.3, 0.9.2
+and 0.10.2). Under any other JAX the export writes a document with one ``unsupported jax``
+error (:func:`unsupported_jax_error`) and reads nothing.
+
+Differences found (comparing the kernel jaxprs of every test and seed kernel, their
+``eqn.params`` and unflattened operand trees, under 0.8.3, 0.9.2 and 0.10.2):
+
+1. **DMA operand tree** (``dma_start`` / ``dma_wait`` param ``tree``). 0.8, 0.9: nine
+   entries ``(src, src_transforms, dst, dst_transforms, dst_sem, dst_sem_transforms,
+   src_sem, src_sem_transforms, device_id)``, a ``PyTreeDef`` (transforms may hold
+   ``TransformedRefTree`` wrappers). 0.10: five entries ``(src, dst, dst_sem, src_sem,
+   device_id)``, each ref a ``TransformedRef`` node, a ``FlatTree``. Both are read with
+   JAX's own ``primitives._dma_unflatten`` and normalised to the five
+   (:func:`dma_operands`).
+2. **wait_send vs wait_recv** (``dma_wait``). 0.10: param ``insert_dummy_device``
+   (``True`` on the swapped descriptor of ``.wait_send()``). 0.8, 0.9: no such param; the
+   two equations differ only in which descriptor they carry, so the method is read from
+   the equation's own traceback (the ``AsyncCopyDescriptor.wait_send`` /
+   ``wait_recv`` frame JAX recorded; :func:`dma_wait_is_send`). A remote wait whose
+   traceback names neither is an unsupported construct, never guessed.
+3. **``pl.kernel`` staging.** 0.10: one ``mpmd_map`` equation (params ``jaxprs``,
+   ``meshes``, ``out_avals``, ``input_output_aliases``), whose kernel jaxpr takes
+   ``[*inputs, *outputs, *scratch]``. 0.8, 0.9: ``jit(wrapper)`` in which every operand
+   and output becomes a ref (``new_ref``; outputs of ``empty``) closed over by a
+   ``core_map`` equation (param ``mesh``, no outputs); the kernel body is the
+   ``core_map`` jaxpr (0.9: its constvars are the closed-over refs, its invars the
+   scratch) or the ``run_scoped`` inside it (0.8: the scratch are that ``run_scoped``'s
+   allocations). The body's argument names and ``def`` are not in those jaxprs: the body
+   function ``pl.kernel`` was given is recorded when it is called
+   (:func:`watch_kernel_bodies`) and JAX's own ``api_util.debug_info`` names its
+   arguments, as 0.10's ``mpmd_map`` does. :func:`kernel_call` rebuilds the 0.10 view.
+4. **Memory spaces.** A ``BlockSpec`` without a memory space: ``None`` (0.8, 0.9) or
+   ``MemorySpace.DEFAULT`` (0.10, printed ``Ref<default>``), both VMEM on a TPU. A
+   ``pl.kernel`` operand: ``MemorySpace.ANY`` (0.10) or no memory space (0.8, 0.9: the
+   ``core_map`` discharge puts it in ``ANY``). :func:`memory_space`. (User API, not read
+   here: ``pltpu.MemorySpace.ANY`` exists in 0.8 only; ``pl.ANY`` in all.)
+5. **Ref transform classes**: ``RefBitcaster`` / ``RefReshaper`` (0.8) are
+   ``BitcastTransform`` / ``ReshapeTransform`` (0.9, 0.10); :func:`transform_kind`.
+6. **``shard_map`` manual axes**: param ``manual_axes`` (0.8, 0.9), ``newly_manual_axes``
+   (0.10); :func:`shard_map_manual_axes`.
+7. **``run_scoped``** has a ``ref_transforms`` param in 0.10 only; :func:`run_scoped_ref_transforms`.
+8. **TPU sizes for ``SEMCHECK_TPU``**: ``tpu_info.get_tpu_info_for_chip`` exists in 0.9,
+   0.10; 0.8's ``get_tpu_info`` matches the device kind and falls back on its
+   ``registry``; :func:`pretend_tpu`.
+9. **Params the walker checks and ignores**: ``mul`` has ``out_dtype`` (0.10 only);
+   ``scan`` has ``linear`` and ``_split_transpose`` (0.8, 0.9); ``pallas_call`` has
+   ``backend`` (0.8); ``CompilerParams`` has ``kernel_type`` (0.8, 0.9),
+   ``disable_semaphore_checks`` (0.9, 0.10), ``needs_layout_passes`` (0.10).
+   ``jnp.stack`` is a ``stack`` primitive in 0.10 and reshapes plus ``concatenate``
+   before: the walker reads both. Each Pallas primitive the walker reads has the params
+   of :data:`PARAMS` for its version, checked (:func:`check_params`): a param added or
+   removed is an unsupported construct, not a silently different reading.
+11. **Tracebacks**: from 0.9 an equation's traceback stops where its jaxpr started
+    tracing (``TracebackScope`` in ``trace_to_jaxpr_dynamic``); 0.8 records the whole
+    stack, so the ``stack`` of a location in a ``pl.when`` branch would also name the
+    decorator's line. :func:`user_frames` cuts 0.8's at the same place.
+12. **Compiler params** on a kernel equation: a ``FrozenDict`` by backend
+    (``{'mosaic_tpu': CompilerParams(...)}``, 0.8), the ``CompilerParams`` (0.9, 0.10);
+    :func:`mosaic_params`.
+10. **User-facing API** (a script written for one version fails under another as a
+    script error; the tests skip such kernels by name): ``pl.kernel(out_type=,
+    scratch_types=)`` (0.10) is ``out_shape=``, ``scratch_shapes=`` (0.8, 0.9);
+    ``pltpu.emit_pipeline(should_accumulate_out=)`` exists in 0.8, 0.9 only, ``tiling=``
+    in 0.9, 0.10; jax 0.9.2's ``jax.experimental.pallas.tpu`` imports ``absl`` without
+    declaring it as a dependency.
+
+Where the front end relies on a layout (a tree's arity, a param's name, an enum member),
+the expectation is checked here and a mismatch raises
+:class:`~semcheck.frontend.errors.Unsupported` naming the primitive or param and the
+installed JAX version (the walker adds the user's ``file.py:line``).
+
+Importing this module imports JAX (the device count must be configured first) but no
+private module of it: the version gate runs before anything private is touched.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+import re
+import sys
+from typing import Any, Callable, Iterable
+
+import jax
+
+from .errors import Unsupported
+
+#: The JAX versions the front end reads, as (major, minor), both ends included.
+SUPPORTED: tuple[tuple[int, int], tuple[int, int]] = ((0, 8), (0, 10))
+
+
+# ---------------------------------------------------------------------------------------
+# Versions and the gate
+
+
+def jax_version() -> str:
+    """The installed JAX's version (``0.10.2``). Tests fake it by replacing this function."""
+    return jax.__version__
+
+
+def minor(version: str | None = None) -> tuple[int, int]:
+    """``(major, minor)`` of a version string (``0.10.2.dev20260101`` -> ``(0, 10)``)."""
+    m = re.match(r"(\d+)\.(\d+)", version or jax_version())
+    if m is None:
+        return (-1, -1)
+    return (int(m.group(1)), int(m.group(2)))
+
+
+def supports(version: str | None = None) -> bool:
+    """Whether the front end reads kernels under ``version`` (the installed JAX's)."""
+    return SUPPORTED[0] <= minor(version) <= SUPPORTED[1]
+
+
+def supported_range() -> str:
+    """``0.8.x to 0.10.x``."""
+    (a, b), (c, d) = SUPPORTED
+    return f"{a}.{b}.x to {c}.{d}.x"
+
+
+def pip_requirement() -> str:
+    """``jax>=0.8,<0.11``: what pip installs to get a supported JAX."""
+    (a, b), (c, d) = SUPPORTED
+    return f"jax>={a}.{b},<{c}.{d + 1}"
+
+
+def unsupported_jax_error(version: str | None = None) -> dict[str, Any]:
+    """The document's top-level error under a JAX outside :data:`SUPPORTED`."""
+    v = version or jax_version()
+    return {
+        "construct": "unsupported jax",
+        "loc": None,
+        "message": (f"semcheck's front end reads Pallas kernels with JAX {supported_range()}; this interpreter "
+                    f"({sys.executable}) has jax {v}. Either install a supported JAX in it "
+                    f"(`{os.path.basename(sys.executable) or 'python'} -m pip install '{pip_requirement()}'`), "
+                    "or let semcheck use its managed environment (SEMCHECK_PYTHON=managed)."),
+    }
+
+
+def _since(v: int) -> bool:
+    """Whether the installed JAX is 0.``v`` or newer."""
+    return minor() >= (0, v)
+
+
+def layout_error(primitive: str, what: str, expected: str) -> Unsupported:
+    """A param layout the front end does not know for the installed JAX: the construct is
+    the primitive, the message names what was found, what was expected and the version.
+    (The walker adds the user's location.)"""
+    return Unsupported(primitive, f"{what}, where semcheck's front end expects {expected} under jax "
+                                  f"{jax_version()} (it reads JAX {supported_range()}; this JAX's Pallas internals "
+                                  "differ from the ones it was written against)")
+
+
+# ---------------------------------------------------------------------------------------
+# Params
+
+
+#: The params of the Pallas primitives the walker reads, per JAX minor version (a key
+#: ``(first, last)`` covers those minors). Any other set is a layout this front end does
+#: not know.
+PARAMS: dict[str, dict[tuple[int, int], frozenset[str]]] = {
+    "dma_start": {(8, 10): frozenset({"tree", "device_id_type", "priority", "add"})},
+    "dma_wait": {(8, 9): frozenset({"tree", "device_id_type"}),
+                 (10, 10): frozenset({"tree", "device_id_type", "insert_dummy_device"})},
+    "semaphore_signal": {(8, 10): frozenset({"args_tree", "device_id_type"})},
+    "semaphore_wait": {(8, 10): frozenset({"args_tree"})},
+    "semaphore_read": {(8, 10): frozenset({"args_tree"})},
+    "get_barrier_semaphore": {(8, 10): frozenset()},
+    "run_scoped": {(8, 9): frozenset({"jaxpr", "collective_axes"}),
+                   (10, 10): frozenset({"jaxpr", "collective_axes", "ref_transforms"})},
+    "get": {(8, 10): frozenset({"tree"})},
+    "swap": {(8, 10): frozenset({"tree"})},
+    "program_id": {(8, 10): frozenset({"axis"})},
+    "num_programs": {(8, 10): frozenset({"axis"})},
+}
+
+
+def _expected_params(name: str) -> frozenset[str] | None:
+    _, m = minor()
+    for (lo, hi), params in PARAMS.get(name, {}).items():
+        if lo <= m <= hi:
+            return params
+    return None
+
+
+def check_params(eqn: Any) -> None:
+    """Raises :func:`layout_error` when a Pallas primitive the walker reads has other
+    params than :data:`PARAMS` says for the installed JAX."""
+    name = eqn.primitive.name
+    if name not in PARAMS:
+        return
+    expected = _expected_params(name)
+    have = frozenset(eqn.params)
+    if expected is None or have != expected:
+        raise layout_error(name, f"`{name}` has params {_names(have)}",
+                           _names(expected) if expected is not None else "no such primitive")
+
+
+def _names(params: Iterable[str] | None) -> str:
+    return "{" + ", ".join(sorted(params or ())) + "}"
+
+
+def param(eqn: Any, name: str) -> Any:
+    """``eqn.params[name]``, or a layout error naming the primitive and the param."""
+    if name not in eqn.params:
+        prim = eqn.primitive.name
+        raise layout_error(prim, f"`{prim}` has no param `{name}` (its params: {_names(eqn.params)})",
+                           f"a `{name}` param")
+    return eqn.params[name]
+
+
+# ---------------------------------------------------------------------------------------
+# Private modules
+
+
+def source_info_util() -> Any:
+    from jax._src import source_info_util as s
+
+    return s
+
+
+def pjit_module() -> Any:
+    from jax._src import pjit
+
+    return pjit
+
+
+def mlir_module() -> Any:
+    from jax._src.interpreters import mlir
+
+    return mlir
+
+
+def pallas_call_primitive() -> Any:
+    from jax._src.pallas.pallas_call import pallas_call_p
+
+    return pallas_call_p
+
+
+def pallas_call_module() -> Any:
+    from jax._src.pallas import pallas_call
+
+    return pallas_call
+
+
+def transformed_ref(ref: Any, transforms: Iterable[Any]) -> Any:
+    """``ref`` viewed through ``transforms`` (after its own, if it is a ``TransformedRef``)."""
+    from jax._src.state.types import TransformedRef
+
+    transforms = tuple(transforms)
+    if isinstance(ref, TransformedRef):
+        return TransformedRef(ref.ref, (*ref.transforms, *transforms))
+    return TransformedRef(ref, transforms)
+
+
+# ---------------------------------------------------------------------------------------
+# Tracebacks
+
+#: The JAX functions whose frame roots an equation's traceback from 0.9 on (each opens a
+#: ``TracebackScope``): what is outside a jaxpr's own trace is not recorded.
+_TRACE_ROOTS = ("trace_to_jaxpr", "trace_to_jaxpr_dynamic")
+
+
+def user_frames(traceback: Any) -> list:
+    """The user frames (``source_info_util.Frame``, innermost first) of a traceback JAX
+    recorded, as JAX 0.9 and later record them (difference 11): JAX 0.8 records the whole
+    Python stack, so a statement in a ``pl.when`` branch also names the kernel's line
+    that applied the decorator; from 0.9 a traceback stops where the jaxpr it belongs to
+    started tracing. Under 0.8 the frames outside the innermost ``trace_to_jaxpr`` are
+    dropped to read the same."""
+    s = source_info_util()
+    if traceback is None:
+        return []
+    codes, lastis = traceback.raw_frames()
+    if not _since(9):
+        roots = [i for i, c in enumerate(codes) if c.co_name in _TRACE_ROOTS
+                 and c.co_filename.replace(os.sep, "/").endswith("interpreters/partial_eval.py")]
+        if roots:
+            codes, lastis = codes[:roots[0]], lastis[:roots[0]]
+    return [s.raw_frame_to_frame(c, i) for c, i in zip(codes, lastis) if s.is_user_filename(c.co_filename)]
+
+
+# ---------------------------------------------------------------------------------------
+# Operand trees
+
+
+@dataclasses.dataclass(frozen=True)
+class Dma:
+    """A DMA descriptor as ``dma_start`` / ``dma_wait`` carry it: refs (jaxpr atoms or
+    ``TransformedRef`` nodes), ``src_sem`` and ``device_id`` ``None`` for a local copy."""
+
+    src: Any
+    dst: Any
+    dst_sem: Any
+    src_sem: Any
+    device_id: Any
+
+
+def dma_operands(eqn: Any) -> Dma:
+    """The descriptor of a ``dma_start`` / ``dma_wait`` equation (difference 1)."""
+    from jax._src.pallas.mosaic import primitives as tpu_primitives
+
+    name = eqn.primitive.name
+    tree = param(eqn, "tree")
+    try:
+        parts = tpu_primitives._dma_unflatten(tree, list(eqn.invars))
+    except (TypeError, ValueError) as e:
+        raise layout_error(name, f"`{name}`'s `tree` param does not unflatten over its {len(eqn.invars)} operands "
+                                 f"({e})", "the DMA operand tree") from None
+    arity = 5 if _since(10) else 9
+    if not isinstance(parts, (tuple, list)) or len(parts) != arity:
+        found = len(parts) if isinstance(parts, (tuple, list)) else type(parts).__name__
+        raise layout_error(name, f"`{name}`'s `tree` param holds {found} entries", f"{arity}")
+    if arity == 5:
+        return Dma(*parts)
+    src, src_t, dst, dst_t, dst_sem, dst_sem_t, src_sem, src_sem_t, device_id = parts
+    return Dma(_view(src, src_t), _view(dst, dst_t), _view(dst_sem, dst_sem_t), _view(src_sem, src_sem_t), device_id)
+
+
+def _view(ref: Any, transforms: Any) -> Any:
+    if ref is None or not transforms:
+        return ref
+    return transformed_ref(ref, transforms)
+
+
+def dma_wait_is_send(eqn: Any, dma: Dma) -> bool:
+    """Whether a ``dma_wait`` is ``.wait_send()`` (whose descriptor JAX swapped) rather
+    than ``.wait_recv()`` or a local copy's ``.wait()`` (difference 2)."""
+    if _since(10):
+        return bool(param(eqn, "insert_dummy_device"))
+    if dma.device_id is None and dma.src_sem is None:
+        return False
+    method = _descriptor_method(eqn)
+    if method is None:
+        raise layout_error("dma_wait", "a remote `dma_wait` whose traceback shows neither "
+                                       "`AsyncCopyDescriptor.wait_send` nor `wait_recv`",
+                           "one of them (jax 0.8 and 0.9 tell the two waits apart only by the method that bound them)")
+    return method == "wait_send"
+
+
+def _descriptor_method(eqn: Any) -> str | None:
+    """``wait_send`` / ``wait_recv``: the innermost ``AsyncCopyDescriptor`` method in the
+    equation's traceback (a frame of JAX's ``pallas/mosaic/primitives.py``)."""
+    tb = getattr(eqn.source_info, "traceback", None)
+    for frame in (tb.frames if tb is not None else ()):
+        method = frame.function_name.rsplit(".", 1)[-1]
+        if method in ("wait_send", "wait_recv") and frame.file_name.replace(os.sep, "/").endswith(
+                "pallas/mosaic/primitives.py"):
+            return method
+    return None
+
+
+def semaphore_signal_operands(eqn: Any) -> tuple[Any, Any, Any, Any, Any]:
+    """``(sem, sem_transforms, inc, device_id, core_index)`` of a ``semaphore_signal``."""
+    return _args(eqn, 5, "(sem, transforms, inc, device_id, core_index)")
+
+
+def semaphore_wait_operands(eqn: Any) -> tuple[Any, Any, Any, Any]:
+    """``(sem, sem_transforms, value, decrement)`` of a ``semaphore_wait``."""
+    return _args(eqn, 4, "(sem, transforms, value, decrement)")
+
+
+def masked_access_operands(eqn: Any) -> tuple[Any, Any, Any, Any]:
+    """``(ref, transforms, mask, other)`` of a ``masked_load``, ``(ref, transforms, value,
+    mask)`` of a ``masked_swap`` (``pl.load`` / ``pl.store``)."""
+    return _args(eqn, 4, "(ref, transforms, mask or value, other or mask)")
+
+
+def _args(eqn: Any, arity: int, layout: str) -> tuple:
+    name = eqn.primitive.name
+    try:
+        args = param(eqn, "args_tree").unflatten(list(eqn.invars))
+    except (TypeError, ValueError) as e:
+        raise layout_error(name, f"`{name}`'s `args_tree` does not unflatten over its operands ({e})",
+                           f"{arity} entries {layout}") from None
+    if not isinstance(args, (tuple, list)) or len(args) != arity:
+        found = len(args) if isinstance(args, (tuple, list)) else type(args).__name__
+        raise layout_error(name, f"`{name}`'s `args_tree` holds {found} entries", f"{arity} {layout}")
+    return tuple(args)
+
+
+def run_scoped_ref_transforms(eqn: Any) -> tuple:
+    """The ``ref_transforms`` of a ``run_scoped`` (difference 7: none before 0.10)."""
+    if not _since(10):
+        return ()
+    return tuple(param(eqn, "ref_transforms") or ())
+
+
+def shard_map_manual_axes(eqn: Any) -> frozenset:
+    """The mesh axes a ``shard_map`` equation makes manual (difference 6)."""
+    name = "newly_manual_axes" if _since(10) else "manual_axes"
+    return frozenset(param(eqn, name) or ())
+
+
+#: Ref transform classes by kind (difference 5).
+_TRANSFORMS = {
+    "NDIndexer": "indexer",
+    "RefBitcaster": "bitcast", "BitcastTransform": "bitcast",
+    "RefReshaper": "reshape", "ReshapeTransform": "reshape",
+    "TransposeRef": "transpose", "SelectTransform": "select_ref", "RefNewAxis": "new axis",
+}
+
+
+def transform_kind(t: Any) -> str:
+    """What a ref transform does: ``indexer``, ``bitcast``, ``reshape``, ``transpose``,
+    ``select_ref``, ``new axis``, or its class name when it is none of them."""
+    name = type(t).__name__
+    return _TRANSFORMS.get(name, name)
+
+
+#: Canonical memory-space names (difference 4): ``default`` is a block without one.
+_SPACES = {"": "default", "none": "default", "default": "default", "any": "any", "hbm": "hbm", "vmem": "vmem",
+           "smem": "smem", "semaphore_mem": "semaphore", "semaphore": "semaphore"}
+
+
+def memory_space(aval: Any) -> str:
+    """The memory space of a ref's aval: ``any``, ``hbm``, ``vmem``, ``smem``,
+    ``semaphore``, ``default`` (none given), or the enum's own name for any other."""
+    space = getattr(aval, "memory_space", None)
+    text = "" if space is None else str(space).lower()
+    return _SPACES.get(text, text)
+
+
+# ---------------------------------------------------------------------------------------
+# Kernel equations
+
+
+#: The primitives of kernels: ``pallas_call``, ``pl.kernel`` as ``mpmd_map`` (0.10) or
+#: ``core_map`` (0.8, 0.9).
+KERNEL_PRIMITIVES = ("pallas_call", "mpmd_map", "core_map")
+
+
+@dataclasses.dataclass
+class KernelCall:
+    """One kernel launch as the 0.10 equations give it, whatever JAX staged it as."""
+
+    #: ``pallas_call``, or ``mpmd_map`` for ``pl.kernel`` (staged as ``core_map`` by 0.8, 0.9).
+    primitive: str
+    #: The kernel body, open; its invars are the kernel's arguments, in order
+    #: (``[*scalar prefetch, *inputs, *outputs, *scratch]``).
+    jaxpr: Any
+    #: ``pl.kernel``'s operands and outputs (``pallas_call``'s come from ``grid_mapping``).
+    num_inputs: int
+    num_outputs: int
+    #: The ``name=`` given, if any.
+    name: str | None
+    compiler_params: Any
+    input_output_aliases: dict
+    #: ``pallas_call``'s grid mapping; ``None`` for ``pl.kernel``.
+    grid_mapping: Any
+    #: ``pl.kernel``'s meshes.
+    meshes: tuple
+    #: The memory space of an argument that names none (``vmem``: a ``pallas_call``
+    #: block; ``any``: a ``pl.kernel`` operand).
+    default_space: str
+
+
+def kernel_jaxpr(eqn: Any) -> Any:
+    """The (open) kernel body of a kernel equation as staged, for telling kernels apart."""
+    name = eqn.primitive.name
+    if name == "mpmd_map":
+        j = (eqn.params.get("jaxprs") or (None,))[0]
+    else:
+        j = eqn.params.get("jaxpr")
+    return getattr(j, "jaxpr", j)
+
+
+def kernel_call(eqn: Any, context: Any = None) -> KernelCall:
+    """The kernel launch of ``eqn`` (difference 3). ``context``: the jaxpr the equation
+    is in (``pl.kernel``'s wrapper, for ``core_map``)."""
+    name = eqn.primitive.name
+    if name == "pallas_call":
+        return _pallas_call(eqn)
+    if name == "mpmd_map":
+        return _mpmd_map(eqn)
+    if name == "core_map":
+        return _core_map(eqn, context)
+    raise layout_error(name, f"`{name}` is not a kernel primitive", f"one of {', '.join(KERNEL_PRIMITIVES)}")
+
+
+def _pallas_call(eqn: Any) -> KernelCall:
+    gm = param(eqn, "grid_mapping")
+    jaxpr = param(eqn, "jaxpr")
+    return KernelCall(primitive="pallas_call", jaxpr=getattr(jaxpr, "jaxpr", jaxpr),
+                      num_inputs=int(gm.num_index_operands) + int(gm.num_inputs), num_outputs=int(gm.num_outputs),
+                      name=eqn.params.get("name"), compiler_params=eqn.params.get("compiler_params"),
+                      input_output_aliases=dict(eqn.params.get("input_output_aliases") or ()),
+                      grid_mapping=gm, meshes=(), default_space="vmem")
+
+
+def _mpmd_map(eqn: Any) -> KernelCall:
+    jaxprs = param(eqn, "jaxprs")
+    meshes = tuple(param(eqn, "meshes"))
+    jaxpr = jaxprs[0] if jaxprs else None
+    return KernelCall(primitive="mpmd_map", jaxpr=getattr(jaxpr, "jaxpr", jaxpr), num_inputs=len(eqn.invars),
+                      num_outputs=len(param(eqn, "out_avals") or ()), name=eqn.params.get("name"),
+                      compiler_params=eqn.params.get("compiler_params"),
+                      input_output_aliases=dict(eqn.params.get("input_output_aliases") or {}),
+                      grid_mapping=None, meshes=meshes, default_space="any")
+
+
+# -- pl.kernel under jax 0.8 and 0.9: core_map inside pl.kernel's wrapper
+
+
+def _core_map(eqn: Any, context: Any) -> KernelCall:
+    """``pl.kernel`` as jax 0.8, 0.9 stage it: ``new_ref`` of each operand, ``new_ref`` of
+    ``empty`` for each output, then ``core_map`` closing over those refs."""
+    if _since(10):
+        raise layout_error("core_map", "a `core_map` equation", "`pl.kernel` staged as `mpmd_map`")
+    body, scratch = _core_map_body(eqn)
+    inputs, outputs = _kernel_refs(eqn, context)
+    refs = inputs + outputs
+    # The body's closed-over vars, as the core_map's operands they stand for.
+    closed = dict(zip(body.constvars, _closed_operands(eqn, body)))
+    by_operand = {id(op): v for v, op in closed.items() if op is not None}
+    args = [by_operand[id(r)] if id(r) in by_operand else _unused_var(r.aval) for r in refs]
+    others = [v for v, op in closed.items() if op is None or not any(op is r for r in refs)]
+    mesh = param(eqn, "mesh")
+    name = eqn.params.get("name")
+    fun = find_kernel_body(name, body)
+    jaxpr = body.replace(constvars=others, invars=[*args, *scratch],
+                         debug_info=_body_debug_info(fun, name, [*args, *scratch], body))
+    return KernelCall(primitive="mpmd_map", jaxpr=jaxpr, num_inputs=len(inputs), num_outputs=len(outputs),
+                      name=None, compiler_params=eqn.params.get("compiler_params"), input_output_aliases={},
+                      grid_mapping=None, meshes=(mesh,), default_space="any")
+
+
+def _core_map_body(eqn: Any) -> tuple[Any, list]:
+    """The kernel body of a ``core_map`` and its scratch invars: the ``core_map`` jaxpr
+    (0.9), or the one ``run_scoped`` that is its body (0.8)."""
+    jaxpr = param(eqn, "jaxpr")
+    jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
+    if _since(9):
+        return jaxpr, list(jaxpr.invars)
+    if jaxpr.invars or len(jaxpr.eqns) != 1 or jaxpr.eqns[0].primitive.name != "run_scoped":
+        raise layout_error("core_map", "`core_map`'s body is not one `run_scoped` of the kernel function",
+                           "pl.kernel's body as jax 0.8 stages it")
+    scoped = param(jaxpr.eqns[0], "jaxpr")
+    scoped = getattr(scoped, "jaxpr", scoped)
+    return scoped, list(scoped.invars)
+
+
+def _closed_operands(eqn: Any, body: Any) -> list:
+    """For each constvar of the kernel body, the ``core_map`` operand it stands for
+    (``None`` for a constant the body closes over)."""
+    outer = param(eqn, "jaxpr")
+    outer = getattr(outer, "jaxpr", outer)
+    operand_of = dict(zip(outer.constvars, eqn.invars))
+    if body is outer:
+        return [operand_of.get(v) for v in body.constvars]
+    scoped = outer.eqns[0]
+    inner_of = dict(zip(body.constvars, scoped.invars))
+    return [operand_of.get(inner_of.get(v)) for v in body.constvars]
+
+
+def _kernel_refs(eqn: Any, context: Any) -> tuple[list, list]:
+    """The refs ``pl.kernel``'s wrapper makes, in order: of its operands (inputs) and of
+    ``empty`` arrays (outputs). Every operand of the ``core_map`` must be one."""
+    if context is None:
+        raise layout_error("core_map", "a `core_map` outside pl.kernel's wrapper", "pl.kernel's wrapper around it")
+    made_by = {id(v): e for e in context.eqns for v in e.outvars}
+    inputs, outputs = [], []
+    for e in context.eqns:
+        if e.primitive.name != "new_ref":
+            continue
+        src = e.invars[0]
+        maker = made_by.get(id(src))
+        if maker is not None and maker.primitive.name == "empty":
+            outputs.append(e.outvars[0])
+        elif maker is None and any(src is v for v in context.invars):
+            inputs.append(e.outvars[0])
+    known = {id(r) for r in inputs + outputs}
+    if not all(id(v) in known for v in eqn.invars):
+        raise Unsupported("pl.core_map", "a `core_map` over refs other than the operands and outputs pl.kernel makes "
+                                         f"(a direct `pl.core_map`, read under jax {jax_version()} only as "
+                                         "pl.kernel's)")
+    return inputs, outputs
+
+
+def _unused_var(aval: Any) -> Any:
+    """A fresh variable for a kernel argument the body never reads (it is still declared)."""
+    from jax._src import core as jax_core
+
+    return jax_core.Var(aval)
+
+
+#: The body functions ``pl.kernel`` was given under jax 0.8, 0.9, with the ``name=``
+#: given (see :func:`watch_kernel_bodies`), most recent last.
+_BODIES: list[tuple[Callable, str | None]] = []
+
+
+def watch_kernel_bodies() -> Callable[[], None]:
+    """Under jax 0.8, 0.9, records each body function ``pl.kernel`` is given (its
+    argument names and ``def`` are not in the staged ``core_map``). Returns what stops
+    it; a no-op from 0.10."""
+    if _since(10) or not supports():
+        return lambda: None
+    from jax._src.pallas import helpers
+
+    original = helpers._make_kernel
+    if getattr(original, "_semcheck_original", None) is not None:
+        return lambda: None
+
+    @functools.wraps(original)
+    def make_kernel(body: Callable, *args: Any, **kwargs: Any) -> Any:
+        _BODIES.append((body, kwargs.get("name")))
+        return original(body, *args, **kwargs)
+
+    make_kernel._semcheck_original = original  # type: ignore[attr-defined]
+    helpers._make_kernel = make_kernel
+
+    def stop() -> None:
+        helpers._make_kernel = original
+
+    return stop
+
+
+def find_kernel_body(name: str | None, body: Any) -> tuple[Callable, str | None] | None:
+    """The function ``pl.kernel`` was given for the ``core_map`` named ``name`` whose
+    body jaxpr is ``body``: among the recorded ones of that name, the one whose code the
+    body's equations were traced in."""
+    from jax._src import util
+
+    named = [(f, n) for f, n in reversed(_BODIES) if (n or util.fun_name(f)) == name]
+    codes = {id(c) for c in _traced_codes(body)}
+    for f, n in named:
+        if id(getattr(_unwrapped(f), "__code__", None)) in codes:
+            return f, n
+    return named[0] if len({id(_unwrapped(f)) for f, _ in named}) == 1 else None
+
+
+def _traced_codes(jaxpr: Any) -> list:
+    """The code objects of every frame that bound an equation of ``jaxpr`` (top level)."""
+    out = []
+    for e in jaxpr.eqns:
+        tb = getattr(e.source_info, "traceback", None)
+        if tb is not None:
+            out.extend(tb.raw_frames()[0])
+    return out
+
+
+def _unwrapped(fun: Any) -> Any:
+    import inspect
+
+    while isinstance(fun, functools.partial):
+        fun = fun.func
+    return inspect.unwrap(fun)
+
+
+def _body_debug_info(found: tuple[Callable, str | None] | None, name: str | None, args: list, body: Any) -> Any:
+    """The debug info 0.10's ``mpmd_map`` gives the kernel body: JAX's own
+    ``api_util.debug_info`` of the function, its name replaced by the ``name=`` given.
+    Without the function: the body's own, with generic argument names."""
+    from jax._src import api_util
+
+    if found is None:
+        info = body.debug_info
+        return info._replace(arg_names=tuple(f"arg{i}" for i in range(len(args)))) if info is not None else None
+    fun, given = found
+    info = api_util.debug_info("mpmd_map", fun, [a.aval for a in args], {})
+    return info.replace_func_name(given) if given else info
+
+
+def mosaic_params(compiler_params: Any) -> Any:
+    """The TPU ``CompilerParams`` of a kernel equation (difference 12): 0.8 keeps them in
+    a ``FrozenDict`` by backend (``{'mosaic_tpu': CompilerParams(...)}``), 0.9 and 0.10
+    the object itself. ``None`` when there are none."""
+    from collections.abc import Mapping
+
+    if compiler_params is None:
+        return None
+    if isinstance(compiler_params, Mapping):
+        return compiler_params.get("mosaic_tpu") or compiler_params.get("mosaic")
+    return compiler_params
+
+
+# ---------------------------------------------------------------------------------------
+# TPU sizes
+
+
+def pretend_tpu(chip: str) -> None:
+    """Makes ``pltpu.get_tpu_info()`` answer with a TPU ``chip``'s sizes (one TensorCore
+    per device) on this CPU host (difference 8). Raises ``ValueError`` naming the chips
+    JAX knows when ``chip`` is not one."""
+    from jax._src.pallas.mosaic import tpu_info
+
+    try:
+        version = tpu_info.ChipVersion(chip)
+    except ValueError:
+        known = ", ".join(v.value for v in tpu_info.ChipVersion)
+        raise ValueError(f"SEMCHECK_TPU={chip}: not a TPU chip JAX knows; one of: {known}") from None
+    if hasattr(tpu_info, "get_tpu_info_for_chip"):
+        tpu_info.registry["cpu"] = lambda: tpu_info.get_tpu_info_for_chip(version, 1)
+    else:
+        tpu_info.registry["cpu"] = functools.partial(_info_as_device_kind, tpu_info, version)
+
+
+#: The device kind JAX 0.8's ``get_tpu_info`` matches for each chip.
+_DEVICE_KINDS = {"v2": "TPU v2", "v3": "TPU v3", "v4i": "TPU v4 lite", "v4": "TPU v4", "v5e": "TPU v5 lite",
+                 "v5p": "TPU v5", "v6e": "TPU v6 lite", "7x": "TPU7x"}
+
+
+def _info_as_device_kind(tpu_info: Any, version: Any) -> Any:
+    """JAX 0.8's own ``get_tpu_info`` for ``version``'s device kind, one core per device."""
+    core = tpu_info.core
+    kind, cores = core.get_device_kind, core.get_num_device_cores
+    core.get_device_kind = lambda: _DEVICE_KINDS[version.value]
+    core.get_num_device_cores = lambda: 1
+    try:
+        return getattr(tpu_info.get_tpu_info, "__wrapped__", tpu_info.get_tpu_info)()
+    finally:
+        core.get_device_kind, core.get_num_device_cores = kind, cores
