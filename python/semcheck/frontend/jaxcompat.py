@@ -65,6 +65,9 @@ Differences found (comparing the kernel jaxprs of every test and seed kernel, th
 12. **Compiler params** on a kernel equation: a ``FrozenDict`` by backend
     (``{'mosaic_tpu': CompilerParams(...)}``, 0.8), the ``CompilerParams`` (0.9, 0.10);
     :func:`mosaic_params`.
+13. **Dead code in kernel bodies**: from 0.9, ``pallas_call`` runs JAX's
+    ``pe.dce_jaxpr`` on the kernel body it traced (a ``fori_loop`` whose index and carry
+    nothing reads loses them); 0.8 does not. :func:`kernel_call` runs it under 0.8.
 10. **User-facing API** (a script written for one version fails under another as a
     script error; the tests skip such kernels by name): ``pl.kernel(out_type=,
     scratch_types=)`` (0.10) is ``out_shape=``, ``scratch_shapes=`` (0.8, 0.9);
@@ -489,11 +492,23 @@ def kernel_call(eqn: Any, context: Any = None) -> KernelCall:
 def _pallas_call(eqn: Any) -> KernelCall:
     gm = param(eqn, "grid_mapping")
     jaxpr = param(eqn, "jaxpr")
-    return KernelCall(primitive="pallas_call", jaxpr=getattr(jaxpr, "jaxpr", jaxpr),
+    return KernelCall(primitive="pallas_call", jaxpr=_as_traced_from_0_9(getattr(jaxpr, "jaxpr", jaxpr)),
                       num_inputs=int(gm.num_index_operands) + int(gm.num_inputs), num_outputs=int(gm.num_outputs),
                       name=eqn.params.get("name"), compiler_params=eqn.params.get("compiler_params"),
                       input_output_aliases=dict(eqn.params.get("input_output_aliases") or ()),
                       grid_mapping=gm, meshes=(), default_space="vmem")
+
+
+def _as_traced_from_0_9(jaxpr: Any) -> Any:
+    """A ``pallas_call`` kernel body as 0.9 and later trace it (difference 13): they run
+    JAX's own dead-code elimination on it (``pe.dce_jaxpr``, every argument kept), which
+    drops, say, a ``fori_loop``'s index and carry that nothing reads; 0.8 does not, so
+    it is run here."""
+    if _since(9):
+        return jaxpr
+    from jax._src.interpreters import partial_eval as pe
+
+    return pe.dce_jaxpr(jaxpr, used_outputs=[True] * len(jaxpr.outvars), instantiate=True)[0]
 
 
 def _mpmd_map(eqn: Any) -> KernelCall:
@@ -666,6 +681,7 @@ def _body_debug_info(found: tuple[Callable, str | None] | None, name: str | None
         return info._replace(arg_names=tuple(f"arg{i}" for i in range(len(args)))) if info is not None else None
     fun, given = found
     info = api_util.debug_info("mpmd_map", fun, [a.aval for a in args], {})
+    info = info._replace(result_paths=())  # the body returns nothing
     return info.replace_func_name(given) if given else info
 
 

@@ -1,8 +1,13 @@
 """Seed 001's exchange between a chip's two TensorCores with the rendezvous signalled by
 `core_index=` instead of `device_id={'tc': ...}`: the same kernel. ``CORE=own`` signals
 the core itself: the rendezvous no longer holds the other core back, and its copy can
-land before this core entered."""
+land before this core entered.
 
+Written to run under every JAX semcheck reads (the seed uses jax 0.10's keywords): the
+output type is passed positionally, and the scratch under the keyword this JAX's
+`pl.kernel` takes (`scratch_types` from 0.10, `scratch_shapes` before)."""
+
+import inspect
 import os
 
 import jax
@@ -27,11 +32,12 @@ def exchange_kernel(x_hbm, o_hbm, send_vmem, recv_vmem, sems):
 
 
 x = jnp.zeros((2, 8, 128), jnp.float32)
+SCRATCH = "scratch_types" if "scratch_types" in inspect.signature(pl.kernel).parameters else "scratch_shapes"
 exchange = pl.kernel(
     exchange_kernel,
-    out_type=jax.ShapeDtypeStruct(x.shape, x.dtype),
+    jax.ShapeDtypeStruct(x.shape, x.dtype),
     mesh=pltpu.create_tensorcore_mesh("tc", num_cores=2),
-    scratch_types=(pltpu.VMEM((8, 128), x.dtype), pltpu.VMEM((8, 128), x.dtype), pltpu.SemaphoreType.DMA((4,))),
+    **{SCRATCH: (pltpu.VMEM((8, 128), x.dtype), pltpu.VMEM((8, 128), x.dtype), pltpu.SemaphoreType.DMA((4,)))},
     compiler_params=pltpu.CompilerParams(collective_id=1),
 )
 jax.jit(exchange)(x)
