@@ -19,8 +19,45 @@ SEEDS = os.path.join(REPO, "protocols", "pallas")
 KERNELS = os.path.join(HERE, "kernels")
 
 
+def _installed_jax() -> tuple[str, tuple[int, int]]:
+    """The version of the JAX the exports run under (this interpreter's), read without
+    importing JAX (the tests' own process never starts it)."""
+    from importlib.metadata import version
+
+    v = version("jax")
+    major, minor = (int(p) for p in v.split(".")[:2])
+    return v, (major, minor)
+
+
+JAX_VERSION, JAX_MINOR = _installed_jax()
+
+
+def needs_jax(minor: int, why: str) -> pytest.MarkDecorator:
+    """Skips a test under a JAX older than 0.``minor``, by name and with the reason: the
+    kernel it reads uses an API that JAX does not have (``why``)."""
+    return pytest.mark.skipif(JAX_MINOR < (0, minor),
+                              reason=f"needs jax >= 0.{minor}, this is jax {JAX_VERSION}: {why}")
+
+
+#: Why a kernel calling ``pl.kernel(out_type=..., scratch_types=...)`` is skipped before 0.10.
+PL_KERNEL_KEYWORDS = ("it calls pl.kernel(out_type=..., scratch_types=...), jax 0.10's keywords (0.8 and 0.9 "
+                      "call them out_shape= and scratch_shapes=)")
+
+
 def seed_files() -> list[str]:
     return sorted(os.path.join(SEEDS, f) for f in os.listdir(SEEDS) if f.endswith(".py"))
+
+
+def uses_pl_kernel_keywords(path: str) -> bool:
+    """Whether a kernel file calls ``pl.kernel`` with jax 0.10's keywords."""
+    with open(path) as f:
+        return "out_type=" in f.read()
+
+
+def seed_params() -> list:
+    """The seed files as test parameters, each marked with the JAX it needs."""
+    return [pytest.param(p, marks=needs_jax(10, PL_KERNEL_KEYWORDS)) if uses_pl_kernel_keywords(p) else p
+            for p in seed_files()]
 
 
 def kernel_files() -> list[str]:

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from conftest import SEEDS, seed_files
+from conftest import KERNELS, PL_KERNEL_KEYWORDS, SEEDS, needs_jax, seed_params
 from helpers import evaluate, line_of, ops, sem_uses, statements
 
 NS = (2, 3, 4)
@@ -29,7 +29,7 @@ def decls(k: dict) -> tuple:
     return bufs, sems
 
 
-@pytest.mark.parametrize("path", seed_files(), ids=lambda p: os.path.basename(p))
+@pytest.mark.parametrize("path", seed_params(), ids=lambda p: os.path.basename(p))
 @pytest.mark.parametrize("n", NS)
 def test_every_seed_file_exports_with_located_statements(exports, path, n):
     doc = exports.get(path, n)
@@ -122,6 +122,7 @@ def test_psum_scatter(exports, n):
     assert [evaluate(half["start"], {"x": 0}, (0, p), (n, 2)) for p in (0, 1)] == [0, 1]
 
 
+@needs_jax(10, PL_KERNEL_KEYWORDS)
 def test_tensorcore_seeds(exports):
     k = kernel_of(exports, "tc_exchange", 2)
     assert k["primitive"] == "mpmd_map" and k["mesh"] == {"kind": "tensorcore", "axes": [{"name": "tc", "size": 2}]}
@@ -142,6 +143,32 @@ def test_tensorcore_seeds(exports):
     stores = [s for s in statements(k["body"]) if s["op"] == "store"]
     assert [s["value"]["name"] for s in stores] == ["2*{}", "{}+1"]
     assert k["entry"]["implicit_entry_barrier"]
+
+
+def test_pl_kernel_is_read_alike_under_every_jax(exports):
+    """tc_core_index.py is seed 001's exchange with its rendezvous signalled by
+    `core_index=`, written to run under every JAX: `pl.kernel` (staged as `mpmd_map` by
+    jax 0.10, as refs closed over by a `core_map` by 0.8 and 0.9) is read with the same
+    arguments, names, roles and statements."""
+    path = os.path.join(KERNELS, "tc_core_index.py")
+    doc = exports.get(path, 2)
+    assert doc["errors"] == []
+    (k,) = doc["kernels"]
+    assert k["status"] == "ok", k["errors"]
+    assert (k["name"], k["primitive"]) == ("exchange_kernel", "mpmd_map")
+    assert k["function"] == {"file": path, "line": line_of(path, "def exchange_kernel"), "function": "exchange_kernel"}
+    assert k["mesh"] == {"kind": "tensorcore", "axes": [{"name": "tc", "size": 2}]}
+    assert decls(k) == ([("x_hbm", "input", "hbm", [2], 4096, True), ("o_hbm", "output", "hbm", [2], 4096, True),
+                         ("send_vmem", "scratch", "vmem", [], 4096, False),
+                         ("recv_vmem", "scratch", "vmem", [], 4096, False)],
+                        [("sems", "dma", 4, False), ("barrier", "barrier", None, False)])
+    assert ops(k) == ["dma_start", "dma_wait:all", "signal", "wait", "dma_start", "dma_wait:send", "dma_wait:recv",
+                      "dma_start", "dma_wait:all"]
+    sig = k["body"][2]
+    assert sig["loc"]["line"] == line_of(path, "core_index=")
+    assert sig["device"]["kind"] == "axes" and sig["device"]["axes"][0]["axis"] == "tc"
+    assert [evaluate(sig["device"]["axes"][0]["index"], {"tc": c}) for c in (0, 1)] == [1, 0]
+    assert k["entry"]["collective_id"] == 1 and not k["entry"]["implicit_entry_barrier"]
 
 
 @pytest.mark.parametrize("n", NS)
@@ -168,6 +195,7 @@ def test_mutants_differ_from_their_seed_as_named(exports, n):
     assert len(sem_uses(k, "left_capacity_sem")) == seed - 1
 
 
+@needs_jax(10, PL_KERNEL_KEYWORDS)
 def test_tensorcore_mutants(exports):
     k = kernel_of(exports, "tc_exchange--no-barrier", 2)
     assert "signal" not in ops(k) and k["entry"]["skip_device_barrier"]

@@ -67,7 +67,9 @@ Differences found (comparing the kernel jaxprs of every test and seed kernel, th
     :func:`mosaic_params`.
 13. **Dead code in kernel bodies**: from 0.9, ``pallas_call`` runs JAX's
     ``pe.dce_jaxpr`` on the kernel body it traced (a ``fori_loop`` whose index and carry
-    nothing reads loses them); 0.8 does not. :func:`kernel_call` runs it under 0.8.
+    nothing reads loses them); 0.8 does not. And 0.9 gave ``semaphore_signal`` /
+    ``semaphore_wait`` a ``SemaphoreEffect`` that DCE keeps; in 0.8 they have none.
+    :func:`kernel_call` runs the same DCE under 0.8, those two counted as effects.
 10. **User-facing API** (a script written for one version fails under another as a
     script error; the tests skip such kernels by name): ``pl.kernel(out_type=,
     scratch_types=)`` (0.10) is ``out_shape=``, ``scratch_shapes=`` (0.8, 0.9);
@@ -502,13 +504,50 @@ def _pallas_call(eqn: Any) -> KernelCall:
 def _as_traced_from_0_9(jaxpr: Any) -> Any:
     """A ``pallas_call`` kernel body as 0.9 and later trace it (difference 13): they run
     JAX's own dead-code elimination on it (``pe.dce_jaxpr``, every argument kept), which
-    drops, say, a ``fori_loop``'s index and carry that nothing reads; 0.8 does not, so
-    it is run here."""
+    drops, say, a ``fori_loop``'s index and carry that nothing reads; 0.8 does not, so it
+    is run here, with the one difference in effects 0.9 made: ``semaphore_signal`` and
+    ``semaphore_wait`` (and what contains one) carry 0.9's ``SemaphoreEffect``, which DCE
+    keeps, and have no effect in 0.8 (so 0.8's DCE would drop a wait)."""
     if _since(9):
         return jaxpr
     from jax._src.interpreters import partial_eval as pe
 
-    return pe.dce_jaxpr(jaxpr, used_outputs=[True] * len(jaxpr.outvars), instantiate=True)[0]
+    original = pe.has_effects
+
+    def has_effects(eqn: Any) -> bool:
+        return original(eqn) or _signals_or_waits(eqn)
+
+    pe.has_effects = has_effects
+    _clear_dce_caches(pe)  # results cached with 0.8's own effects must not be reused
+    try:
+        return pe.dce_jaxpr(jaxpr, used_outputs=[True] * len(jaxpr.outvars), instantiate=True)[0]
+    finally:
+        pe.has_effects = original
+        _clear_dce_caches(pe)
+
+
+def _signals_or_waits(eqn: Any) -> bool:
+    """Whether an equation is, or contains, a ``semaphore_signal`` / ``semaphore_wait``."""
+    if eqn.primitive.name in ("semaphore_signal", "semaphore_wait"):
+        return True
+    return any(_signals_or_waits(e) for sub in _sub_jaxprs(eqn) for e in sub.eqns)
+
+
+def _sub_jaxprs(eqn: Any) -> list:
+    from jax._src import core as jax_core
+
+    out = []
+    for p in eqn.params.values():
+        for sub in (p if isinstance(p, (tuple, list)) else (p,)):
+            sub = getattr(sub, "jaxpr", sub)
+            if isinstance(sub, jax_core.Jaxpr):
+                out.append(sub)
+    return out
+
+
+def _clear_dce_caches(pe: Any) -> None:
+    for cached in (pe._dce_jaxpr, pe._cached_closed_call_dce):
+        cached.cache_clear()
 
 
 def _mpmd_map(eqn: Any) -> KernelCall:
