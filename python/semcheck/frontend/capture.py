@@ -41,7 +41,7 @@ from jax._src.interpreters import mlir
 
 from . import jaxcompat, location
 from .dataflow import KERNELS, fed_by_kernels, sub_jaxprs
-from .errors import FrontendFailure, internal_error
+from .errors import FrontendFailure, Unsupported, internal_error
 from .kernel import Captured, note_traced_names
 
 
@@ -59,6 +59,9 @@ class Capture:
         self._keys: dict[Any, Captured] = {}
         self.lower = lower
         self.computations = 0
+        #: The error record of a failure of the front end while the script ran (an
+        #: ``internal error``, or a JAX layout it does not know): the script was stopped.
+        self.failure: dict | None = None
 
     # -- finding kernel equations -------------------------------------------------
 
@@ -412,7 +415,7 @@ def run_script(path: str, argv: list[str], capture: Capture) -> dict:
             script["error"] = _error_record(e, path, f"the script exited with status {e.code}")
     except FrontendFailure as e:
         script["status"] = "raised"
-        script["error"] = e.record
+        script["error"] = capture.failure = e.record
     except BaseException as e:  # noqa: BLE001 - the user's error is reported, not raised
         if isinstance(e, KeyboardInterrupt):
             raise
@@ -463,7 +466,7 @@ def capture_call(fn: Any, args: tuple, kwargs: dict, capture: Capture) -> dict:
             fn(*args, **kwargs)
     except FrontendFailure as e:
         record["status"] = "raised"
-        record["error"] = e.record
+        record["error"] = capture.failure = e.record
     except BaseException as e:  # noqa: BLE001
         if isinstance(e, KeyboardInterrupt):
             raise
@@ -477,13 +480,17 @@ def capture_call(fn: Any, args: tuple, kwargs: dict, capture: Capture) -> dict:
 
 @contextlib.contextmanager
 def ours(what: str) -> Any:
-    """Runs the front end's own code inside the user's script: an exception it raises
-    is semcheck's failure (:class:`~semcheck.frontend.errors.FrontendFailure`, at the
-    script's statement that led to it), never the script's error."""
+    """Runs the front end's own code inside the user's script. An exception it raises is
+    semcheck's (:class:`~semcheck.frontend.errors.FrontendFailure`, at the script's
+    statement that led to it), never the script's error: an ``internal error``, or, for a
+    JAX layout :mod:`~semcheck.frontend.jaxcompat` does not know, that unsupported
+    construct."""
     try:
         yield
     except FrontendFailure:
         raise
+    except Unsupported as u:
+        raise FrontendFailure({**u.record(), "loc": u.loc or _caller()}) from u
     except Exception as e:  # noqa: BLE001 - ours, reported as semcheck's
         raise FrontendFailure(internal_error(what, e, _caller())) from e
 

@@ -82,11 +82,12 @@ def _files(obj: Any, out: set) -> None:
             _files(v, out)
 
 
-def document(script: dict, captured: list, devices: int, kernel: str | None) -> dict:
-    """Builds the document from the script record and the captured kernels."""
+def document(script: dict, captured: list, devices: int, kernel: str | None, failure: dict | None = None) -> dict:
+    """Builds the document from the script record and the captured kernels. ``failure``:
+    the front end's own failure while the script ran, which stopped it (a top-level
+    error, whatever was captured before)."""
     import jax
 
-    from .errors import INTERNAL
     from .kernel import build_kernel
 
     kernels, names = [], {}
@@ -108,8 +109,10 @@ def document(script: dict, captured: list, devices: int, kernel: str | None) -> 
                                       + (", ".join(k["name"] for k in kernels) or "no kernels"),
                            "loc": None})
         kernels = chosen
-    if script["status"] != "ok":
-        if kernels and script["error"]["construct"] != INTERNAL:
+    if failure is not None:
+        errors.append(failure)
+    elif script["status"] != "ok":
+        if kernels:
             warnings.append({"message": "the script raised after its kernels were captured; kernel outputs are "
                                         "zero-filled placeholders, so host-side checks of the results fail",
                              "error": script["error"]})
@@ -195,7 +198,7 @@ def export_file(path: str, devices: int, kernel: str | None = None, argv: list[s
         cap = Capture(lower=lower)
         done = run_script(path, list(argv or []), cap)
         done["sha256"] = sha256(os.path.abspath(path))
-        return document(done, cap.kernels, devices, kernel)
+        return document(done, cap.kernels, devices, kernel, cap.failure)
 
     return _guarded(script, devices, run)
 
@@ -217,6 +220,6 @@ def export_call(fn: Any, args: tuple, kwargs: dict, devices: int, kernel: str | 
         done = capture_call(fn, args, kwargs, cap)
         if done.get("file"):
             done["sha256"] = sha256(done["file"])
-        return document(done, cap.kernels, devices, kernel)
+        return document(done, cap.kernels, devices, kernel, cap.failure)
 
     return _guarded(script, devices, run)

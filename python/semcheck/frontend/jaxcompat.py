@@ -145,7 +145,7 @@ def unsupported_jax_error(version: str | None = None) -> dict[str, Any]:
         "loc": None,
         "message": (f"semcheck's front end reads Pallas kernels with JAX {supported_range()}; this interpreter "
                     f"({sys.executable}) has jax {v}. Either install a supported JAX in it "
-                    f"(`{os.path.basename(sys.executable) or 'python'} -m pip install '{pip_requirement()}'`), "
+                    f"(`{sys.executable or 'python'} -m pip install '{pip_requirement()}'`), "
                     "or let semcheck use its managed environment (SEMCHECK_PYTHON=managed)."),
     }
 
@@ -551,6 +551,8 @@ def _clear_dce_caches(pe: Any) -> None:
 
 
 def _mpmd_map(eqn: Any) -> KernelCall:
+    if not _since(10):
+        raise layout_error("mpmd_map", "an `mpmd_map` equation", "`pl.kernel` staged as `core_map` (before 0.10)")
     jaxprs = param(eqn, "jaxprs")
     meshes = tuple(param(eqn, "meshes"))
     jaxpr = jaxprs[0] if jaxprs else None
@@ -580,8 +582,12 @@ def _core_map(eqn: Any, context: Any) -> KernelCall:
     mesh = param(eqn, "mesh")
     name = eqn.params.get("name")
     fun = find_kernel_body(name, body)
+    if fun is None:
+        raise layout_error("core_map", f"the function pl.kernel was given for `{name}` was not seen when pl.kernel "
+                                       "was called (its argument names and def are not in the staged core_map)",
+                           "pl.kernel's `_make_kernel`, which semcheck watches, to have been called for it")
     jaxpr = body.replace(constvars=others, invars=[*args, *scratch],
-                         debug_info=_body_debug_info(fun, name, [*args, *scratch], body))
+                         debug_info=_body_debug_info(fun, [*args, *scratch]))
     return KernelCall(primitive="mpmd_map", jaxpr=jaxpr, num_inputs=len(inputs), num_outputs=len(outputs),
                       name=None, compiler_params=eqn.params.get("compiler_params"), input_output_aliases={},
                       grid_mapping=None, meshes=(mesh,), default_space="any")
@@ -659,8 +665,9 @@ def watch_kernel_bodies() -> Callable[[], None]:
         return lambda: None
     from jax._src.pallas import helpers
 
-    original = helpers._make_kernel
-    if getattr(original, "_semcheck_original", None) is not None:
+    original = getattr(helpers, "_make_kernel", None)
+    if original is None or getattr(original, "_semcheck_original", None) is not None:
+        # Not there: a pl.kernel is then unsupported (find_kernel_body finds no body).
         return lambda: None
 
     @functools.wraps(original)
@@ -709,15 +716,11 @@ def _unwrapped(fun: Any) -> Any:
     return inspect.unwrap(fun)
 
 
-def _body_debug_info(found: tuple[Callable, str | None] | None, name: str | None, args: list, body: Any) -> Any:
+def _body_debug_info(found: tuple[Callable, str | None], args: list) -> Any:
     """The debug info 0.10's ``mpmd_map`` gives the kernel body: JAX's own
-    ``api_util.debug_info`` of the function, its name replaced by the ``name=`` given.
-    Without the function: the body's own, with generic argument names."""
+    ``api_util.debug_info`` of the function, its name replaced by the ``name=`` given."""
     from jax._src import api_util
 
-    if found is None:
-        info = body.debug_info
-        return info._replace(arg_names=tuple(f"arg{i}" for i in range(len(args)))) if info is not None else None
     fun, given = found
     info = api_util.debug_info("mpmd_map", fun, [a.aval for a in args], {})
     info = info._replace(result_paths=())  # the body returns nothing
