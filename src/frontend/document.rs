@@ -11,6 +11,10 @@ use semcheck_model::{ErrorKind, ModelError};
 /// The format this semcheck reads.
 pub const FORMAT: &str = "semcheck-kernel 1";
 
+/// The construct of a failure of the front end's own code (a semcheck bug, not the
+/// script's error): its traceback is semcheck's, shown wherever the error is.
+pub const INTERNAL_ERROR: &str = "internal error";
+
 /// A source location of the document.
 #[derive(Clone, Debug, Default, Deserialize)]
 pub struct LocDoc {
@@ -55,9 +59,27 @@ pub struct ErrorDoc {
 }
 
 impl ErrorDoc {
-    /// `psum.py:57: semaphore_read: ...`.
+    /// `psum.py:57: semaphore_read: ...`; an internal error with the end of semcheck's
+    /// traceback.
     pub fn describe(&self) -> String {
-        located(self.loc.as_ref(), &format!("{}: {}", self.construct, self.message))
+        let what = located(self.loc.as_ref(), &format!("{}: {}", self.construct, self.message));
+        if self.construct == INTERNAL_ERROR {
+            format!("{what}{}", self.traceback_tail())
+        } else {
+            what
+        }
+    }
+
+    /// The last lines of the traceback, said to be semcheck's or the script's.
+    fn traceback_tail(&self) -> String {
+        let Some(tb) = &self.traceback else { return String::new() };
+        let whose = if self.construct == INTERNAL_ERROR { "semcheck's" } else { "the script's" };
+        let tail: Vec<&str> = tb.lines().rev().take(12).collect();
+        let mut msg = format!("\n  {whose} traceback ends with:\n");
+        for l in tail.iter().rev() {
+            msg.push_str(&format!("    {l}\n"));
+        }
+        msg.trim_end().to_string()
     }
 }
 
@@ -177,13 +199,60 @@ impl Document {
     pub fn check_errors(&self, what: &str) -> Result<(), ModelError> {
         let Some(e) = self.errors.first() else { return Ok(()) };
         let mut msg = format!("{what}: {}", e.describe());
-        if let Some(tb) = &e.traceback {
-            let tail: Vec<&str> = tb.lines().rev().take(12).collect();
-            msg.push_str("\n  the script's traceback ends with:\n");
-            for l in tail.iter().rev() {
-                msg.push_str(&format!("    {l}\n"));
-            }
+        if e.construct != INTERNAL_ERROR {
+            msg.push_str(&e.traceback_tail());
         }
         Err(ModelError::new(ErrorKind::Unsupported, msg.trim_end().to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error(construct: &str) -> ErrorDoc {
+        ErrorDoc {
+            construct: construct.to_string(),
+            message: "what went wrong".to_string(),
+            loc: Some(LocDoc { file: "/k/psum.py".to_string(), line: 57, ..LocDoc::default() }),
+            traceback: Some("Traceback (most recent call last):\n  File \"walker.py\", line 1\nZeroDivisionError".to_string()),
+        }
+    }
+
+    #[test]
+    fn an_internal_error_shows_semcheck_s_traceback_wherever_it_is() {
+        let d = error(INTERNAL_ERROR).describe();
+        assert!(d.starts_with("psum.py:57: internal error: what went wrong"), "{d}");
+        assert!(d.contains("semcheck's traceback ends with:") && d.ends_with("ZeroDivisionError"), "{d}");
+        let doc = Document {
+            format: FORMAT.to_string(),
+            devices: 2,
+            producer: Value::Null,
+            script: Value::Null,
+            kernels: vec![],
+            errors: vec![error(INTERNAL_ERROR)],
+            warnings: vec![],
+            files: BTreeMap::new(),
+        };
+        let msg = doc.check_errors("k.py").unwrap_err().to_string();
+        assert_eq!(msg.matches("traceback ends with").count(), 1, "{msg}");
+    }
+
+    #[test]
+    fn a_script_error_shows_the_script_s_traceback_at_the_top_level_only() {
+        let e = error("script error");
+        assert!(!e.describe().contains("traceback"));
+        let doc = Document {
+            format: FORMAT.to_string(),
+            devices: 2,
+            producer: Value::Null,
+            script: Value::Null,
+            kernels: vec![],
+            errors: vec![e],
+            warnings: vec![],
+            files: BTreeMap::new(),
+        };
+        let msg = doc.check_errors("k.py").unwrap_err().to_string();
+        assert!(msg.contains("the script's traceback ends with:"), "{msg}");
     }
 }

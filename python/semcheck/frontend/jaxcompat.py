@@ -46,7 +46,8 @@ Differences found (comparing the kernel jaxprs of every test and seed kernel, th
    ``BitcastTransform`` / ``ReshapeTransform`` (0.9, 0.10); :func:`transform_kind`.
 6. **``shard_map`` manual axes**: param ``manual_axes`` (0.8, 0.9), ``newly_manual_axes``
    (0.10); :func:`shard_map_manual_axes`.
-7. **``run_scoped``** has a ``ref_transforms`` param in 0.10 only; :func:`run_scoped_ref_transforms`.
+7. **``run_scoped``** has a ``ref_transforms`` param in 0.10 only;
+   :func:`run_scoped_ref_transforms`.
 8. **TPU sizes for ``SEMCHECK_TPU``**: ``tpu_info.get_tpu_info_for_chip`` exists in 0.9,
    0.10; 0.8's ``get_tpu_info`` matches the device kind and falls back on its
    ``registry``; :func:`pretend_tpu`.
@@ -58,24 +59,26 @@ Differences found (comparing the kernel jaxprs of every test and seed kernel, th
    before: the walker reads both. Each Pallas primitive the walker reads has the params
    of :data:`PARAMS` for its version, checked (:func:`check_params`): a param added or
    removed is an unsupported construct, not a silently different reading.
-11. **Tracebacks**: from 0.9 an equation's traceback stops where its jaxpr started
+10. **Tracebacks**: from 0.9 an equation's traceback stops where its jaxpr started
     tracing (``TracebackScope`` in ``trace_to_jaxpr_dynamic``); 0.8 records the whole
     stack, so the ``stack`` of a location in a ``pl.when`` branch would also name the
     decorator's line. :func:`user_frames` cuts 0.8's at the same place.
-12. **Compiler params** on a kernel equation: a ``FrozenDict`` by backend
+11. **Compiler params** on a kernel equation: a ``FrozenDict`` by backend
     (``{'mosaic_tpu': CompilerParams(...)}``, 0.8), the ``CompilerParams`` (0.9, 0.10);
     :func:`mosaic_params`.
-13. **Dead code in kernel bodies**: from 0.9, ``pallas_call`` runs JAX's
+12. **Dead code in kernel bodies**: from 0.9, ``pallas_call`` runs JAX's
     ``pe.dce_jaxpr`` on the kernel body it traced (a ``fori_loop`` whose index and carry
     nothing reads loses them); 0.8 does not. And 0.9 gave ``semaphore_signal`` /
     ``semaphore_wait`` a ``SemaphoreEffect`` that DCE keeps; in 0.8 they have none.
     :func:`kernel_call` runs the same DCE under 0.8, those two counted as effects.
-10. **User-facing API** (a script written for one version fails under another as a
+13. **User-facing API** (a script written for one version fails under another as a
     script error; the tests skip such kernels by name): ``pl.kernel(out_type=,
     scratch_types=)`` (0.10) is ``out_shape=``, ``scratch_shapes=`` (0.8, 0.9);
     ``pltpu.emit_pipeline(should_accumulate_out=)`` exists in 0.8, 0.9 only, ``tiling=``
-    in 0.9, 0.10; jax 0.9.2's ``jax.experimental.pallas.tpu`` imports ``absl`` without
-    declaring it as a dependency.
+    in 0.9, 0.10; ``pltpu.MemorySpace.ANY`` in 0.8 only; jax 0.9.2's
+    ``jax.experimental.pallas.tpu`` imports ``absl`` without declaring it as a dependency.
+    JAX's own library code may trace differently too: ``pltpu.emit_pipeline`` keeps its
+    slot indices in SMEM scratch in 0.8 and 0.9 (more statements, the same copies).
 
 Where the front end relies on a layout (a tree's arity, a param's name, an enum member),
 the expectation is checked here and a mismatch raises
@@ -83,7 +86,10 @@ the expectation is checked here and a mismatch raises
 installed JAX version (the walker adds the user's ``file.py:line``).
 
 Importing this module imports JAX (the device count must be configured first) but no
-private module of it: the version gate runs before anything private is touched.
+private module of it: the version gate runs before anything private is touched. The
+private modules the rest of the front end imports directly (``jax._src.core``,
+``source_info_util``, ``tree_util``, ``interpreters.mlir``) are where they were in every
+supported version.
 """
 
 from __future__ import annotations
@@ -238,12 +244,6 @@ def pjit_module() -> Any:
     return pjit
 
 
-def mlir_module() -> Any:
-    from jax._src.interpreters import mlir
-
-    return mlir
-
-
 def pallas_call_primitive() -> Any:
     from jax._src.pallas.pallas_call import pallas_call_p
 
@@ -276,7 +276,7 @@ _TRACE_ROOTS = ("trace_to_jaxpr", "trace_to_jaxpr_dynamic")
 
 def user_frames(traceback: Any) -> list:
     """The user frames (``source_info_util.Frame``, innermost first) of a traceback JAX
-    recorded, as JAX 0.9 and later record them (difference 11): JAX 0.8 records the whole
+    recorded, as JAX 0.9 and later record them (difference 10): JAX 0.8 records the whole
     Python stack, so a statement in a ``pl.when`` branch also names the kernel's line
     that applied the decorator; from 0.9 a traceback stops where the jaxpr it belongs to
     started tracing. Under 0.8 the frames outside the innermost ``trace_to_jaxpr`` are
@@ -502,7 +502,7 @@ def _pallas_call(eqn: Any) -> KernelCall:
 
 
 def _as_traced_from_0_9(jaxpr: Any) -> Any:
-    """A ``pallas_call`` kernel body as 0.9 and later trace it (difference 13): they run
+    """A ``pallas_call`` kernel body as 0.9 and later trace it (difference 12): they run
     JAX's own dead-code elimination on it (``pe.dce_jaxpr``, every argument kept), which
     drops, say, a ``fori_loop``'s index and carry that nothing reads; 0.8 does not, so it
     is run here, with the one difference in effects 0.9 made: ``semaphore_signal`` and
@@ -728,7 +728,7 @@ def _body_debug_info(found: tuple[Callable, str | None], args: list) -> Any:
 
 
 def mosaic_params(compiler_params: Any) -> Any:
-    """The TPU ``CompilerParams`` of a kernel equation (difference 12): 0.8 keeps them in
+    """The TPU ``CompilerParams`` of a kernel equation (difference 11): 0.8 keeps them in
     a ``FrozenDict`` by backend (``{'mosaic_tpu': CompilerParams(...)}``), 0.9 and 0.10
     the object itself. ``None`` when there are none."""
     from collections.abc import Mapping
