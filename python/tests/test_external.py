@@ -11,6 +11,7 @@ import sys
 
 import pytest
 
+from conftest import needs_jax
 from helpers import line_of, ops, sem_uses, statements
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -158,6 +159,8 @@ def test_the_fused_reduce_scatter_gmms_race_on_their_zero_initialised_output(dri
     assert v.requires == [], v
 
 
+@needs_jax(10, "tpu-inference 0.32.0's hierarchical reduce-scatter uses jax 0.10's SparseCore API (jax 0.9 has no "
+                   "`MemoryRef @ VectorSubcoreMesh`, jax 0.8 no `ChipVersion.num_physical_tensor_cores_per_chip`)")
 def test_tpu_inference_hierrs_sc_is_unsupported_with_its_reason(exports, tpu_inference):
     ((k, err),) = _unsupported(exports, "tpu_inference_hierrs_sc.py", 8)
     assert k["name"] == "scs_kernel"
@@ -166,6 +169,11 @@ def test_tpu_inference_hierrs_sc_is_unsupported_with_its_reason(exports, tpu_inf
     assert err["loc"]["file"].endswith("collectives/hierrs_sc/kernel.py")
 
 
+RPA_NEEDS = ("tpu-inference 0.32.0's ragged paged attention passes pltpu.CompilerParams(disable_semaphore_checks=...), "
+             "which jax 0.8 does not have")
+
+
+@needs_jax(9, RPA_NEEDS)
 def test_tpu_inference_rpa_cp_ring_is_read_whole(exports, tpu_inference):
     doc = exports.get(os.path.join(EXTERNAL, "tpu_inference_rpa_cp_ring.py"), 2)
     assert doc["errors"] == [] and doc["script"]["status"] == "ok"
@@ -195,6 +203,7 @@ def _loads(value: dict) -> list[dict]:
     return [leaf for a in value.get("args", []) for leaf in _loads(a)]
 
 
+@needs_jax(9, RPA_NEEDS)
 def test_tpu_inference_rpa_cp_ring_is_proved(tpu_inference):
     """The ring of the cache phase (each rank sends its KV block to the next and waits for
     the next rank's release of the slot before overwriting it) is proved at N = 2."""

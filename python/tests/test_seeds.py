@@ -165,7 +165,7 @@ def test_pl_kernel_is_read_alike_under_every_jax(exports):
     assert ops(k) == ["dma_start", "dma_wait:all", "signal", "wait", "dma_start", "dma_wait:send", "dma_wait:recv",
                       "dma_start", "dma_wait:all"]
     sig = k["body"][2]
-    assert sig["loc"]["line"] == line_of(path, "core_index=")
+    assert sig["loc"]["line"] == line_of(path, "pl.semaphore_signal(ready, 1, core_index=")
     assert sig["device"]["kind"] == "axes" and sig["device"]["axes"][0]["axis"] == "tc"
     assert [evaluate(sig["device"]["axes"][0]["index"], {"tc": c}) for c in (0, 1)] == [1, 0]
     assert k["entry"]["collective_id"] == 1 and not k["entry"]["implicit_entry_barrier"]
