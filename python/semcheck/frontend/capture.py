@@ -156,7 +156,7 @@ class Capture:
         CPU devices with every ``pallas_call`` replaced by a host callback that reports
         those operands (with the device's mesh coordinates) and returns zeros, and without
         donating its arguments (the script still owns them). Nothing of a kernel runs."""
-        axes = {id(eqn.params["jaxpr"]): _mesh_axes(sm) for eqn, sm, _ in found if _prefetches(eqn)}
+        axes = {id(jaxcompat.param(eqn, "jaxpr")): _mesh_axes(sm) for eqn, sm, _ in found if _prefetches(eqn)}
         if not axes:
             return Known({}, None)
 
@@ -346,7 +346,7 @@ def _operands_known(eqn: Any) -> list[int]:
     """The operands of a kernel equation whose values :meth:`Capture.prefetch_values` reads."""
     if eqn.primitive.name != "pallas_call":
         return []
-    return _known_operands(eqn.params["grid_mapping"], eqn.params["jaxpr"])
+    return _known_operands(jaxcompat.param(eqn, "grid_mapping"), jaxcompat.param(eqn, "jaxpr"))
 
 
 def _prefetches(eqn: Any) -> bool:

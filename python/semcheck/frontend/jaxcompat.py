@@ -528,21 +528,11 @@ def _as_traced_from_0_9(jaxpr: Any) -> Any:
 
 def _signals_or_waits(eqn: Any) -> bool:
     """Whether an equation is, or contains, a ``semaphore_signal`` / ``semaphore_wait``."""
+    from .dataflow import sub_jaxprs
+
     if eqn.primitive.name in ("semaphore_signal", "semaphore_wait"):
         return True
-    return any(_signals_or_waits(e) for sub in _sub_jaxprs(eqn) for e in sub.eqns)
-
-
-def _sub_jaxprs(eqn: Any) -> list:
-    from jax._src import core as jax_core
-
-    out = []
-    for p in eqn.params.values():
-        for sub in (p if isinstance(p, (tuple, list)) else (p,)):
-            sub = getattr(sub, "jaxpr", sub)
-            if isinstance(sub, jax_core.Jaxpr):
-                out.append(sub)
-    return out
+    return any(_signals_or_waits(e) for sub in sub_jaxprs(eqn) for e in sub.eqns)
 
 
 def _clear_dce_caches(pe: Any) -> None:
