@@ -4,6 +4,7 @@ one that reads its buffer before the copy has landed, at N = 2)."""
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 import shutil
 import subprocess
@@ -16,12 +17,19 @@ from conftest import REPO
 PROJECT = os.path.join(REPO, "tests", "wheel", "project")
 
 
+def _installed() -> bool:
+    """Whether the plugin is installed (the wheel's ``pytest11`` entry point)."""
+    return any(e.name == "semcheck" for e in importlib.metadata.entry_points(group="pytest11"))
+
+
 def pytest_in(project: str, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
-    """pytest in ``project`` with the plugin loaded as the entry point would load it."""
+    """pytest in ``project`` with the plugin loaded: by its entry point where the wheel is
+    installed, else named as the entry point names it."""
     env = {**os.environ, "PYTHONPATH": os.path.join(REPO, "python")}
     env.pop("SEMCHECK_API_CHILD", None)
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "semcheck.pytest_plugin", "-p", "no:cacheprovider",
-                           *args], cwd=project, env=env, capture_output=True, text=True, timeout=timeout)
+    plugin = [] if _installed() else ["-p", "semcheck.pytest_plugin"]
+    return subprocess.run([sys.executable, "-m", "pytest", *plugin, "-p", "no:cacheprovider", *args], cwd=project,
+                          env=env, capture_output=True, text=True, timeout=timeout)
 
 
 @pytest.fixture()
