@@ -165,6 +165,10 @@ pub struct Document {
     /// The hash of every file a location names.
     #[serde(default)]
     pub files: BTreeMap<String, Option<String>>,
+    /// The interpreter this process ran the export in, and why that one (`None` for a
+    /// document read from a file).
+    #[serde(skip)]
+    pub interpreter: Option<(std::path::PathBuf, super::interpreter::Origin)>,
 }
 
 impl Document {
@@ -233,6 +237,7 @@ mod tests {
             errors: vec![error(INTERNAL_ERROR)],
             warnings: vec![],
             files: BTreeMap::new(),
+            interpreter: None,
         };
         let msg = doc.check_errors("k.py").unwrap_err().to_string();
         assert_eq!(msg.matches("traceback ends with").count(), 1, "{msg}");
@@ -251,6 +256,7 @@ mod tests {
             errors: vec![e],
             warnings: vec![],
             files: BTreeMap::new(),
+            interpreter: None,
         };
         let msg = doc.check_errors("k.py").unwrap_err().to_string();
         assert!(msg.contains("the script's traceback ends with:"), "{msg}");

@@ -12,5 +12,6 @@ mod common;
 mod engines_cli;
 mod frontend;
 mod mutate;
+mod sarif;
 mod sizes;
 mod traces;
