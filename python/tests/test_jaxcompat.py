@@ -211,3 +211,18 @@ def test_a_failure_of_the_capture_is_semcheck_s_not_the_script_s(tmp_path):
     assert doc["script"]["status"] == "raised"
     # The kernel captured before the failure is still read.
     assert [k["name"] for k in doc["kernels"]] == ["ring"]
+
+
+def test_a_primitive_it_does_not_read_is_named_with_the_jax_version_and_line(tmp_path):
+    # As if semaphore_read were a primitive semcheck had never seen (one a newer JAX adds).
+    path = os.path.join(KERNELS, "unsupported", "semaphore_read.py")
+    status, doc = export_patched("""
+        from semcheck.frontend.walker import KernelWalker
+        del KernelWalker.p_semaphore_read
+    """, path, tmp_path)
+    assert status == 0 and doc["errors"] == []
+    (k,) = doc["kernels"]
+    (err,) = [e for e in k["errors"] if e["construct"] == "semaphore_read"]
+    assert err["message"] == ("primitive `semaphore_read` on a Ref is not supported (not one semcheck's front end "
+                              f"reads, under jax {JAX_VERSION})")
+    assert (err["loc"]["file"], err["loc"]["line"]) == (path, line_of(path, "pl.semaphore_read(sem)"))

@@ -93,7 +93,7 @@ class Compute:
         elif name == "axis_index":  # pragma: no cover - handled by p_axis_index
             raise AssertionError
         else:
-            raise self.unsupported(name, f"primitive `{name}` on index values is not supported")
+            raise self.unknown_primitive(name, "on index values")
         return r
 
     def index_vector(self, eqn: Any, ins: list, data: list[ValB]) -> list | None:

@@ -114,6 +114,12 @@ class KernelWalker(Views, Compute, Scalars, Accesses, Control):
     def unsupported(self, construct: str, message: str) -> Unsupported:
         return Unsupported(construct, message, self.loc)
 
+    def unknown_primitive(self, name: str, what: str) -> Unsupported:
+        """A primitive the walker does not read (``what``: how it was used), naming the JAX
+        version: one a newer JAX traces may be new to this front end."""
+        return self.unsupported(name, f"primitive `{name}` {what} is not supported (not one semcheck's front end "
+                                      f"reads, under jax {jaxcompat.jax_version()})")
+
     def fresh(self, hint: str) -> str:
         self.counter += 1
         return f"{hint}{self.counter}"
@@ -274,9 +280,9 @@ class KernelWalker(Views, Compute, Scalars, Accesses, Control):
             return
         ins = [self.read(env, x, raw=True) for x in eqn.invars]
         if any(isinstance(b, RefB) for b in ins):
-            raise self.unsupported(name, f"primitive `{name}` on a Ref is not supported")
+            raise self.unknown_primitive(name, "on a Ref")
         if eqn.effects:
-            raise self.unsupported(name, f"primitive `{name}` (with effects {set(map(str, eqn.effects))}) is not supported")
+            raise self.unknown_primitive(name, f"(with effects {set(map(str, eqn.effects))})")
         if all(isinstance(b, ExprB) for b in ins) and all(getattr(v.aval, "shape", None) == () for v in eqn.outvars):
             self.index_primitive(eqn, env, ins)
             return
