@@ -247,7 +247,11 @@ fn anchors(text: &str) -> BTreeSet<String> {
         }
         // Setext: a line of `=` or `-` under a paragraph line (not a table or list line).
         let under = line.trim();
-        if indent <= 3 && !under.is_empty() && (under.chars().all(|c| c == '=') || under.chars().all(|c| c == '-')) && k > 0 {
+        if indent <= 3
+            && !under.is_empty()
+            && (under.chars().all(|c| c == '=') || under.chars().all(|c| c == '-'))
+            && k > 0
+        {
             let (prev_number, prev) = lines[k - 1];
             let p = prev.trim();
             if prev_number + 1 == number
@@ -344,9 +348,8 @@ fn broken_links(page: &Path) -> Vec<String> {
                 continue;
             }
             let fragment = percent_decode(fragment);
-            let known = cache
-                .entry(target.clone())
-                .or_insert_with(|| anchors(&std::fs::read_to_string(&full).unwrap()));
+            let known =
+                cache.entry(target.clone()).or_insert_with(|| anchors(&std::fs::read_to_string(&full).unwrap()));
             if !known.contains(&fragment) {
                 out.push(format!(
                     "{where_}: {} has no heading with the anchor #{fragment} (its anchors: {})",
