@@ -87,7 +87,7 @@ fn without_code_spans(line: &str) -> String {
             Some(j) => i = j + n,
             None => {
                 // No closing run: the backticks are literal.
-                out.extend(std::iter::repeat('`').take(n));
+                out.extend(std::iter::repeat_n('`', n));
                 i += n;
             }
         }
@@ -254,12 +254,8 @@ fn anchors(text: &str) -> BTreeSet<String> {
         {
             let (prev_number, prev) = lines[k - 1];
             let p = prev.trim();
-            if prev_number + 1 == number
-                && !p.is_empty()
-                && !p.starts_with('|')
-                && !p.starts_with(['*', '-', '+', '>', '#'])
-                && !(under.starts_with('-') && under.len() < 2)
-            {
+            let paragraph = !(p.is_empty() || p.starts_with(['|', '*', '-', '+', '>', '#']));
+            if prev_number + 1 == number && paragraph {
                 add(slug(&heading_text(p)), &mut out);
             }
         }
