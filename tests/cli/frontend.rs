@@ -6,7 +6,7 @@
 //!
 //! Needs Python 3.10+ with `venv`: the first run creates the front end's environment
 //! under the cache directory (`SEMCHECK_CACHE_DIR`, `~/.cache/semcheck`; about 30 s),
-//! unless `SEMCHECK_PYTHON` names an interpreter with jax 0.10.2.
+//! unless `SEMCHECK_PYTHON` names an interpreter with a supported JAX (0.8 to 0.10).
 
 use std::path::PathBuf;
 use std::process::Command;
