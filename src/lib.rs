@@ -34,6 +34,8 @@
 //! ```
 
 pub mod assumptions;
+pub mod children;
+pub mod cleanup;
 pub mod corpus;
 pub mod coverage;
 pub mod frontend;

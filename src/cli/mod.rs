@@ -9,6 +9,7 @@ mod engines;
 mod list;
 mod mutate;
 mod replay;
+mod replay_kernel;
 mod report;
 mod semantics;
 mod shuttle;
