@@ -406,4 +406,47 @@ mod tests {
         assert!(parse_sizes("2..5000").is_err());
         assert!(parse_sizes("two").is_err());
     }
+
+    #[test]
+    fn sizes_are_written_as_runs() {
+        assert_eq!(sizes_text(&[2, 3, 4, 5]), "N = 2..5");
+        assert_eq!(sizes_text(&[6]), "N = 6");
+        assert_eq!(sizes_text(&[2, 3, 5, 8, 9, 10]), "N = 2..3, 5, 8..10");
+    }
+
+    #[test]
+    fn each_claim_is_listed_once_with_the_sizes_it_holds_for() {
+        let result = |devices: usize, checked: &[String]| SizeResult {
+            devices,
+            verdict: SizeVerdict::Proved,
+            method: Method::Window(Default::default()),
+            checked: checked.to_vec(),
+            seconds: 0.0,
+        };
+        let classes = |n: usize| {
+            format!(
+                "the windows of radius 1 fall into 2 classes of identical windows at N = {n}: one explored per class"
+            )
+        };
+        let report = SizesReport {
+            sizes: vec![
+                result(4, &["radius 1".into(), classes(4)]),
+                result(5, &["radius 1".into(), "radius 2".into()]),
+                result(6, &["radius 1".into(), classes(6)]),
+            ],
+            config: SizesConfig::default(),
+            seconds: 0.0,
+            error: None,
+        };
+        let got = claims(&report);
+        let want = vec![
+            ("radius 1".to_string(), vec![4, 5, 6]),
+            (
+                "the windows of radius 1 fall into 2 classes of identical windows: one explored per class".to_string(),
+                vec![4, 6],
+            ),
+            ("radius 2".to_string(), vec![5]),
+        ];
+        assert_eq!(got, want);
+    }
 }
