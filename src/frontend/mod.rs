@@ -42,6 +42,13 @@ pub fn is_document(path: &Path) -> bool {
 
 /// Reads an exported document (a `.json` target).
 pub fn read_document(path: &Path) -> Result<Document, ModelError> {
+    // Not a FIFO or a device: reading one could block or never end.
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        return Err(ModelError::new(
+            ErrorKind::UnknownName,
+            format!("the kernel document {} is not a regular file", path.display()),
+        ));
+    }
     let text = std::fs::read_to_string(path).map_err(|e| {
         ModelError::new(ErrorKind::UnknownName, format!("cannot read the kernel document {}: {e}", path.display()))
     })?;

@@ -11,6 +11,7 @@ mod cli;
 mod common;
 mod engines_cli;
 mod frontend;
+mod hostile;
 mod hygiene;
 mod mutate;
 mod replay_safety;
