@@ -31,7 +31,7 @@ pub(crate) struct ReplayArgs {
     pub(crate) kernel: Option<PathBuf>,
     /// For a trace of a kernel file: run the file the trace names even if it changed since
     /// the trace was written (its sha256 differs from the trace's `kernel-sha256`).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "kernel")]
     pub(crate) allow_changed: bool,
     /// Time and memory budgets.
     #[command(flatten)]
