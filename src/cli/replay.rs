@@ -125,7 +125,7 @@ pub(crate) fn run(args: &ReplayArgs) -> Result<i32, String> {
 }
 
 /// The largest trace file `replay` reads (a trace of a million events is far smaller).
-const MAX_TRACE_BYTES: u64 = 256 << 20;
+pub(crate) const MAX_TRACE_BYTES: u64 = 256 << 20;
 
 /// How much of a trace file `replay` reads under a memory budget of `budget` bytes: a
 /// quarter of it (the parsed file and the replay take a few times the text), at most
@@ -136,7 +136,7 @@ fn read_cap(budget: u64) -> u64 {
 
 /// Reads a file of at most `cap` bytes, so a device or a runaway file cannot exhaust
 /// memory (a FIFO that never ends is the time budget's: the watchdog stops it).
-fn read_bounded(path: &Path, cap: u64) -> std::io::Result<Vec<u8>> {
+pub(crate) fn read_bounded(path: &Path, cap: u64) -> std::io::Result<Vec<u8>> {
     limited(std::fs::File::open(path)?, cap)
 }
 

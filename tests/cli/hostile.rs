@@ -99,6 +99,8 @@ fn a_corpus_of_hostile_arguments_gets_an_exit_code_and_a_message() {
         vec!["replay", fifo, "--max-seconds", "1"],
         vec!["replay", "-", "--kernel", "/dev/zero"],
         vec!["replay", "/nonexistent", "--kernel", fifo],
+        vec!["check", "psum", "--devices", "2", "--engine", "shuttle", "--replay", fifo],
+        vec!["check", "psum", "--devices", "2", "--engine", "shuttle", "--replay", "/dev/zero"],
         vec!["semantics", "--json", "--json"],
         vec!["list", "extra"],
         vec!["--max-seconds", "1"],
