@@ -35,6 +35,19 @@ impl Rule {
         }
     }
 
+    /// What the rule forbids, in one sentence.
+    pub fn description(self) -> &'static str {
+        match self {
+            Rule::Race => "A cell is read while a write to it is in flight, or written while a read or write of it is.",
+            Rule::WrongResult => "A device exits with an output cell that differs from the specification.",
+            Rule::Deadlock => "No event can happen and some device has not finished: every device left is blocked.",
+            Rule::SemaphoreLeak => "A semaphore is non-zero, or a DMA is outstanding, when a device exits the kernel.",
+            Rule::OutsideKernel => {
+                "A DMA lands in, or a semaphore is signalled on, a device outside this invocation of the kernel."
+            }
+        }
+    }
+
     /// Every rule.
     pub const ALL: [Rule; 5] =
         [Rule::Race, Rule::WrongResult, Rule::Deadlock, Rule::SemaphoreLeak, Rule::OutsideKernel];

@@ -1,4 +1,4 @@
-"""The Python API, for kernel authors' own test suites.
+"""The Python API, for checks a pytest marker cannot express.
 
 ```python
 import semcheck
@@ -16,13 +16,16 @@ def test_script():
 
 The trace is specific to the device count, and JAX fixes the device count when it
 starts, so every export runs in a fresh child process (this interpreter) with N CPU
-devices. ``fn`` must be importable there: a module-level function (a test module is
-fine); ``args`` must pickle. Verdicts come from the ``semcheck`` binary (``SEMCHECK_BIN``,
-else the one installed with this package, else ``semcheck`` on ``PATH``), which reads the
-exported document (``semcheck check doc.json --json``).
+devices. ``fn`` must be importable there: a module-level function or a method of a test
+class (a test module is fine); ``args`` must pickle. The child imports ``fn``'s module, so
+a module that calls :func:`check` at its top level would call it again in the child:
+the child refuses (:class:`SemcheckError`) instead of starting another. Every child
+runs in its own process group, is ended with everything it started when its time budget
+(``max_seconds``, default 900 s) runs out, and leaves no temporary file.
 
-The pytest marker (:mod:`semcheck.pytest_plugin`) is the usual way in; these functions
-are for checks a marker cannot express.
+Verdicts come from the ``semcheck`` binary (``SEMCHECK_BIN``, else the one installed with
+this package, else ``semcheck`` on ``PATH``), which reads the exported document
+(``semcheck check doc.json --json``; ``docs/schema/semcheck-output-v1.schema.json``).
 """
 
 from __future__ import annotations
@@ -31,12 +34,20 @@ import dataclasses
 import json
 import os
 import pickle
+import signal
 import subprocess
 import sys
 import tempfile
 from typing import Any, Callable, Iterable, Sequence
 
 from ._binary import PACKAGE_PARENT, BinaryNotFound, find_binary, host_environment
+
+#: Set in every child process the API starts: a ``check`` there is refused.
+CHILD_MARKER = "SEMCHECK_API_CHILD"
+#: The time budget of one export when none is given, in seconds.
+DEFAULT_EXPORT_SECONDS = 900.0
+#: The JSON schema version this module reads.
+SCHEMA_VERSION = 1
 
 
 class SemcheckError(Exception):
@@ -57,79 +68,144 @@ class KernelVerdict:
     #: For a violation: the hardware assumptions it needs (``["dma-reorder"]``; empty when
     #: it breaks under every choice of ``dma_order`` and ``dma_landing``).
     requires: list[str] = dataclasses.field(default_factory=list)
+    #: For a violation: ``file.py:line`` of the event that broke the rule.
+    location: str | None = None
 
     def __str__(self) -> str:
         head = f"{self.kernel} at N = {self.devices}: {self.verdict}"
         if self.rule:
             head += f" ({self.rule})"
+        if self.location:
+            head += f" at {self.location}"
         if self.message:
             head += f": {self.message}"
-        if self.requires:
-            head += f"\n  requires: {', '.join(self.requires)}"
-        return head + (f"\n{self.trace}" if self.trace else "")
+        if self.verdict == "violation":
+            if self.requires:
+                head += f"\n  requires: {', '.join(self.requires)}"
+            elif self.result.get("requires") == []:
+                head += "\n  requires: nothing (it breaks under every hardware assumption)"
+        return head + (f"\n  schedule:\n{self.trace}" if self.trace else "")
 
 
 @dataclasses.dataclass(frozen=True)
 class Options:
-    """How ``semcheck check`` is run: the specification and the hardware assumptions
-    (``semcheck semantics``): ``dma_order`` ``"any"`` or ``"pair-fifo"``,
-    ``dma_landing`` ``"whole"`` or ``"cells"``; ``None`` is the checker's default."""
+    """How ``semcheck check`` is run: the specification, the hardware assumptions
+    (``semcheck semantics``): ``dma_order`` ``"any"`` or ``"pair-fifo"``, ``dma_landing``
+    ``"whole"`` or ``"cells"`` (``None`` is the checker's default), and the budgets."""
 
     kernel: str | None = None
     expect: str | None = None
     repeat: int | None = None
     dma_order: str | None = None
     dma_landing: str | None = None
+    max_seconds: float | None = None
+    max_memory_mib: int | None = None
 
     def flags(self) -> list[str]:
         out = []
         for flag, value in (("--kernel", self.kernel), ("--expect", self.expect), ("--repeat", self.repeat),
-                            ("--dma-order", self.dma_order), ("--dma-landing", self.dma_landing)):
+                            ("--dma-order", self.dma_order), ("--dma-landing", self.dma_landing),
+                            ("--max-seconds", self.max_seconds), ("--max-memory-mib", self.max_memory_mib)):
             if value:
                 out += [flag, str(value)]
         return out
 
 
+def _refuse_in_child(what: str) -> None:
+    if os.environ.get(CHILD_MARKER):
+        raise SemcheckError(
+            f"semcheck.{what} was called inside the process semcheck started to trace a kernel: the module that "
+            "calls it is imported there too. Call it from a test function, or under `if __name__ == \"__main__\":`")
+
+
 def _env() -> dict:
     env = host_environment()
-    env["PYTHONPATH"] = PACKAGE_PARENT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["PYTHONPATH"] = os.pathsep.join(
+        [PACKAGE_PARENT, *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])])
+    env[CHILD_MARKER] = "1"
     return env
 
 
-def _run(cmd: Sequence[str], what: str, timeout: float | None = None) -> subprocess.CompletedProcess:
+def _kill_group(proc: subprocess.Popen) -> None:
+    """Ends a child's process group (the child and anything it started), if any is left."""
     try:
-        return subprocess.run(list(cmd), capture_output=True, text=True, env=_env(), timeout=timeout)
-    except FileNotFoundError as e:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _run(cmd: Sequence[str], what: str, timeout: float | None) -> subprocess.CompletedProcess:
+    """Runs a child in its own process group; on a timeout, an interrupt or any other end,
+    nothing it started is left running."""
+    try:
+        proc = subprocess.Popen(list(cmd), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, env=_env(), start_new_session=True)
+    except OSError as e:
         raise SemcheckError(f"{what}: cannot run {cmd[0]}: {e}") from None
+    try:
+        out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        raise SemcheckError(f"{what}: timed out after {timeout} s") from None
+        _kill_group(proc)
+        proc.communicate()
+        raise SemcheckError(f"{what}: stopped after {timeout:g} s (its time budget, max_seconds)") from None
+    except BaseException:
+        _kill_group(proc)
+        proc.communicate()
+        raise
+    _kill_group(proc)
+    return subprocess.CompletedProcess(list(cmd), proc.returncode, out, err)
+
+
+def _callable_target(target: Callable) -> tuple[str, str]:
+    """The file and qualified name the child process finds ``target`` by."""
+    code = getattr(target, "__code__", None)
+    module = sys.modules.get(getattr(target, "__module__", ""), None)
+    file = getattr(module, "__file__", None) or (code.co_filename if code else None)
+    if not file or not os.path.isfile(file):
+        raise SemcheckError(f"{target!r} is not defined in a file the child process can import")
+    qualname = getattr(target, "__qualname__", "")
+    if not qualname or "<locals>" in qualname or "<lambda>" in qualname:
+        raise SemcheckError(f"{target!r} must be a module-level function (or a method of a module-level class): "
+                            "the child process finds it by name")
+    return file, qualname
 
 
 def export(target: str | os.PathLike | Callable, *args: Any, devices: int, kernel: str | None = None,
-           **kwargs: Any) -> dict:
+           max_seconds: float | None = None, **kwargs: Any) -> dict:
     """Exports the kernels of a script (a path) or of ``target(*args, **kwargs)`` with
     ``devices`` devices, in a child process; returns the JSON document."""
+    _refuse_in_child("export")
     with tempfile.TemporaryDirectory(prefix="semcheck-") as tmp:
         out = os.path.join(tmp, "doc.json")
         if callable(target):
-            code = getattr(target, "__code__", None)
-            module = sys.modules.get(getattr(target, "__module__", ""), None)
-            file = getattr(module, "__file__", None) or (code.co_filename if code else None)
-            if not file or not os.path.isfile(file):
-                raise SemcheckError(f"{target!r} is not defined in a file the child process can import")
+            file, qualname = _callable_target(target)
             payload = os.path.join(tmp, "call.pickle")
-            with open(payload, "wb") as f:
-                pickle.dump((args, kwargs), f)
-            cmd = [sys.executable, "-m", "semcheck.frontend._call", file, target.__qualname__, payload,
-                   str(devices), out] + ([kernel] if kernel else [])
+            try:
+                with open(payload, "wb") as f:
+                    pickle.dump((args, kwargs, list(sys.path), getattr(target, "__module__", None)), f)
+            except (pickle.PicklingError, TypeError, AttributeError) as e:
+                raise SemcheckError(f"the arguments of {qualname} cannot be sent to the child process: {e}") from None
+            cmd = [sys.executable, "-m", "semcheck.frontend._call", file, qualname, payload, str(devices), out]
+            cmd += [kernel] if kernel else []
         else:
             cmd = [sys.executable, "-m", "semcheck.frontend", "export", os.fspath(target), "--devices",
                    str(devices), "--out", out] + (["--kernel", kernel] if kernel else [])
-        proc = _run(cmd, "export")
+        proc = _run(cmd, "export", max_seconds or DEFAULT_EXPORT_SECONDS)
         if not os.path.exists(out):
-            raise SemcheckError(f"export failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}")
+            raise SemcheckError(f"the export ended without a document ({_ended(proc.returncode)}):\n"
+                                f"{proc.stderr[-4000:]}")
         with open(out) as f:
             return json.load(f)
+
+
+def _ended(code: int) -> str:
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = "an unknown signal"
+        return f"killed by signal {-code} ({name})"
+    return f"exit {code}"
 
 
 def semcheck_binary() -> str:
@@ -141,37 +217,67 @@ def semcheck_binary() -> str:
         raise SemcheckError(str(e)) from None
 
 
+def _schedule(violation: dict) -> str | None:
+    """The counterexample's events, one per line, each with its source line."""
+    events = violation.get("events") or []
+    if not events:
+        return None
+    lines = []
+    for e in events:
+        where = ""
+        if e.get("file") and e.get("line"):
+            short = f"{os.path.basename(e['file'])}:{e['line']}"
+            if short not in e["text"]:
+                where = f"   ({short})"
+        mark = "  <- breaks the rule" if e["index"] == violation.get("breaking_event") else ""
+        lines.append(f"  {e['index']:>4}. {e['text']}{where}{mark}")
+    return "\n".join(lines)
+
+
+def _location(violation: dict) -> str | None:
+    """``file.py:line`` of the violation, the file relative to the current directory when
+    it is under it."""
+    loc = violation.get("location")
+    if not loc:
+        return None
+    file = loc["file"]
+    if os.path.isabs(file):
+        rel = os.path.relpath(file)
+        file = file if rel.startswith("..") else rel
+    return f"{file}:{loc['line']}"
+
+
 def _verdicts_of(doc: dict, options: Options) -> list[KernelVerdict]:
     binary = semcheck_binary()
     with tempfile.TemporaryDirectory(prefix="semcheck-") as tmp:
         path = os.path.join(tmp, "doc.json")
         with open(path, "w") as f:
             json.dump(doc, f)
-        opts = options.flags()
-        proc = _run([binary, "check", path, "--json", *opts], "semcheck check")
-        if not proc.stdout.strip():
-            # Exit 2 without a report: the only kernel could not be checked.
-            raise SemcheckError(f"semcheck check refused the kernel (exit {proc.returncode}):\n"
-                                f"{proc.stderr.strip()[-4000:]}")
+        timeout = (options.max_seconds + 60) if options.max_seconds else None
+        proc = _run([binary, "check", path, "--json", *options.flags()], "semcheck check", timeout)
         try:
             out = json.loads(proc.stdout)
         except json.JSONDecodeError as e:
-            raise SemcheckError(f"semcheck check printed no JSON ({e}):\n{proc.stdout[:2000]}") from None
-        # Of several kernels, one that could not be checked is a verdict "error" with
-        # its reason (the others are still checked).
-        results = out.get("cases", [out])
-        verdicts = []
-        for r in results:
-            violation = r.get("violation") or {}
-            trace = None
-            if violation.get("trace"):
-                trace = "\n".join(f"  {i + 1:>4}. {e}" for i, e in enumerate(violation["trace"]))
-            verdicts.append(KernelVerdict(kernel=r.get("kernel") or options.kernel or "?",
-                                          devices=int(r.get("devices", 0)), verdict=r.get("verdict", "?"),
-                                          rule=violation.get("rule"),
-                                          message=violation.get("message", r.get("error", "")), trace=trace,
-                                          result=r, requires=list(r.get("requires") or [])))
-        return verdicts
+            raise SemcheckError(f"semcheck check printed no JSON ({e}; {_ended(proc.returncode)}):\n"
+                                f"{proc.stderr.strip()[-4000:]}") from None
+    if out.get("schema_version") != SCHEMA_VERSION:
+        raise SemcheckError(f"the semcheck binary {binary} writes JSON schema {out.get('schema_version')!r}, this "
+                            f"package reads {SCHEMA_VERSION}: install matching versions")
+    if out.get("error"):
+        raise SemcheckError(f"semcheck check could not check the kernel: {out['error']['message']}")
+    verdicts = []
+    for r in out["cases"]:
+        # Of several kernels, one that could not be checked is a verdict "error" with its
+        # reason (the others are still checked).
+        violation = r.get("violation") or {}
+        incomplete = r.get("incomplete") or {}
+        verdicts.append(KernelVerdict(
+            kernel=r.get("kernel") or options.kernel or "?", devices=int(r.get("devices", 0)),
+            verdict=r.get("verdict", "?"), rule=violation.get("rule"),
+            message=violation.get("message") or incomplete.get("detail") or r.get("error") or "",
+            trace=_schedule(violation), result=r, requires=list(r.get("requires") or []),
+            location=_location(violation)))
+    return verdicts
 
 
 def _devices(devices: int | Iterable[int]) -> list[int]:
@@ -180,35 +286,41 @@ def _devices(devices: int | Iterable[int]) -> list[int]:
 
 def check(fn: Callable, *args: Any, devices: int | Iterable[int] = (2, 3, 4), kernel: str | None = None,
           expect: str | None = None, repeat: int | None = None, dma_order: str | None = None,
-          dma_landing: str | None = None, **kwargs: Any) -> list[KernelVerdict]:
+          dma_landing: str | None = None, max_seconds: float | None = None, max_memory_mib: int | None = None,
+          **kwargs: Any) -> list[KernelVerdict]:
     """Checks the kernels ``fn(*args, **kwargs)`` calls, at each device count, under the
-    hardware assumptions ``dma_order`` and ``dma_landing`` (see :class:`Options`)."""
-    options = Options(kernel, expect, repeat, dma_order, dma_landing)
+    hardware assumptions ``dma_order`` and ``dma_landing`` (see :class:`Options`), each
+    device count within ``max_seconds`` (tracing and checking each) and ``max_memory_mib``."""
+    _refuse_in_child("check")
+    options = Options(kernel, expect, repeat, dma_order, dma_landing, max_seconds, max_memory_mib)
     out = []
     for n in _devices(devices):
-        doc = export(fn, *args, devices=n, kernel=kernel, **kwargs)
+        doc = export(fn, *args, devices=n, kernel=kernel, max_seconds=max_seconds, **kwargs)
         out.extend(_verdicts_of(doc, options))
     return out
 
 
 def check_file(path: str | os.PathLike, *, devices: int | Iterable[int] = (2, 3, 4), kernel: str | None = None,
                expect: str | None = None, repeat: int | None = None, dma_order: str | None = None,
-               dma_landing: str | None = None) -> list[KernelVerdict]:
+               dma_landing: str | None = None, max_seconds: float | None = None,
+               max_memory_mib: int | None = None) -> list[KernelVerdict]:
     """Checks the kernels of a script, at each device count (options as :func:`check`)."""
-    options = Options(kernel, expect, repeat, dma_order, dma_landing)
+    _refuse_in_child("check_file")
+    options = Options(kernel, expect, repeat, dma_order, dma_landing, max_seconds, max_memory_mib)
     out = []
     for n in _devices(devices):
-        doc = export(path, devices=n, kernel=kernel)
+        doc = export(path, devices=n, kernel=kernel, max_seconds=max_seconds)
         out.extend(_verdicts_of(doc, options))
     return out
 
 
 def assert_proved(target: str | os.PathLike | Callable, *args: Any, devices: int | Iterable[int] = (2, 3, 4),
                   kernel: str | None = None, expect: str | None = None, repeat: int | None = None,
-                  dma_order: str | None = None, dma_landing: str | None = None, **kwargs: Any) -> list[KernelVerdict]:
+                  dma_order: str | None = None, dma_landing: str | None = None, max_seconds: float | None = None,
+                  max_memory_mib: int | None = None, **kwargs: Any) -> list[KernelVerdict]:
     """Fails with every non-proved verdict, what it requires, and its counterexample trace."""
     opts = dict(devices=devices, kernel=kernel, expect=expect, repeat=repeat, dma_order=dma_order,
-                dma_landing=dma_landing)
+                dma_landing=dma_landing, max_seconds=max_seconds, max_memory_mib=max_memory_mib)
     if callable(target):
         verdicts = check(target, *args, **opts, **kwargs)
     else:

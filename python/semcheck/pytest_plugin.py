@@ -161,12 +161,15 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     kwargs = _arguments(pyfuncitem)
     fn = pyfuncitem.obj
     fn = getattr(fn, "__func__", fn)
+    error = None
     try:
         verdicts = api.check(fn, devices=[devices], kernel=chosen.kernel, expect=chosen.expect, repeat=chosen.repeat,
                              dma_order=chosen.dma_order, dma_landing=chosen.dma_landing,
                              max_seconds=chosen.max_seconds, max_memory_mib=chosen.max_memory_mib, **kwargs)
     except api.SemcheckError as e:
-        pytest.fail(f"semcheck could not check {pyfuncitem.name}: {e}", pytrace=False)
+        error = str(e)
+    if error is not None:
+        pytest.fail(f"semcheck could not check {pyfuncitem.name}: {error}", pytrace=False)
     if not verdicts:
         pytest.fail(f"semcheck: {pyfuncitem.name} called no Pallas kernel that communicates", pytrace=False)
     bad = [v for v in verdicts if v.verdict != "proved"]

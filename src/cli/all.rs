@@ -8,8 +8,9 @@ use semcheck::{ErrorKind, ModelError};
 use serde_json::json;
 
 use super::args::CheckArgs;
+use super::output::{emit_document, results, OutputFormat};
 use super::report::Checked;
-use super::{emit, emitln, EXIT_PROVED, EXIT_VIOLATION};
+use super::{emitln, EXIT_PROVED, EXIT_VIOLATION};
 
 /// The largest ring size `check all` tries.
 const MAX_RING: usize = 8;
@@ -63,7 +64,7 @@ pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
     let mut rows: Vec<(Checked, String)> = Vec::new();
     let mut failures = Vec::new();
     // The watchdog ends a run that exceeds the memory budget or is interrupted.
-    watch().case("check all", style(args.json));
+    watch().case("check all", style(args.output.machine()));
     for p in catalogue() {
         let sizes: Vec<usize> = match p.mesh_kind {
             MeshKind::Ring => (2..=MAX_RING).collect(),
@@ -72,7 +73,7 @@ pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
         // The correct protocol: every size until one is not proved.
         for &n in &sizes {
             let c = run_case(p.name, None, n, args.case.repeat, &config)?;
-            progress(&c, args.json);
+            progress(&c, args.output.machine());
             let required = p.mesh_kind == MeshKind::TensorCores || n <= required_sizes(p.name);
             let note = match &c.outcome.verdict {
                 Verdict::Proved => "proved".to_string(),
@@ -97,7 +98,7 @@ pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
             let mut caught = false;
             for &n in &sizes {
                 let c = run_case(p.name, Some(m.name), n, args.case.repeat, &config)?;
-                progress(&c, args.json);
+                progress(&c, args.output.machine());
                 let open = m.expected.is_empty();
                 let note = match &c.outcome.verdict {
                     Verdict::Violation(_) if open => "open question: the checker finds a violation".to_string(),
@@ -127,7 +128,12 @@ pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
             }
         }
     }
-    if args.json {
+    let code = if failures.is_empty() { EXIT_PROVED } else { EXIT_VIOLATION };
+    if args.output.format() != OutputFormat::Text {
+        if args.output.format() == OutputFormat::Sarif {
+            emit_document(&super::sarif::log(rows.iter().map(|(c, _)| c), std::iter::empty()));
+            return Ok(code);
+        }
         let cases: Vec<_> = rows
             .iter()
             .map(|(c, note)| {
@@ -136,17 +142,14 @@ pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
                 v
             })
             .collect();
-        let all = json!({
-            "cases": cases,
-            "summary": {
-                "ok": failures.is_empty(),
-                "failures": failures,
-                "cases": rows.len(),
-                "seconds": rows.iter().map(|(c, _)| c.outcome.stats.seconds).sum::<f64>(),
-                "peak_rss_bytes": semcheck::memory::peak_resident_bytes(),
-            },
+        let summary = json!({
+            "ok": failures.is_empty(),
+            "failures": failures,
+            "cases": rows.len(),
+            "seconds": rows.iter().map(|(c, _)| c.outcome.stats.seconds).sum::<f64>(),
+            "peak_rss_bytes": semcheck::memory::peak_resident_bytes(),
         });
-        emit(&format!("{}\n", serde_json::to_string_pretty(&all).expect("JSON of plain data")));
+        emit_document(&results("check", code, cases, summary));
     } else {
         print_table(&rows);
         if failures.is_empty() {
@@ -158,7 +161,7 @@ pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
             }
         }
     }
-    Ok(if failures.is_empty() { EXIT_PROVED } else { EXIT_VIOLATION })
+    Ok(code)
 }
 
 fn progress(c: &Checked, json: bool) {

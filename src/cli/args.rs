@@ -62,6 +62,9 @@ pub(crate) enum Command {
     /// waits and signals can be deleted and stay proved.
     #[command(after_help = MUTATE_EXIT_CODES)]
     Mutate(super::mutate::MutateArgs),
+    /// Say which Python interpreter and JAX will read kernel files, and why (creates
+    /// nothing, runs no kernel).
+    Doctor(super::doctor::DoctorArgs),
     /// Print the performance table: states, transitions, seconds and peak memory per
     /// protocol and mesh size.
     Bench(BenchArgs),
@@ -336,9 +339,9 @@ pub(crate) struct CheckArgs {
     /// The protocol or kernel file (or `all`), mutant, mesh sizes, repeat count.
     #[command(flatten)]
     pub(crate) case: CaseArgs,
-    /// Print JSON instead of text.
-    #[arg(long)]
-    pub(crate) json: bool,
+    /// Text, JSON or SARIF.
+    #[command(flatten)]
+    pub(crate) output: super::output::OutputArgs,
     /// The explorer's options.
     #[command(flatten)]
     pub(crate) explore: ExploreArgs,

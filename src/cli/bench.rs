@@ -153,7 +153,7 @@ pub(crate) fn run(args: &BenchArgs) -> Result<i32, ModelError> {
         }
     }
     if args.json {
-        emitln!("{}", serde_json::to_string_pretty(&rows).expect("JSON of plain data"));
+        super::output::emit_document(&super::output::document("bench", json!({"rows": rows})));
     }
     Ok(EXIT_PROVED)
 }
@@ -178,7 +178,7 @@ fn case(exe: &std::path::Path, protocol: &str, n: u16, o: &Options, semantics: S
         command.args(["--threads", &t.to_string()]);
     }
     let out = command.output().map_err(|e| error(format!("cannot run a case: {e}")))?;
-    serde_json::from_slice(&out.stdout).map_err(|e| {
+    serde_json::from_slice(&out.stdout).map(super::output::only_case).map_err(|e| {
         error(format!("case {protocol} N={n} printed no report ({e}): {}", String::from_utf8_lossy(&out.stderr)))
     })
 }

@@ -41,7 +41,7 @@ fn run_json(exe: &Path, args: &[String]) -> Result<Value, ModelError> {
         .args(args)
         .output()
         .map_err(|e| ModelError::new(ErrorKind::UnknownName, format!("cannot run a case: {e}")))?;
-    serde_json::from_slice(&out.stdout).map_err(|e| {
+    serde_json::from_slice(&out.stdout).map(super::output::only_case).map_err(|e| {
         ModelError::new(
             ErrorKind::UnknownName,
             format!("`semcheck {}` printed no report ({e}): {}", args.join(" "), String::from_utf8_lossy(&out.stderr)),
@@ -135,7 +135,7 @@ pub(crate) fn run(args: &BenchArgs, sizes: &[usize], exe: &Path) -> Result<i32, 
         }
     }
     if args.json {
-        emitln!("{}", serde_json::to_string_pretty(&rows).expect("JSON of plain data"));
+        super::output::emit_document(&super::output::document("bench", json!({"rows": rows})));
     }
     Ok(EXIT_PROVED)
 }

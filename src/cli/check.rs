@@ -6,6 +6,7 @@ use semcheck::{Case, ModelError};
 use serde_json::json;
 
 use super::args::CheckArgs;
+use super::output::{emit_document, results as results_document, OutputFormat};
 use super::report::Checked;
 use super::shuttle::EngineArg;
 use super::watch::{style, watch};
@@ -29,7 +30,7 @@ pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
     if let Some(sizes) = &args.sizes {
         return super::sizes::run(args, sizes);
     }
-    let cases = args.case.each_case(2, style(args.json))?;
+    let cases = args.case.each_case(2, style(args.output.machine()))?;
     // One case that cannot be read or compiled: the error is the result. Among several
     // (kernels of a file, mesh sizes) it is reported and the others are still checked.
     let single = cases.len() == 1;
@@ -46,8 +47,8 @@ pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
             other => other,
         };
         match &result {
-            Ok(c) if !args.json => emit(&c.text()),
-            Err((case, e)) if !args.json => {
+            Ok(c) if !args.output.machine() => emit(&c.text()),
+            Err((case, e)) if !args.output.machine() => {
                 // The same error at another size (an unsupported kernel is unsupported at
                 // every N) is said once.
                 let earlier = results.iter().find_map(|r| match r {
@@ -67,35 +68,40 @@ pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
     if results.iter().any(Result::is_err) && code != EXIT_VIOLATION {
         code = EXIT_USAGE;
     }
-    if args.json {
-        let value = match results.as_slice() {
-            [Ok(one)] => {
-                let mut v = one.json();
-                v["peak_rss_bytes"] = json!(semcheck::memory::peak_resident_bytes());
-                v
-            }
-            many => json!({
-                "verdict": match code {
-                    EXIT_VIOLATION => "violation",
-                    EXIT_USAGE => "error",
-                    EXIT_INCOMPLETE => "incomplete",
-                    _ => "proved",
-                },
-                "cases": many.iter().map(|r| match r {
+    match args.output.format() {
+        OutputFormat::Text => {}
+        OutputFormat::Json => {
+            let cases = results
+                .iter()
+                .map(|r| match r {
                     Ok(c) => c.json(),
                     Err((case, e)) => Checked::error_json(case, e),
-                }).collect::<Vec<_>>(),
-            }),
-        };
-        emit(&format!("{}\n", serde_json::to_string_pretty(&value).expect("JSON of plain data")));
+                })
+                .collect();
+            emit_document(&results_document("check", code, cases, summary(&results)));
+        }
+        OutputFormat::Sarif => emit_document(&super::sarif::log(
+            results.iter().flatten(),
+            results.iter().filter_map(|r| r.as_ref().err()).map(|(case, e)| (case, e)),
+        )),
     }
     Ok(code)
+}
+
+/// What every `check` document's summary says: how many cases, their seconds, the peak
+/// memory.
+fn summary(results: &[Result<Checked, (Case, ModelError)>]) -> serde_json::Value {
+    json!({
+        "cases": results.len(),
+        "seconds": results.iter().flatten().map(|c| c.outcome.stats.seconds).sum::<f64>(),
+        "peak_rss_bytes": semcheck::memory::peak_resident_bytes(),
+    })
 }
 
 /// Compiles and checks one case on the chosen engine; an error comes with its case.
 fn check_one(args: &CheckArgs, case: Case) -> Result<Checked, (Case, ModelError)> {
     let w = watch();
-    w.case(&case.to_string(), style(args.json));
+    w.case(&case.to_string(), style(args.output.machine()));
     w.doing("compiling the kernel", false);
     let program = match semcheck::program(&case) {
         Ok(p) => p,

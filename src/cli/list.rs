@@ -30,7 +30,7 @@ pub(crate) fn run(json: bool) -> Result<i32, semcheck::ModelError> {
                     "mesh": mesh(p.mesh_kind), "mutants": mutants})
             })
             .collect();
-        emitln!("{}", serde_json::to_string_pretty(&all).expect("JSON of plain data"));
+        super::output::emit_document(&super::output::document("list", serde_json::json!({"protocols": all})));
     } else {
         for p in catalogue() {
             emitln!("{:<18} {}", p.name, p.description);

@@ -5,12 +5,15 @@ mod args;
 mod bench;
 mod bench_sizes;
 mod check;
+mod doctor;
 mod engines;
 mod list;
 mod mutate;
+mod output;
 mod replay;
 mod replay_kernel;
 mod report;
+mod sarif;
 mod semantics;
 mod shuttle;
 mod simulate;
@@ -58,11 +61,20 @@ pub(crate) use emitln;
 
 /// Parses the arguments, runs the command and returns the exit code.
 pub(crate) fn run() -> i32 {
+    let raw: Vec<String> = std::env::args().skip(1).collect();
+    // With machine output asked for, every error is also a document on stdout.
+    let machine = output::requested_format(&raw).is_some();
+    let command = output::requested_command(&raw);
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
             let code = if e.use_stderr() { EXIT_USAGE } else { EXIT_PROVED };
             let _ = e.print();
+            if machine && code == EXIT_USAGE {
+                let text = e.render().to_string();
+                let first = text.lines().next().unwrap_or("bad usage").trim_start_matches("error: ");
+                output::emit_document(&output::error_document(&command, first));
+            }
             return code;
         }
     };
@@ -70,6 +82,7 @@ pub(crate) fn run() -> i32 {
     watch::start(limits(&cli.command));
     let result = match cli.command {
         Command::List { json } => list::run(json),
+        Command::Doctor(args) => doctor::run(&args),
         Command::Semantics { json } => semantics::run(json),
         Command::Bench(args) => bench::run(&args),
         Command::Trace(args) => trace::run(&args),
@@ -78,6 +91,9 @@ pub(crate) fn run() -> i32 {
             return replay::run(&args).unwrap_or_else(|e| {
                 watch::watch().idle();
                 eprintln!("semcheck: error: {e}");
+                if machine {
+                    output::emit_document(&output::error_document(&command, &e.to_string()));
+                }
                 EXIT_USAGE
             })
         }
@@ -102,6 +118,9 @@ pub(crate) fn run() -> i32 {
         Ok(code) => code,
         Err(e) => {
             eprintln!("semcheck: error: {e}");
+            if machine {
+                output::emit_document(&output::error_document(&command, &e.to_string()));
+            }
             EXIT_USAGE
         }
     }
@@ -123,6 +142,7 @@ fn limits(command: &Command) -> watch::Limits {
         Command::Replay(a) => a.budget.limits(),
         Command::List { .. }
         | Command::Semantics { .. }
+        | Command::Doctor(_)
         | Command::Bench(_)
         | Command::Engines(_)
         | Command::Mutate(_) => default,

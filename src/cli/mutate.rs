@@ -112,11 +112,11 @@ pub(crate) fn run(args: &MutateArgs) -> Result<i32, ModelError> {
             }
         }
         if args.json {
-            let value = match reports.len() {
-                1 => reports.remove(0),
-                _ => json!({ "cases": reports }),
-            };
-            emitln!("{}", serde_json::to_string_pretty(&value).expect("JSON of plain data"));
+            let code = baseline_code(&baselines);
+            super::output::emit_document(&super::output::document(
+                "mutate",
+                json!({"exit_code": code, "sync_only": false, "cases": reports}),
+            ));
         }
     }
     Ok(baseline_code(&baselines))
@@ -286,16 +286,16 @@ fn sync_only(args: &MutateArgs, cases: &[Case], bases: &[Program], config: &Conf
             })
         };
         let value = json!({
+            "sync_only": true,
             "protocol": name,
             "source": cases[0].source,
             "devices": sizes,
-            "sync_only": true,
             "seconds": seconds,
             "removable": removable.iter().map(|d| item(d)).collect::<Vec<_>>(),
             "needed": needed.iter().map(|d| item(d)).collect::<Vec<_>>(),
             "undecided": undecided.iter().map(|d| item(d)).collect::<Vec<_>>(),
         });
-        emitln!("{}", serde_json::to_string_pretty(&value).expect("JSON of plain data"));
+        super::output::emit_document(&super::output::document("mutate", value));
         return;
     }
     let range = match sizes.as_slice() {
@@ -390,9 +390,10 @@ pub(crate) fn bench(args: &super::args::BenchArgs, exe: &std::path::Path) -> Res
             .output()
             .map_err(|e| failed(format!("cannot run `semcheck mutate`: {e}")))?;
         let seconds = start.elapsed().as_secs_f64();
-        let mut v: Value = serde_json::from_slice(&out.stdout).map_err(|e| {
-            failed(format!("mutate {} printed no report ({e}): {}", p.name, String::from_utf8_lossy(&out.stderr)))
-        })?;
+        let mut v: Value =
+            serde_json::from_slice::<Value>(&out.stdout).map(|mut d| d["cases"][0].take()).map_err(|e| {
+                failed(format!("mutate {} printed no report ({e}): {}", p.name, String::from_utf8_lossy(&out.stderr)))
+            })?;
         let s = &v["summary"];
         if !args.json {
             emitln!(
@@ -414,7 +415,7 @@ pub(crate) fn bench(args: &super::args::BenchArgs, exe: &std::path::Path) -> Res
         rows.push(v);
     }
     if args.json {
-        emitln!("{}", serde_json::to_string_pretty(&rows).expect("JSON of plain data"));
+        super::output::emit_document(&super::output::document("bench", json!({"rows": rows})));
     }
     Ok(super::EXIT_PROVED)
 }

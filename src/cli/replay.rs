@@ -119,6 +119,14 @@ pub(crate) fn run(args: &ReplayArgs) -> Result<i32, String> {
             again.message = Some(violation.message.clone());
             emit(&again.to_text());
         }
+        Some(semcheck::checker::counterexample::Format::Json) => {
+            let counterexample =
+                semcheck::checker::counterexample::render::json::value(&program, &file.header, &replayed.run);
+            super::output::emit_document(&super::output::document(
+                "replay",
+                serde_json::json!({"verdict": "violation", "exit_code": EXIT_VIOLATION, "counterexample": counterexample}),
+            ));
+        }
         Some(f) => emit(&render(f, &program, &file.header, &replayed.run)),
     }
     Ok(EXIT_VIOLATION)

@@ -2,8 +2,9 @@
 //! script reads (the same keys for every engine, with a top-level `verdict`).
 
 use semcheck::assumptions::{proof_basis, requirements, ProofBasis, Requirements};
-use semcheck::checker::counterexample::{notes, run_events, Namer, TracedRun};
+use semcheck::checker::counterexample::{notes, run_events, Ending, Namer, TracedRun};
 use semcheck::checker::{Config, EngineRun, Outcome, Reduction, Strategy, Symmetry, Verdict};
+use semcheck::model::ir::Loc;
 use semcheck::{Case, Program, Source};
 use serde_json::{json, Value};
 
@@ -16,6 +17,46 @@ pub(crate) struct Checked {
     pub(crate) outcome: Outcome,
     pub(crate) needs: Option<Requirements>,
     pub(crate) basis: Option<ProofBasis>,
+}
+
+/// One event of a counterexample, for machines.
+pub(crate) struct EventView {
+    /// 1-based position in the schedule.
+    pub(crate) index: usize,
+    /// The device it happens on.
+    pub(crate) device: u16,
+    /// Its name (`d1 (0) wait recv_sem 4096`).
+    pub(crate) text: String,
+    /// Why it could happen when it did, where that is worth saying.
+    pub(crate) note: Option<String>,
+    /// The kernel source line it comes from.
+    pub(crate) loc: Option<Loc>,
+}
+
+impl EventView {
+    /// The event's JSON object (`file`/`line` null when it has no source line).
+    pub(crate) fn json(&self) -> Value {
+        json!({
+            "index": self.index,
+            "device": self.device,
+            "text": self.text,
+            "note": self.note,
+            "file": self.loc.as_ref().map(|l| l.file.clone()),
+            "line": self.loc.as_ref().map(|l| l.line),
+        })
+    }
+}
+
+/// A violation with its schedule's events located in the kernel's source.
+pub(crate) struct ViolationView {
+    /// The events, in order.
+    pub(crate) events: Vec<EventView>,
+    /// The 1-based index of the event that broke the rule (`None` for a deadlock: no
+    /// event breaks it, the schedule ends with every device blocked).
+    pub(crate) breaking: Option<usize>,
+    /// Where the violation is reported: the breaking event's line, else (a deadlock, a
+    /// leak found at exit) the line of the last located event of the devices involved.
+    pub(crate) location: Option<Loc>,
 }
 
 /// How event names read, printed under every schedule a person reads.
@@ -63,45 +104,77 @@ impl Checked {
         )
     }
 
-    /// The names of the counterexample's events.
-    pub(crate) fn schedule_names(&self) -> Vec<String> {
-        match self.run() {
-            Some(Ok(run)) => run.names,
-            Some(Err(e)) => vec![e],
-            None => Vec::new(),
-        }
+    /// The counterexample's events with their source lines (`None` without a violation
+    /// or when the schedule does not replay).
+    pub(crate) fn violation_view(&self) -> Option<ViolationView> {
+        let Verdict::Violation(c) = &self.outcome.verdict else { return None };
+        let run = self.run()?.ok()?;
+        let namer = Namer::new(&self.program);
+        let (notes, _) = notes(&self.program, &run);
+        let events: Vec<EventView> = run
+            .events
+            .iter()
+            .enumerate()
+            .map(|(i, &e)| EventView {
+                index: i + 1,
+                device: namer.device_of(e).0,
+                text: run.names[i].clone(),
+                note: notes[i].clone(),
+                loc: namer.event_loc(&run.states[i], e).cloned(),
+            })
+            .collect();
+        let breaking = match &run.ending {
+            Ending::Violation { at, .. } => Some(at + 1),
+            _ => None,
+        };
+        let involved = |e: &&EventView| c.violation.devices.iter().any(|d| d.0 == e.device);
+        let located = |e: &&EventView| e.loc.is_some();
+        let upto = breaking.unwrap_or(events.len());
+        let location = breaking
+            .and_then(|b| events[b - 1].loc.clone())
+            .or_else(|| events[..upto].iter().rev().filter(involved).find(located).and_then(|e| e.loc.clone()))
+            .or_else(|| events[..upto].iter().rev().find(located).and_then(|e| e.loc.clone()));
+        Some(ViolationView { events, breaking, location })
     }
 
     /// The JSON object of the case.
     pub(crate) fn json(&self) -> Value {
         let s = &self.outcome.stats;
         let violation = match &self.outcome.verdict {
-            Verdict::Violation(c) => json!({
-                "rule": c.violation.rule.name(),
-                "message": c.violation.message,
-                "devices": c.violation.devices.iter().map(|d| d.0).collect::<Vec<_>>(),
-                "trace": self.schedule_names(),
-                "engine_schedule": c.engine_schedule,
-            }),
+            Verdict::Violation(c) => {
+                let view = self.violation_view();
+                json!({
+                    "rule": c.violation.rule.name(),
+                    "message": c.violation.message,
+                    "devices": c.violation.devices.iter().map(|d| d.0).collect::<Vec<_>>(),
+                    "events": view.as_ref().map(|v| v.events.iter().map(EventView::json).collect::<Vec<_>>()),
+                    "breaking_event": view.as_ref().and_then(|v| v.breaking),
+                    "location": view.as_ref().and_then(|v| v.location.as_ref()).map(|l| json!({"file": l.file, "line": l.line})),
+                    "engine_schedule": c.engine_schedule,
+                })
+            }
             _ => Value::Null,
         };
         let incomplete = match &self.outcome.verdict {
             Verdict::Incomplete { reason, detail } => json!({"reason": reason, "detail": detail}),
             _ => Value::Null,
         };
-        let (kernel, defined, prefetch) = match &self.case.source {
+        let (kernel, defined, prefetch, frontend) = match &self.case.source {
             Source::Python { path, kernel, .. } => (
                 kernel.clone(),
                 semcheck::frontend::kernel_location(path, self.case.devices, kernel.as_deref())
                     .map(|(file, line, function)| json!({"file": file, "line": line, "function": function})),
                 semcheck::frontend::kernel_prefetch(path, self.case.devices, kernel.as_deref()),
+                semcheck::frontend::frontend_json(path, self.case.devices),
             ),
-            _ => (None, None, None),
+            _ => (None, None, None, None),
         };
         let mut v = case_json(&self.case);
         let more = json!({
+            "kind": "case",
             "kernel": kernel.unwrap_or_else(|| self.program.kernel.clone()),
             "kernel_defined_at": defined,
+            "frontend": frontend,
             "prefetch": prefetch,
             "verdict": self.outcome.verdict.name(),
             "violation": violation,
@@ -135,7 +208,7 @@ impl Checked {
             Source::Python { kernel, .. } => kernel.clone(),
             _ => None,
         };
-        let more = json!({"kernel": kernel, "verdict": "error", "error": error.to_string()});
+        let more = json!({"kind": "case", "kernel": kernel, "verdict": "error", "error": error.to_string()});
         v.as_object_mut().expect("an object").extend(more.as_object().expect("an object").clone());
         v
     }

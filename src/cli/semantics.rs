@@ -8,7 +8,7 @@ use super::{emitln, EXIT_PROVED};
 
 pub(crate) fn run(json: bool) -> Result<i32, semcheck::ModelError> {
     if json {
-        emitln!("{}", serde_json::to_string_pretty(CHOICES).expect("JSON of plain data"));
+        super::output::emit_document(&super::output::document("semantics", serde_json::json!({"choices": CHOICES})));
         return Ok(EXIT_PROVED);
     }
     for (i, c) in CHOICES.iter().enumerate() {

@@ -129,7 +129,7 @@ fn simulate(case: &semcheck::Case, program: &semcheck::Program, format: SimForma
                 .collect();
             let v = json!({"source": case.source, "protocol": case.source.protocol(), "mutant": case.source.mutant(),
                 "devices": case.devices, "repeat": case.repeat, "schedule": "lockstep", "checkpoints": checkpoints});
-            emitln!("{}", serde_json::to_string_pretty(&v).expect("JSON of plain data"));
+            super::output::emit_document(&super::output::document("simulate", v));
         }
     }
     EXIT_PROVED

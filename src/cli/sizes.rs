@@ -9,6 +9,7 @@ use serde_json::json;
 
 use super::args::CheckArgs;
 use super::emit;
+use super::output::{emit_document, results, verdict_of, OutputFormat};
 use super::report::LEGEND;
 use super::shuttle::EngineArg;
 use super::target::parse_size_list;
@@ -46,7 +47,7 @@ pub(crate) fn run(args: &CheckArgs, sizes: &SizeRange) -> Result<i32, ModelError
     }
     // The case at the smallest size (a kernel file is exported there once, and the
     // export is reused when that size is checked).
-    let cases = args.case.cases(sizes.0[0], style(args.json))?;
+    let cases = args.case.cases(sizes.0[0], style(args.output.machine()))?;
     if cases.len() > 1 {
         let names: Vec<String> = cases
             .iter()
@@ -79,7 +80,10 @@ pub(crate) fn run(args: &CheckArgs, sizes: &SizeRange) -> Result<i32, ModelError
     // The watchdog ends a run that exceeds the memory budget or is interrupted, saying
     // which sizes were decided before.
     let w = watch();
-    w.case(&format!("{} (repeat {}), {}", case.source, case.repeat, sizes_text(&sizes.0)), style(args.json));
+    w.case(
+        &format!("{} (repeat {}), {}", case.source, case.repeat, sizes_text(&sizes.0)),
+        style(args.output.machine()),
+    );
     w.doing(&format!("checking N = {}", sizes.0[0]), false);
     let mut decided: Vec<usize> = Vec::new();
     let mut tally = [0usize; 3];
@@ -106,28 +110,40 @@ pub(crate) fn run(args: &CheckArgs, sizes: &SizeRange) -> Result<i32, ModelError
     if let Some(e) = &report.error {
         // The sizes decided before the error are reported (in text; the JSON document of
         // an error is the command's error), then the error.
-        if !args.json && !report.sizes.is_empty() {
+        if args.output.format() == OutputFormat::Text && !report.sizes.is_empty() {
             emit(&text(&case, &report));
         }
         return Err(ModelError::new(e.error.kind().clone(), format!("at N = {}: {}", e.devices, e.error)));
     }
-    if args.json {
-        let value = json!({
-            "source": case.source,
-            "protocol": case.source.protocol(),
-            "mutant": case.source.mutant(),
-            "repeat": case.repeat,
-            "semantics": case.semantics,
-            "prefetch": prefetch_by_size(&case, &report),
-            "verdict": match report.exit_code() { 0 => "proved", 1 => "violation", _ => "not-proved" },
-            "report": report,
-            "peak_rss_bytes": semcheck::memory::peak_resident_bytes(),
-        });
-        emit(&format!("{}\n", serde_json::to_string_pretty(&value).expect("JSON of plain data")));
-    } else {
-        emit(&text(&case, &report));
+    let code = report.exit_code();
+    match args.output.format() {
+        OutputFormat::Text => emit(&text(&case, &report)),
+        OutputFormat::Json => {
+            let value = json!({
+                "kind": "sizes",
+                "source": case.source,
+                "protocol": case.source.protocol(),
+                "mutant": case.source.mutant(),
+                "repeat": case.repeat,
+                "semantics": case.semantics,
+                "prefetch": prefetch_by_size(&case, &report),
+                "verdict": verdict_of(code),
+                "report": report,
+            });
+            let summary = json!({
+                "cases": 1,
+                "seconds": report.seconds,
+                "peak_rss_bytes": semcheck::memory::peak_resident_bytes(),
+            });
+            emit_document(&results("check", code, vec![value], summary));
+        }
+        OutputFormat::Sarif => {
+            return Err(usage(
+                "--format sarif reports one mesh size's counterexamples: use it with --devices, not --sizes",
+            ))
+        }
     }
-    Ok(report.exit_code())
+    Ok(code)
 }
 
 /// A run of consecutive sizes decided the same way.

@@ -62,9 +62,12 @@ pub(crate) fn run(args: &StressArgs) -> Result<i32, ModelError> {
     };
     let checked = Checked::sampled(case.clone(), program, outcome);
     if args.json {
-        let mut v = checked.json();
-        v["peak_rss_bytes"] = serde_json::json!(semcheck::memory::peak_resident_bytes());
-        emitln!("{}", serde_json::to_string_pretty(&v).expect("JSON of plain data"));
+        let summary = serde_json::json!({
+            "cases": 1,
+            "seconds": checked.outcome.stats.seconds,
+            "peak_rss_bytes": semcheck::memory::peak_resident_bytes(),
+        });
+        super::output::emit_document(&super::output::results("stress", code, vec![checked.json()], summary));
     } else {
         emit(&checked.text());
         let runs = args.runs;

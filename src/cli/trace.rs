@@ -7,6 +7,7 @@ use semcheck::checker::{explore_with, Budget, Config, Verdict};
 use semcheck::{ErrorKind, ModelError};
 
 use super::args::{BudgetArgs, StrategyArg};
+use super::output::{document, emit_document, verdict_of};
 use super::watch::{watch, Style};
 use super::{emit, EXIT_INCOMPLETE, EXIT_PROVED, EXIT_VIOLATION};
 
@@ -84,10 +85,16 @@ pub(crate) fn run(args: &TraceArgs) -> Result<i32, ModelError> {
         Verdict::Violation(cex) => cex,
         Verdict::Proved => {
             eprintln!("semcheck: {case}: proved, no rule is broken, so there is no counterexample");
+            if args.format == FormatArg::Json {
+                emit_document(&trace_document(EXIT_PROVED, serde_json::Value::Null));
+            }
             return Ok(EXIT_PROVED);
         }
         Verdict::Incomplete { detail, .. } => {
             eprintln!("semcheck: {case}: incomplete: {detail}");
+            if args.format == FormatArg::Json {
+                emit_document(&trace_document(EXIT_INCOMPLETE, serde_json::Value::Null));
+            }
             return Ok(EXIT_INCOMPLETE);
         }
     };
@@ -111,7 +118,19 @@ pub(crate) fn run(args: &TraceArgs) -> Result<i32, ModelError> {
     file.header.tpu = semcheck::source_tpu(case);
     match args.format.render() {
         None => emit(&file.to_text()),
+        Some(Format::Json) => emit_document(&trace_document(
+            EXIT_VIOLATION,
+            semcheck::checker::counterexample::render::json::value(&program, &file.header, &found.run),
+        )),
         Some(f) => emit(&render(f, &program, &file.header, &found.run)),
     }
     Ok(EXIT_VIOLATION)
+}
+
+/// `trace --format json`: the counterexample (null when there is none) in a document.
+fn trace_document(code: i32, counterexample: serde_json::Value) -> serde_json::Value {
+    document(
+        "trace",
+        serde_json::json!({"verdict": verdict_of(code), "exit_code": code, "counterexample": counterexample}),
+    )
 }

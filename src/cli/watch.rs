@@ -317,19 +317,29 @@ impl Watch {
         let mut out = std::io::stdout().lock();
         let _ = match s.style {
             Style::Text => writeln!(out, "{}: INCOMPLETE\n  {detail}", s.head),
-            Style::Json => writeln!(
-                out,
-                "{}",
-                serde_json::to_string_pretty(&json!({
+            Style::Json => {
+                let raw: Vec<String> = std::env::args().skip(1).collect();
+                let stopped = json!({
+                    "kind": "stopped",
                     "case": s.head,
                     "verdict": "incomplete",
                     "incomplete": {"reason": reason, "detail": detail},
                     "states": s.last.map_or(0, |p| p.states),
                     "seconds": seconds,
+                });
+                let summary = json!({
+                    "cases": 1,
+                    "seconds": seconds,
                     "peak_rss_bytes": semcheck::memory::peak_resident_bytes(),
-                }))
-                .expect("JSON of plain data")
-            ),
+                });
+                let doc = super::output::results(
+                    &super::output::requested_command(&raw),
+                    EXIT_INCOMPLETE,
+                    vec![stopped],
+                    summary,
+                );
+                writeln!(out, "{}", serde_json::to_string_pretty(&doc).expect("JSON of plain data"))
+            }
             Style::Note => {
                 eprintln!("semcheck: {}: incomplete: {detail}", s.head);
                 Ok(())

@@ -143,6 +143,10 @@ pub struct Document {
     /// The hash of every file a location names.
     #[serde(default)]
     pub files: BTreeMap<String, Option<String>>,
+    /// The interpreter this process ran the export in, and why that one (`None` for a
+    /// document read from a file).
+    #[serde(skip)]
+    pub interpreter: Option<(std::path::PathBuf, super::interpreter::Origin)>,
 }
 
 impl Document {

@@ -1,6 +1,6 @@
 //! The Python side of the front end: the package it runs and the interpreter it runs in.
 //!
-//! * The interpreter: chosen by [`interpreter`](super::interpreter) (`SEMCHECK_PYTHON`, the
+//! * The interpreter: chosen by [`super::interpreter`] (`SEMCHECK_PYTHON`, the
 //!   Python program that started semcheck, the environment semcheck is installed in),
 //!   else semcheck's managed environment: a virtual environment at `<cache>/python-<hash>`
 //!   built from `python/requirements.txt` (the hash is the requirements' own, so a change
@@ -85,6 +85,64 @@ pub fn cache_dir() -> Result<PathBuf, ModelError> {
     }
 }
 
+/// Which interpreter reads kernels, found without creating anything: every interpreter
+/// considered with why it was passed over, and the one chosen.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// The interpreters considered, in order, each with why it cannot read kernels
+    /// (`None`: it can).
+    pub considered: Vec<(Candidate, Option<String>)>,
+    /// The choice.
+    pub chosen: Chosen,
+}
+
+/// The interpreter a [`Plan`] chose.
+#[derive(Clone, Debug)]
+pub enum Chosen {
+    /// An interpreter that exists and has a supported JAX.
+    Interpreter(Candidate),
+    /// semcheck's managed environment (created on first use).
+    Managed,
+    /// `SEMCHECK_PYTHON` names an interpreter that cannot read kernels: why, and what to do.
+    Refused(String),
+}
+
+/// Decides which interpreter reads kernels (see the module docs); only asks interpreters
+/// what they have, creates nothing.
+pub fn plan() -> Plan {
+    let mut considered = Vec::new();
+    match interpreter::explicit() {
+        Some(Some(python)) => {
+            let candidate = Candidate { origin: Origin::Explicit, probe: interpreter::probe(&python), python };
+            let why = candidate.unusable();
+            let chosen = match &why {
+                None => Chosen::Interpreter(candidate.clone()),
+                Some(why) => Chosen::Refused(format!(
+                    "SEMCHECK_PYTHON={} cannot read kernels: {why}. semcheck reads JAX {}. Either install a supported JAX there (`{} -m pip install '{}'`), or let semcheck use its own environment (unset SEMCHECK_PYTHON, or set SEMCHECK_PYTHON=managed)",
+                    candidate.python.display(),
+                    interpreter::supported_range(),
+                    candidate.python.display(),
+                    interpreter::supported_requirement(),
+                )),
+            };
+            considered.push((candidate, why));
+            return Plan { considered, chosen };
+        }
+        Some(None) => {}
+        None => {
+            for candidate in interpreter::candidates() {
+                let why = candidate.unusable();
+                let usable = why.is_none();
+                considered.push((candidate.clone(), why));
+                if usable {
+                    return Plan { considered, chosen: Chosen::Interpreter(candidate) };
+                }
+            }
+        }
+    }
+    Plan { considered, chosen: Chosen::Managed }
+}
+
 /// The interpreter to read kernels with, and the package directory (see the module docs);
 /// the managed environment is created if it is the one chosen and does not exist yet.
 pub fn python_env() -> Result<PythonEnv, ModelError> {
@@ -93,40 +151,27 @@ pub fn python_env() -> Result<PythonEnv, ModelError> {
     let cache = cache_dir()?;
     sweep_stale(&cache);
     let package_root = package_dir(&cache)?;
-    let mut passed_over = Vec::new();
-    match interpreter::explicit() {
-        Some(Some(python)) => {
-            let candidate = Candidate { origin: Origin::Explicit, probe: interpreter::probe(&python), python };
-            if let Some(why) = candidate.unusable() {
-                return Err(env_error(format!(
-                    "SEMCHECK_PYTHON={} cannot read kernels: {why}. semcheck reads JAX {}. Either install a supported JAX there (`{} -m pip install '{}'`), or let semcheck use its own environment (unset SEMCHECK_PYTHON, or set SEMCHECK_PYTHON=managed)",
-                    candidate.python.display(),
-                    interpreter::supported_range(),
-                    candidate.python.display(),
-                    interpreter::supported_requirement(),
-                )));
-            }
-            return Ok(PythonEnv { python: candidate.python, package_root, origin: Origin::Explicit, passed_over });
-        }
-        Some(None) => {}
-        None => {
-            for candidate in interpreter::candidates() {
-                match candidate.unusable() {
-                    None => {
-                        return Ok(PythonEnv {
-                            python: candidate.python.clone(),
-                            package_root,
-                            origin: candidate.origin,
-                            passed_over,
-                        })
-                    }
-                    Some(why) => passed_over.push((candidate, why)),
+    let plan = plan();
+    let passed_over: Vec<(Candidate, String)> =
+        plan.considered.into_iter().filter_map(|(c, why)| why.map(|w| (c, w))).collect();
+    match plan.chosen {
+        Chosen::Interpreter(c) => Ok(PythonEnv { python: c.python, package_root, origin: c.origin, passed_over }),
+        Chosen::Refused(why) => Err(env_error(why)),
+        Chosen::Managed => {
+            static NOTED: std::sync::Once = std::sync::Once::new();
+            NOTED.call_once(|| {
+                for (c, why) in &passed_over {
+                    eprintln!(
+                        "semcheck: note: not reading kernels with {} ({}): {why}; using semcheck's managed environment (jax {MANAGED_JAX}) instead (`semcheck doctor` says more)",
+                        c.origin.describe(),
+                        c.python.display()
+                    );
                 }
-            }
+            });
+            let python = venv(&cache)?;
+            Ok(PythonEnv { python, package_root, origin: Origin::Managed, passed_over })
         }
     }
-    let python = venv(&cache)?;
-    Ok(PythonEnv { python, package_root, origin: Origin::Managed, passed_over })
 }
 
 /// The managed environment's directory (which may not exist yet).

@@ -146,6 +146,9 @@ fn export(path: &Path, devices: usize) -> Result<Document, ModelError> {
         .args(["--devices", &devices.to_string(), "--out"])
         .arg(&out)
         .env("PYTHONPATH", pythonpath)
+        // A script that calls the Python API's `check` at its top level must not start
+        // checks of its own from inside this export (the API refuses in its children).
+        .env("SEMCHECK_API_CHILD", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(err_file);
@@ -159,7 +162,9 @@ fn export(path: &Path, devices: usize) -> Result<Document, ModelError> {
     let _ = std::fs::remove_file(&err_path);
     let status = status?;
     let text = text.map_err(|_| failed_export(path, &py, status, &stderr))?;
-    Document::parse(&text, &format!("the export of {}", path.display()))
+    let mut doc = Document::parse(&text, &format!("the export of {}", path.display()))?;
+    doc.interpreter = Some((py.python.clone(), py.origin));
+    Ok(doc)
 }
 
 /// Why an export wrote no document, in words a person can act on: how the process ended
@@ -436,6 +441,19 @@ pub fn kernel_location(path: &Path, devices: usize, name: Option<&str>) -> Optio
     let k = choose(&doc, path, name).ok()?;
     let f = k.function.as_ref()?;
     Some((f.file.clone(), f.line, f.function.clone().unwrap_or_else(|| k.name.clone())))
+}
+
+/// Which interpreter and JAX read a kernel file at `devices` (the `frontend` of a case's
+/// JSON): `{python, origin, jax, jaxlib}`; `origin` is `document` for an exported document
+/// read from a file.
+pub fn frontend_json(path: &Path, devices: usize) -> Option<serde_json::Value> {
+    let doc = document(path, devices).ok()?;
+    let producer = |key: &str| doc.producer.get(key).and_then(serde_json::Value::as_str).map(str::to_string);
+    let (python, origin) = match &doc.interpreter {
+        Some((python, origin)) => (Some(python.display().to_string()), serde_json::json!(origin)),
+        None => (producer("python"), serde_json::json!("document")),
+    };
+    Some(serde_json::json!({"python": python, "origin": origin, "jax": producer("jax"), "jaxlib": producer("jaxlib")}))
 }
 
 /// The hash of the script a document was exported from (for trace files).

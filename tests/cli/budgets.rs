@@ -1,12 +1,10 @@
 //! Budgets hold from compiling on, in every command, and Ctrl-C stops cleanly: each run
 //! ends with exit 3 and a partial report that says what it was doing and how far it got.
 
-use crate::common::semcheck;
+use crate::common::{document, only_case, semcheck};
 
 use std::process::{Command, Stdio};
 use std::time::Duration;
-
-use serde_json::Value;
 
 #[test]
 fn the_memory_budget_stops_a_kernel_too_large_to_compile() {
@@ -19,9 +17,9 @@ fn the_memory_budget_stops_a_kernel_too_large_to_compile() {
     let (code, out, err) =
         semcheck(&["check", "psum_scatter", "--devices", "512", "--max-memory-mib", "200", "--json"]);
     assert_eq!(code, 3, "{err}");
-    let v: Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(v["verdict"], "incomplete");
-    assert_eq!(v["incomplete"]["reason"], "memory");
+    let doc = document(&out);
+    assert_eq!(doc["verdict"], "incomplete");
+    assert_eq!(only_case(&doc)["incomplete"]["reason"], "memory");
 
     let (code, _, err) = semcheck(&["trace", "psum_scatter", "--devices", "512", "--max-memory-mib", "200"]);
     assert_eq!(code, 3, "{err}");
@@ -50,7 +48,8 @@ fn the_memory_budget_holds_when_states_are_large_and_many_per_expansion() {
     ];
     let (code, out, err) = semcheck(&args);
     assert_eq!(code, 3, "{out}{err}");
-    let v: Value = serde_json::from_str(&out).unwrap();
+    let doc = document(&out);
+    let v = only_case(&doc);
     assert_eq!(v["incomplete"]["reason"], "memory", "{out}");
     let mib = v["memory_bytes"].as_u64().unwrap() >> 20;
     assert!(mib <= 300, "stopped at {mib} MiB for a budget of 256 MiB");
@@ -121,8 +120,9 @@ fn a_budget_stops_a_multi_size_check_and_says_which_sizes_were_decided() {
 fn ctrl_c_stops_a_kill_matrix_with_a_partial_report() {
     let (code, text) = interrupted(&["mutate", "psum_scatter", "--devices", "12", "--json"]);
     assert_eq!(code, Some(3), "{text}");
-    let v: Value = serde_json::from_str(&text).unwrap();
-    assert_eq!(v["verdict"], "incomplete");
+    let doc = document(&text);
+    assert_eq!(doc["verdict"], "incomplete");
+    let v = only_case(&doc);
     assert_eq!(v["incomplete"]["reason"], "interrupted");
     assert!(v["incomplete"]["detail"].as_str().unwrap().contains("mutants of psum_scatter N=12"), "{text}");
 }
@@ -170,8 +170,8 @@ fn a_kernel_script_that_never_ends_is_stopped_by_the_budget_and_by_ctrl_c_and_ki
     assert!(out.contains("stopped by the time budget of 3 s while running the script to export its kernels"), "{out}");
     let (code, text) = interrupted(&["check", &path, "--devices", "2", "--json"]);
     assert_eq!(code, Some(3), "{text}");
-    let v: Value = serde_json::from_str(&text).unwrap();
-    assert_eq!(v["incomplete"]["reason"], "interrupted", "{v}");
+    let doc = document(&text);
+    assert_eq!(only_case(&doc)["incomplete"]["reason"], "interrupted", "{doc}");
     std::thread::sleep(Duration::from_secs(5));
     assert!(!mark.exists(), "a script semcheck stopped went on running");
     let _ = std::fs::remove_dir_all(&dir);

@@ -1,6 +1,6 @@
 //! The `semcheck` binary: exit codes, JSON shape and errors on bad input.
 
-use crate::common::semcheck;
+use crate::common::{document, only_case, semcheck};
 
 use serde_json::Value;
 
@@ -8,7 +8,8 @@ use serde_json::Value;
 fn list_json_has_every_protocol_and_mutant() {
     let (code, out, _) = semcheck(&["list", "--json"]);
     assert_eq!(code, 0);
-    let v: Value = serde_json::from_str(&out).unwrap();
+    let doc = document(&out);
+    let v = &doc["protocols"];
     let names: Vec<&str> = v.as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
     assert_eq!(
         names,
@@ -24,7 +25,10 @@ fn list_json_has_every_protocol_and_mutant() {
 fn psum_no_capacity_is_a_violation_with_a_trace_and_psum_is_proved() {
     let (code, out, _) = semcheck(&["check", "psum", "--mutant", "no-capacity", "--devices", "2", "--json"]);
     assert_eq!(code, 1);
-    let v: Value = serde_json::from_str(&out).unwrap();
+    let doc = document(&out);
+    assert_eq!(doc["verdict"], "violation");
+    assert_eq!(doc["exit_code"], 1);
+    let v = only_case(&doc);
     assert_eq!(v["verdict"], "violation");
     assert_eq!(v["protocol"], "psum");
     assert_eq!(v["mutant"], "no-capacity");
@@ -32,13 +36,22 @@ fn psum_no_capacity_is_a_violation_with_a_trace_and_psum_is_proved() {
     assert_eq!(v["repeat"], 1);
     let rule = v["violation"]["rule"].as_str().unwrap();
     assert!(rule == "race" || rule == "wrong-result", "{rule}");
-    assert!(!v["violation"]["trace"].as_array().unwrap().is_empty());
+    let events = v["violation"]["events"].as_array().unwrap();
+    assert!(!events.is_empty());
+    // Every event of a catalogue kernel but entry, exit and the implicit barrier has the
+    // DSL source line it was written at; the breaking event's is the violation's.
+    assert!(events.iter().filter(|e| e["line"].is_u64()).count() * 2 > events.len(), "{v}");
+    let breaking = &events[v["violation"]["breaking_event"].as_u64().unwrap() as usize - 1];
+    assert_eq!(v["violation"]["location"]["line"], breaking["line"], "{v}");
+    assert!(breaking["file"].as_str().unwrap().ends_with("psum.rs"), "{breaking}");
     assert!(v["states"].as_u64().unwrap() > 0);
     assert!(v["seconds"].is_number());
 
     let (code, out, _) = semcheck(&["check", "psum", "--devices", "2", "--json"]);
     assert_eq!(code, 0);
-    let v: Value = serde_json::from_str(&out).unwrap();
+    let doc = document(&out);
+    let v = only_case(&doc);
+    assert_eq!(doc["verdict"], "proved");
     assert_eq!(v["verdict"], "proved");
     assert_eq!(v["mutant"], Value::Null);
     assert_eq!(v["violation"], Value::Null);
@@ -48,8 +61,9 @@ fn psum_no_capacity_is_a_violation_with_a_trace_and_psum_is_proved() {
 fn a_budget_gives_incomplete_never_proved() {
     let (code, out, _) = semcheck(&["check", "psum", "--devices", "3", "--max-states", "100", "--json"]);
     assert_eq!(code, 3);
-    let v: Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(v["verdict"], "incomplete");
+    let doc = document(&out);
+    let v = only_case(&doc);
+    assert_eq!(doc["verdict"], "incomplete");
     assert_eq!(v["incomplete"]["reason"], "states");
     assert!(v["incomplete"]["detail"].as_str().unwrap().contains("nothing was proved"));
     let (code, out, _) = semcheck(&["check", "psum", "--devices", "3", "--max-states", "100"]);

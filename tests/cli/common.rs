@@ -2,6 +2,9 @@
 
 use std::path::PathBuf;
 use std::process::Command;
+use std::sync::OnceLock;
+
+use serde_json::Value;
 
 /// An empty directory of this test process under the system's temporary directory.
 pub fn temp_dir(name: &str) -> PathBuf {
@@ -11,12 +14,40 @@ pub fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
-/// Runs the `semcheck` binary with `args`: (exit code, stdout, stderr).
+/// Runs the `semcheck` binary with `args`: (exit code, stdout, stderr). A `--json` (or
+/// `--format json`) output is checked against the JSON schema.
 pub fn semcheck(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_semcheck")).args(args).output().expect("run semcheck");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
+    let stdout: String = String::from_utf8_lossy(&out.stdout).into();
+    let json = args.contains(&"--json") || args.windows(2).any(|w| w == ["--format", "json"]);
+    if json && !stdout.is_empty() {
+        document(&stdout);
+    }
+    (out.status.code().unwrap_or(-1), stdout, String::from_utf8_lossy(&out.stderr).into())
+}
+
+/// The schema every `--json` document follows.
+fn schema() -> &'static jsonschema::Validator {
+    static SCHEMA: OnceLock<jsonschema::Validator> = OnceLock::new();
+    SCHEMA.get_or_init(|| {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/schema/semcheck-output-v1.schema.json");
+        let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        jsonschema::validator_for(&schema).unwrap_or_else(|e| panic!("the schema itself is invalid: {e}"))
+    })
+}
+
+/// A `--json` document: parsed, and checked against the schema (a test fails with every
+/// place the document breaks it).
+pub fn document(text: &str) -> Value {
+    let v: Value = serde_json::from_str(text).unwrap_or_else(|e| panic!("not one JSON document ({e}):\n{text}"));
+    let errors: Vec<String> = schema().iter_errors(&v).map(|e| format!("{} at {}", e, e.instance_path())).collect();
+    assert!(errors.is_empty(), "the document breaks the schema:\n{}\n{text}", errors.join("\n"));
+    v
+}
+
+/// The one case of a `check`/`stress` document.
+pub fn only_case(doc: &Value) -> &Value {
+    let cases = doc["cases"].as_array().unwrap_or_else(|| panic!("no cases: {doc}"));
+    assert_eq!(cases.len(), 1, "{doc}");
+    &cases[0]
 }

@@ -149,13 +149,23 @@ fn a_kernel_file_is_checked_from_the_command_line_with_its_source_lines() {
     let file = repo().join("protocols/pallas/psum--no-capacity.py");
     let out = semcheck_cmd().arg("check").arg(&file).args(["--devices", "2", "--json"]).output().unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc = crate::common::document(&String::from_utf8_lossy(&out.stdout));
+    let v = crate::common::only_case(&doc);
     assert_eq!(v["verdict"], "violation");
     assert_eq!(v["violation"]["rule"], "race");
     assert_eq!(v["kernel"], "psum_kernel");
     assert_eq!(v["kernel_defined_at"]["line"], 54);
-    let trace = v["violation"]["trace"].as_array().unwrap();
-    assert!(trace.iter().any(|e| e.as_str().unwrap().contains("@ psum--no-capacity.py:86 first.start()")));
+    // The interpreter that read the kernel, and its JAX, are part of the result.
+    assert!(v["frontend"]["jax"].as_str().is_some_and(|j| j.starts_with("0.")), "{v}");
+    let events = v["violation"]["events"].as_array().unwrap();
+    let start = events
+        .iter()
+        .find(|e| e["text"].as_str().unwrap().contains("@ psum--no-capacity.py:86 first.start()"))
+        .unwrap_or_else(|| panic!("{v}"));
+    assert_eq!(start["line"], 86, "{start}");
+    assert!(start["file"].as_str().unwrap().ends_with("psum--no-capacity.py"), "{start}");
+    let at = &v["violation"]["location"];
+    assert!(at["file"].as_str().unwrap().ends_with("psum--no-capacity.py") && at["line"].is_u64(), "{v}");
 
     let out = semcheck_cmd()
         .arg("check")
@@ -244,7 +254,8 @@ fn scalar_prefetch_values_and_smem_scalar_state_are_read_like_axis_index() {
     assert!(out.contains("VIOLATION (race)") && out.contains("d2 start remote_copy x_ref -> d1 o_ref"), "{out}");
     let (code, out, _) = run("prefetch_perm.py", &["--devices", "2", "--json"], None);
     assert_eq!(code, Some(0));
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let doc = crate::common::document(&out);
+    let v = crate::common::only_case(&doc);
     assert_eq!(v["prefetch"]["operands"][0]["values"][1]["values"], serde_json::json!([0, 1]), "{out}");
     // Every size is read with its own values, and the report says the verdicts rest on them.
     let (code, out, err) = run("prefetch_perm.py", &["--sizes", "2..3"], None);
@@ -449,7 +460,7 @@ fn unsupported_and_refused_kernels_exit_2_naming_the_construct_and_line() {
     assert!(err.contains("mixed.py:accumulate N=3: the same error as "), "{err}");
     let out = semcheck_cmd().arg("check").arg(&mixed).args(["--devices", "2", "--json"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = crate::common::document(&String::from_utf8_lossy(&out.stdout));
     assert_eq!(v["verdict"], "error", "{v}");
     let verdicts: Vec<&str> = v["cases"].as_array().unwrap().iter().map(|c| c["verdict"].as_str().unwrap()).collect();
     assert_eq!(verdicts, ["proved", "error"], "{v}");

@@ -2,7 +2,7 @@
 //! the window method), other hardware assumptions, kernel files, bad input. The method
 //! itself is tested against exact exploration in `tests/model/window.rs`.
 
-use crate::common::semcheck;
+use crate::common::{document, only_case, semcheck};
 
 #[test]
 fn sizes_report_guarded_shift_broken_from_5_and_fixed_by_the_double_barrier() {
@@ -18,7 +18,10 @@ fn sizes_report_guarded_shift_broken_from_5_and_fixed_by_the_double_barrier() {
         "--json",
     ]);
     assert_eq!(code, 1, "{out}{err}");
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let doc = document(&out);
+    assert_eq!(doc["verdict"], "violation");
+    let v = only_case(&doc);
+    assert_eq!(v["kind"], "sizes");
     assert_eq!(v["verdict"], "violation");
     for s in v["report"]["sizes"].as_array().unwrap() {
         let n = s["devices"].as_u64().unwrap();
@@ -99,8 +102,8 @@ fn sizes_of_a_kernel_file() {
     let file = concat!(env!("CARGO_MANIFEST_DIR"), "/protocols/pallas/psum_scatter--no-final-drain.py");
     let (code, out, err) = semcheck(&["check", file, "--sizes", "7", "--exact-max-states", "0", "--json"]);
     assert_eq!(code, 1, "{out}{err}");
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let size = &v["report"]["sizes"][0];
+    let doc = document(&out);
+    let size = &only_case(&doc)["report"]["sizes"][0];
     assert_eq!(size["method"], "window", "{size}");
     assert!(size["confirmed_by"]["active"].as_u64().is_some(), "{size}");
 }
@@ -111,8 +114,8 @@ fn window_counterexample_at_64(mutant: &str) -> (String, usize) {
     let args = ["check", "psum", "--mutant", mutant, "--sizes", "64..64", "--exact-max-states", "0", "--json"];
     let (code, out, err) = semcheck(&args);
     assert_eq!(code, 1, "{out}{err}");
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let size = &v["report"]["sizes"][0];
+    let doc = document(&out);
+    let size = &only_case(&doc)["report"]["sizes"][0];
     assert_eq!(size["method"], "window", "{size}");
     let rule = size["counterexample"]["violation"]["rule"].as_str().unwrap().to_string();
     (rule, size["counterexample"]["schedule"].as_array().unwrap().len())

@@ -233,7 +233,7 @@ fn the_cli_simulates_the_seed_tables() {
     assert!(out.contains("x0+x1+x2+x3"), "{out}");
     let (code, out, _) = semcheck(&["simulate", "psum_scatter", "--devices", "4", "--lockstep", "--format", "json"]);
     assert_eq!(code, 0);
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let v = crate::common::document(&out);
     let last = v["checkpoints"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(last["checkpoint"], "(3,1)");
     assert_eq!(last["devices"][0]["slots"]["o_ref[1]"], "B0(0+1+2+3)");

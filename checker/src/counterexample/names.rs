@@ -8,6 +8,7 @@
 //! on the order the model enumerates events in.
 
 use rustc_hash::FxHashMap;
+use semcheck_model::ir::Loc;
 use semcheck_model::program::{Op, SemSlot};
 use semcheck_model::{DeviceId, Event, Program};
 
@@ -17,6 +18,8 @@ pub struct Namer<'p> {
     program: &'p Program,
     /// Per device and pc: (1-based occurrence, count) of the op's label in its grid index.
     occurrence: Vec<Vec<(u32, u32)>>,
+    /// The source location of each kernel statement, by statement id.
+    locs: Vec<Option<Loc>>,
 }
 
 impl<'p> Namer<'p> {
@@ -40,7 +43,8 @@ impl<'p> Namer<'p> {
                     .collect()
             })
             .collect();
-        Namer { program, occurrence }
+        let locs = program.ir.statements().into_iter().map(|(_, s)| s.loc.clone()).collect();
+        Namer { program, occurrence, locs }
     }
 
     /// The program named.
@@ -55,6 +59,24 @@ impl<'p> Namer<'p> {
         match self.occurrence[device.index()][pc as usize] {
             (_, 1) => base,
             (k, n) => format!("{base} [{k} of {n}]"),
+        }
+    }
+
+    /// Where an operation comes from in the kernel's source (`None` for entry, exit and
+    /// the implicit entry barrier, and for statements the front end gave no location).
+    pub fn op_loc(&self, device: DeviceId, pc: u32) -> Option<&Loc> {
+        let info = self.program.devices.get(device.index())?.info.get(pc as usize)?;
+        self.locs.get(info.stmt?.0 as usize)?.as_ref()
+    }
+
+    /// Where `event`, happening in `state`, comes from in the kernel's source: a device's
+    /// step is its operation's statement, a DMA's event the statement that started it.
+    pub fn event_loc(&self, state: &[u32], event: Event) -> Option<&Loc> {
+        match event {
+            Event::Step(d) => self.op_loc(d, self.program.pc(state, d)),
+            Event::Sent(k) | Event::Received(k) | Event::Done(k) | Event::CellLanded(k, _) => {
+                self.op_loc(k.issuer, k.pc)
+            }
         }
     }
 

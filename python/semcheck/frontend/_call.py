@@ -1,13 +1,44 @@
 """Child process of :func:`semcheck.api.export` for a callable:
-``python -m semcheck.frontend._call FILE QUALNAME ARGS_PICKLE N OUT [KERNEL]``."""
+``python -m semcheck.frontend._call FILE QUALNAME PAYLOAD N OUT [KERNEL]``.
+
+``PAYLOAD`` is a pickle of ``(args, kwargs, sys_path, module)``: the call's arguments, the
+parent's import path and the name the parent imported ``FILE`` under (a test module
+imported by pytest may import its neighbours, or be part of a package)."""
 
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import json
 import os
 import pickle
 import sys
+from typing import Any
+
+
+def _resolve(module: Any, qualname: str) -> Any:
+    """The function ``qualname`` names in ``module``; a method of a class is bound to an
+    instance made without arguments (as pytest makes test classes)."""
+    owner, fn = None, module
+    for part in qualname.split("."):
+        owner, fn = fn, getattr(fn, part)
+    if inspect.isclass(owner) and inspect.isfunction(fn) and "self" in inspect.signature(fn).parameters:
+        return getattr(owner(), fn.__name__)
+    return fn
+
+
+def _load(file: str, name: str | None) -> Any:
+    """The module of ``file``: imported under the parent's name for it when that name
+    leads to the same file (so package-relative imports work), else loaded from the file."""
+    if name and name not in ("__main__", "__semcheck_target__"):
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.origin and os.path.realpath(spec.origin) == os.path.realpath(file):
+            return importlib.import_module(name)
+    spec = importlib.util.spec_from_file_location("__semcheck_target__", file)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["__semcheck_target__"] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def main() -> int:
@@ -16,16 +47,10 @@ def main() -> int:
     from .export import configure
 
     configure(int(devices))
-    sys.path.insert(0, os.path.dirname(os.path.abspath(file)))
-    spec = importlib.util.spec_from_file_location("__semcheck_target__", file)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["__semcheck_target__"] = module
-    spec.loader.exec_module(module)
-    fn = module
-    for part in qualname.split("."):
-        fn = getattr(fn, part)
     with open(payload, "rb") as f:
-        args, kwargs = pickle.load(f)
+        args, kwargs, parent_path, name = pickle.load(f)
+    sys.path[:0] = [os.path.dirname(os.path.abspath(file))] + [p for p in parent_path if p not in sys.path]
+    fn = _resolve(_load(file, name), qualname)
     from .export import export_call
 
     doc = export_call(fn, args, kwargs, int(devices), kernel)

@@ -9,12 +9,19 @@ use crate::counterexample::run::{Ending, TracedRun};
 
 /// The JSON object of a counterexample.
 pub fn json(program: &Program, header: &Header, run: &TracedRun) -> String {
+    serde_json::to_string_pretty(&value(program, header, run)).expect("JSON of plain data") + "\n"
+}
+
+/// The JSON value of a counterexample: every event with its name, device, kind, DMA and
+/// source line (`file`/`line`, null when the event has none), and the violation.
+pub fn value(program: &Program, header: &Header, run: &TracedRun) -> Value {
     let namer = Namer::new(program);
     let events: Vec<Value> = run
         .events
         .iter()
         .zip(&run.names)
-        .map(|(&e, name)| {
+        .enumerate()
+        .map(|(i, (&e, name))| {
             let (kind, dma) = match e {
                 Event::Step(_) => ("step", Value::Null),
                 Event::Sent(k) => ("sent", json!(namer.op(k.issuer, k.pc))),
@@ -22,7 +29,16 @@ pub fn json(program: &Program, header: &Header, run: &TracedRun) -> String {
                 Event::Done(k) => ("done", json!(namer.op(k.issuer, k.pc))),
                 Event::CellLanded(k, _) => ("cell-landed", json!(namer.op(k.issuer, k.pc))),
             };
-            json!({"name": name, "device": namer.device_of(e).0, "kind": kind, "dma": dma})
+            let loc = namer.event_loc(&run.states[i], e);
+            json!({
+                "index": i + 1,
+                "name": name,
+                "device": namer.device_of(e).0,
+                "kind": kind,
+                "dma": dma,
+                "file": loc.map(|l| l.file.clone()),
+                "line": loc.map(|l| l.line),
+            })
         })
         .collect();
     let (at, violation) = match &run.ending {
@@ -48,5 +64,5 @@ pub fn json(program: &Program, header: &Header, run: &TracedRun) -> String {
             "deadlock": matches!(run.ending, Ending::Deadlock(_)),
         })),
     });
-    serde_json::to_string_pretty(&v).expect("JSON of plain data") + "\n"
+    v
 }

@@ -2,7 +2,7 @@
 //! and JSON.
 
 mod dot;
-mod json;
+pub mod json;
 mod mermaid;
 mod table;
 mod text;

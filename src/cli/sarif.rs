@@ -1,0 +1,169 @@
+//! SARIF 2.1.0 (the OASIS standard code-scanning tools and editors read): one `result` per
+//! violation, located at the line of the event that broke the rule, with every event of
+//! the counterexample as a related location and as a thread-flow step (one step per event,
+//! in schedule order), the rule, the mesh size and what the violation requires of the
+//! hardware in the message. Cases that could not be checked, or were not decided within
+//! their budget, are tool notifications (the run is then not `executionSuccessful`).
+
+use std::path::Path;
+
+use semcheck::model::ir::Loc;
+use semcheck::model::Rule;
+use semcheck::{Case, ModelError};
+use serde_json::{json, Value};
+
+use semcheck::checker::Verdict;
+
+use super::report::{Checked, ViolationView};
+
+/// The SARIF `$schema` URI.
+const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
+
+/// A SARIF log of checked cases and of cases that could not be checked.
+pub(crate) fn log<'a>(
+    checked: impl IntoIterator<Item = &'a Checked>,
+    errors: impl IntoIterator<Item = (&'a Case, &'a ModelError)>,
+) -> Value {
+    let mut results = Vec::new();
+    let mut notifications = Vec::new();
+    for c in checked {
+        match &c.outcome.verdict {
+            Verdict::Violation(cex) => {
+                let view = c.violation_view();
+                results.push(result(c, cex.violation.rule, &cex.violation.message, view.as_ref()));
+            }
+            Verdict::Incomplete { detail, .. } => notifications.push(json!({
+                "level": "warning",
+                "message": {"text": format!("{}: not proved: {detail}", c.case)},
+            })),
+            Verdict::Proved => {}
+        }
+    }
+    for (case, e) in errors {
+        notifications.push(json!({
+            "level": "error",
+            "message": {"text": format!("{case}: not checked: {e}")},
+        }));
+    }
+    let rules: Vec<Value> = Rule::ALL
+        .iter()
+        .map(|r| {
+            json!({
+                "id": r.name(),
+                "name": r.name(),
+                "shortDescription": {"text": r.description()},
+                "defaultConfiguration": {"level": "error"},
+            })
+        })
+        .collect();
+    json!({
+        "$schema": SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "semcheck",
+                "version": env!("CARGO_PKG_VERSION"),
+                "informationUri": "https://pypi.org/project/semcheck/",
+                "rules": rules,
+            }},
+            "invocations": [{
+                "executionSuccessful": notifications.is_empty(),
+                "toolExecutionNotifications": notifications,
+            }],
+            "columnKind": "unicodeCodePoints",
+            "results": results,
+        }],
+    })
+}
+
+/// One violation.
+fn result(c: &Checked, rule: Rule, message: &str, view: Option<&ViolationView>) -> Value {
+    let requires = match c.requires() {
+        None => String::new(),
+        Some(names) if names.is_empty() => "; it breaks under every hardware assumption".to_string(),
+        Some(names) => format!("; it requires: {}", names.join(", ")),
+    };
+    let text = format!("{rule} at N = {} ({}): {message}{requires}", c.case.devices, c.program.kernel);
+    let mut out = json!({
+        "ruleId": rule.name(),
+        "ruleIndex": Rule::ALL.iter().position(|r| *r == rule).expect("every rule is listed"),
+        "level": "error",
+        "message": {"text": text},
+        "properties": {
+            "devices": c.case.devices,
+            "repeat": c.case.repeat,
+            "kernel": c.program.kernel,
+            "requires": c.requires(),
+            "semantics": c.case.semantics,
+        },
+    });
+    let Some(view) = view else { return out };
+    if let Some(loc) = &view.location {
+        out["locations"] = json!([location(loc, None)]);
+    }
+    let located: Vec<_> = view.events.iter().filter_map(|e| e.loc.as_ref().map(|l| (e, l))).collect();
+    out["relatedLocations"] = located
+        .iter()
+        .map(|(e, l)| {
+            let mut v = location(l, Some(&format!("event {}: {}", e.index, e.text)));
+            v["id"] = json!(e.index);
+            v
+        })
+        .collect();
+    if !located.is_empty() {
+        let steps: Vec<Value> = located
+            .iter()
+            .map(|(e, l)| {
+                json!({
+                    "location": location(l, Some(&format!("d{}: {}", e.device, e.text))),
+                    "executionOrder": e.index,
+                    "importance": if Some(e.index) == view.breaking { "essential" } else { "important" },
+                })
+            })
+            .collect();
+        out["codeFlows"] = json!([{
+            "message": {"text": format!("the schedule that breaks {rule} at N = {}", c.case.devices)},
+            "threadFlows": [{"locations": steps}],
+        }]);
+    }
+    out
+}
+
+/// A SARIF location of a source line (the file relative to the current directory when it
+/// is under it, as code-scanning tools expect; else an absolute `file://` URI).
+fn location(loc: &Loc, message: Option<&str>) -> Value {
+    let mut v = json!({
+        "physicalLocation": {
+            "artifactLocation": {"uri": uri(&loc.file)},
+            "region": {"startLine": loc.line},
+        },
+    });
+    if let Some(m) = message {
+        v["message"] = json!({"text": m});
+    }
+    v
+}
+
+/// The URI of a source file.
+fn uri(file: &str) -> String {
+    let path = Path::new(file);
+    if path.is_absolute() {
+        if let Some(rel) = std::env::current_dir().ok().and_then(|d| path.strip_prefix(d).ok().map(Path::to_path_buf)) {
+            return encode(&rel.to_string_lossy());
+        }
+        return format!("file://{}", encode(file));
+    }
+    encode(file)
+}
+
+/// Percent-encodes the characters a URI path cannot hold as they are.
+fn encode(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for b in path.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b'/' => out.push(b as char),
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
