@@ -117,8 +117,9 @@ pub fn any_running() -> bool {
 /// The resident memory, in bytes, of every process of the groups semcheck started and
 /// that still run (0 when none, or without `/proc`).
 pub fn resident_bytes() -> u64 {
+    static SAMPLER: Mutex<crate::memory::GroupSampler> = Mutex::new(crate::memory::GroupSampler::new());
     let wanted = groups().clone();
-    crate::memory::groups_resident_bytes(&wanted)
+    SAMPLER.lock().unwrap_or_else(|e| e.into_inner()).resident_bytes(&wanted)
 }
 
 /// How a process ended, in words: `exit 1`, `killed by signal 11 (SIGSEGV)`.

@@ -45,13 +45,20 @@ pub fn install() {
 pub fn now() {
     crate::children::kill_all();
     // Killed processes may still hold files in the folders for a moment: removal retries.
-    let paths: Vec<PathBuf> = match LITTER.try_lock() {
-        Ok(mut all) => all.drain(..).collect(),
-        Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner().drain(..).collect(),
-        Err(std::sync::TryLockError::WouldBlock) => return,
-    };
-    for path in paths {
-        remove(&path);
+    // `try_lock` a few times: a thread stuck holding the lock must not hang the exit.
+    for _ in 0..50 {
+        let paths: Vec<PathBuf> = match LITTER.try_lock() {
+            Ok(mut all) => all.drain(..).collect(),
+            Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner().drain(..).collect(),
+            Err(std::sync::TryLockError::WouldBlock) => {
+                std::thread::sleep(Duration::from_millis(1));
+                continue;
+            }
+        };
+        for path in paths {
+            remove(&path);
+        }
+        return;
     }
 }
 

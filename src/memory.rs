@@ -27,18 +27,92 @@ pub fn peak_resident_bytes() -> Option<u64> {
 /// The resident memory, in bytes, of every process whose process group is one of
 /// `groups` (a scan of `/proc/*/stat`; 0 when none runs).
 pub fn groups_resident_bytes(groups: &[i32]) -> u64 {
-    if groups.is_empty() {
-        return 0;
-    }
-    let Ok(dir) = std::fs::read_dir("/proc") else { return 0 };
     let page = page_size();
+    scan_groups(groups).iter().map(|&(_, pages)| pages * page).sum()
+}
+
+/// The processes of `groups` and their resident pages, from a scan of all of `/proc`.
+fn scan_groups(groups: &[i32]) -> Vec<(i32, u64)> {
+    if groups.is_empty() {
+        return Vec::new();
+    }
+    let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
     dir.filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_str().is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit())))
-        .filter_map(|e| std::fs::read_to_string(e.path().join("stat")).ok())
-        .filter_map(|stat| group_and_rss_pages(&stat))
-        .filter(|(group, _)| groups.contains(group))
-        .map(|(_, pages)| pages * page)
-        .sum()
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()))
+        .filter_map(|pid| member(pid, groups).map(|pages| (pid, pages)))
+        .collect()
+}
+
+/// The resident pages of process `pid` when its process group is one of `groups`.
+fn member(pid: i32, groups: &[i32]) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (group, pages) = group_and_rss_pages(&stat)?;
+    groups.contains(&group).then_some(pages)
+}
+
+/// The children of process `pid` (`/proc/PID/task/*/children`; empty where the kernel does
+/// not list them).
+fn children(pid: i32) -> Vec<i32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return Vec::new() };
+    tasks
+        .filter_map(|t| t.ok())
+        .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
+        .flat_map(|list| list.split_whitespace().filter_map(|p| p.parse().ok()).collect::<Vec<i32>>())
+        .collect()
+}
+
+/// Samples the resident memory of process groups often and cheaply: a scan of all of
+/// `/proc` now and then (every [`GroupSampler::FULL_SCAN`]), and in between only the
+/// processes found by the last sample and their children (a process the script starts
+/// is seen at once; one whose parent has died is found by the next full scan).
+#[derive(Debug)]
+pub struct GroupSampler {
+    members: Vec<i32>,
+    scanned: Option<std::time::Instant>,
+}
+
+impl Default for GroupSampler {
+    fn default() -> GroupSampler {
+        GroupSampler::new()
+    }
+}
+
+impl GroupSampler {
+    /// A sampler that has sampled nothing yet.
+    pub const fn new() -> GroupSampler {
+        GroupSampler { members: Vec::new(), scanned: None }
+    }
+
+    /// How often all of `/proc` is scanned.
+    pub const FULL_SCAN: std::time::Duration = std::time::Duration::from_millis(200);
+
+    /// The resident memory, in bytes, of every process of `groups` (0 when none runs).
+    pub fn resident_bytes(&mut self, groups: &[i32]) -> u64 {
+        let page = page_size();
+        if groups.is_empty() {
+            self.members.clear();
+            return 0;
+        }
+        let found: Vec<(i32, u64)> = if self.scanned.is_none_or(|t| t.elapsed() >= Self::FULL_SCAN) {
+            self.scanned = Some(std::time::Instant::now());
+            scan_groups(groups)
+        } else {
+            let mut todo: Vec<i32> = self.members.iter().chain(groups).copied().collect();
+            let mut found: Vec<(i32, u64)> = Vec::new();
+            while let Some(pid) = todo.pop() {
+                if found.iter().any(|&(p, _)| p == pid) {
+                    continue;
+                }
+                if let Some(pages) = member(pid, groups) {
+                    found.push((pid, pages));
+                    todo.extend(children(pid));
+                }
+            }
+            found
+        };
+        self.members = found.iter().map(|&(p, _)| p).collect();
+        found.iter().map(|&(_, pages)| pages * page).sum()
+    }
 }
 
 /// The process group and the resident pages of a `/proc/PID/stat` line (fields 5 and
@@ -78,6 +152,13 @@ mod tests {
         let group = unsafe { libc::getpgrp() };
         assert!(super::groups_resident_bytes(&[group]) >= super::resident_bytes(None).unwrap());
         assert_eq!(super::groups_resident_bytes(&[]), 0);
+        // The sampler agrees with a full scan, from its first sample (a full scan) on.
+        let mut sampler = super::GroupSampler::new();
+        for _ in 0..3 {
+            let sampled = sampler.resident_bytes(&[group]);
+            assert!(sampled >= super::resident_bytes(None).unwrap() / 2, "{sampled}");
+        }
+        assert_eq!(sampler.resident_bytes(&[]), 0);
     }
 
     #[test]

@@ -318,7 +318,7 @@ impl Watch {
         let _ = match s.style {
             Style::Text => writeln!(out, "{}: INCOMPLETE\n  {detail}", s.head),
             Style::Json => {
-                let raw: Vec<String> = std::env::args().skip(1).collect();
+                let raw: Vec<String> = std::env::args_os().skip(1).map(|a| a.to_string_lossy().into_owned()).collect();
                 let stopped = json!({
                     "kind": "stopped",
                     "case": s.head,
