@@ -8,7 +8,7 @@ def test_psum():
     run_psum()            # calls the kernel the way the program does, for jax.device_count() devices
 ```
 
-The test becomes one test item per mesh size (``test_psum[N=2]``, ``test_psum[N=3]``), so
+The test becomes one test item per mesh size (``test_psum[N2]``, ``test_psum[N3]``), so
 ``-k``, ``-x``, ``--lf`` and pytest-xdist work as for any test. Each item runs the test
 function in a fresh child process of this interpreter in which JAX sees N CPU devices,
 captures the kernels it calls without running them, and checks them with the ``semcheck``
@@ -64,11 +64,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    if _active(config):
+        # The ini settings apply to every marked test: a bad one is a usage error now.
+        try:
+            settings(config, pytest.mark.semcheck.mark, "the semcheck_* settings")
+        except MarkerError as e:
+            raise pytest.UsageError(str(e)) from None
     config.addinivalue_line(
         "markers",
         "semcheck(devices=[2, 3], kernel=None, dma_order=None, dma_landing=None, repeat=None, max_seconds=None, "
         "max_memory_mib=None): check the kernels this test calls with semcheck instead of running it, one test per "
         "mesh size")
+
+
+class MarkerError(Exception):
+    """A marker or setting that does not say what to check."""
 
 
 def _active(config: pytest.Config) -> bool:
@@ -95,20 +105,20 @@ def _number(where: str, value: Any, kind: type) -> Any:
     try:
         out = kind(value)
     except (TypeError, ValueError):
-        raise pytest.UsageError(f"semcheck: {where} must be a number, not {value!r}") from None
+        raise MarkerError(f"semcheck: {where} must be a number, not {value!r}") from None
     if out <= 0:
-        raise pytest.UsageError(f"semcheck: {where} must be positive, not {value!r}")
+        raise MarkerError(f"semcheck: {where} must be positive, not {value!r}")
     return out
 
 
 def settings(config: pytest.Config, marker: pytest.Mark, where: str) -> Settings:
-    """The options of a marked test (usage errors name the test)."""
+    """The options of a marked test (:class:`MarkerError` names the test)."""
     if marker.args:
-        raise pytest.UsageError(f"semcheck: {where}: the semcheck marker takes keyword arguments only "
+        raise MarkerError(f"semcheck: {where}: the semcheck marker takes keyword arguments only "
                                 f"(devices=[2, 3], ...), not {marker.args!r}")
     unknown = sorted(set(marker.kwargs) - _MARKER_KEYS)
     if unknown:
-        raise pytest.UsageError(f"semcheck: {where}: unknown semcheck marker option(s) {', '.join(unknown)}; "
+        raise MarkerError(f"semcheck: {where}: unknown semcheck marker option(s) {', '.join(unknown)}; "
                                 f"known: {', '.join(sorted(_MARKER_KEYS))}")
 
     def get(key: str) -> Any:
@@ -124,12 +134,12 @@ def settings(config: pytest.Config, marker: pytest.Mark, where: str) -> Settings
     try:
         sizes = tuple(int(d) for d in devices)
     except (TypeError, ValueError):
-        raise pytest.UsageError(f"semcheck: {where}: devices must be mesh sizes like [2, 3], not {devices!r}") from None
+        raise MarkerError(f"semcheck: {where}: devices must be mesh sizes like [2, 3], not {devices!r}") from None
     if not sizes or any(n < 1 for n in sizes):
-        raise pytest.UsageError(f"semcheck: {where}: devices must be positive mesh sizes, not {devices!r}")
+        raise MarkerError(f"semcheck: {where}: devices must be positive mesh sizes, not {devices!r}")
     for key, options in (("dma_order", ("any", "pair-fifo")), ("dma_landing", ("whole", "cells"))):
         if get(key) not in (None, "", *options):
-            raise pytest.UsageError(f"semcheck: {where}: {key} must be one of {', '.join(options)}, not {get(key)!r}")
+            raise MarkerError(f"semcheck: {where}: {key} must be one of {', '.join(options)}, not {get(key)!r}")
     return Settings(devices=tuple(dict.fromkeys(sizes)), kernel=get("kernel") or None, expect=get("expect") or None,
                     dma_order=get("dma_order") or None, dma_landing=get("dma_landing") or None,
                     repeat=_number(f"{where}: repeat", get("repeat"), int),
@@ -141,12 +151,15 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     marker = metafunc.definition.get_closest_marker("semcheck")
     if marker is None or not _active(metafunc.config):
         return
-    chosen = settings(metafunc.config, marker, metafunc.definition.nodeid)
+    try:
+        chosen = settings(metafunc.config, marker, metafunc.definition.nodeid)
+    except MarkerError:
+        return  # one item, which fails saying why (pytest_pyfunc_call)
     # One item per mesh size: the parameter is the plugin's, not the function's (it is
     # not passed to it), so it is added to the names pytest may parametrize.
     if _PARAM not in metafunc.fixturenames:
         metafunc.fixturenames.append(_PARAM)
-    metafunc.parametrize(_PARAM, list(chosen.devices), ids=[f"N={n}" for n in chosen.devices])
+    metafunc.parametrize(_PARAM, list(chosen.devices), ids=[f"N{n}" for n in chosen.devices])
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -156,7 +169,10 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
         return None
     from . import api
 
-    chosen = settings(pyfuncitem.config, marker, pyfuncitem.nodeid)
+    try:
+        chosen = settings(pyfuncitem.config, marker, pyfuncitem.nodeid)
+    except MarkerError as e:
+        pytest.fail(str(e), pytrace=False)
     devices = pyfuncitem.callspec.params[_PARAM]
     kwargs = _arguments(pyfuncitem)
     fn = pyfuncitem.obj

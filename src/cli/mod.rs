@@ -64,17 +64,17 @@ pub(crate) fn run() -> i32 {
     // `args_os`: an argument that is not UTF-8 is clap's to refuse, not a panic here.
     let raw: Vec<String> = std::env::args_os().skip(1).map(|a| a.to_string_lossy().into_owned()).collect();
     // With machine output asked for, every error is also a document on stdout.
-    let machine = output::requested_format(&raw).is_some();
+    let machine = output::requested_format(&raw);
     let command = output::requested_command(&raw);
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
             let code = if e.use_stderr() { EXIT_USAGE } else { EXIT_PROVED };
             let _ = e.print();
-            if machine && code == EXIT_USAGE {
+            if code == EXIT_USAGE {
                 let text = e.render().to_string();
                 let first = text.lines().next().unwrap_or("bad usage").trim_start_matches("error: ");
-                output::emit_document(&output::error_document(&command, first));
+                output::emit_error(machine, &command, first);
             }
             return code;
         }
@@ -92,8 +92,8 @@ pub(crate) fn run() -> i32 {
             return replay::run(&args).unwrap_or_else(|e| {
                 watch::watch().idle();
                 eprintln!("semcheck: error: {e}");
-                if machine {
-                    output::emit_document(&output::error_document(&command, &e.to_string()));
+                {
+                    output::emit_error(machine, &command, &e.to_string());
                 }
                 EXIT_USAGE
             })
@@ -119,8 +119,8 @@ pub(crate) fn run() -> i32 {
         Ok(code) => code,
         Err(e) => {
             eprintln!("semcheck: error: {e}");
-            if machine {
-                output::emit_document(&output::error_document(&command, &e.to_string()));
+            {
+                output::emit_error(machine, &command, &e.to_string());
             }
             EXIT_USAGE
         }

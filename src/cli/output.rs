@@ -118,6 +118,16 @@ pub(crate) fn only_case(mut doc: Value) -> Value {
     case
 }
 
+/// Reports an error in the machine format asked for, if any: a JSON error document, or a
+/// SARIF log whose run failed with the error as its notification.
+pub(crate) fn emit_error(format: Option<OutputFormat>, command: &str, error: &str) {
+    match format {
+        Some(OutputFormat::Json) => emit_document(&error_document(command, error)),
+        Some(OutputFormat::Sarif) => emit_document(&super::sarif::failed(error)),
+        Some(OutputFormat::Text) | None => {}
+    }
+}
+
 /// Prints a document.
 pub(crate) fn emit_document(doc: &Value) {
     emit(&format!("{}\n", serde_json::to_string_pretty(doc).expect("JSON of plain data")));

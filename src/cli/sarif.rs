@@ -76,6 +76,17 @@ pub(crate) fn log<'a>(
     })
 }
 
+/// The log of a command that could not run: no result, the error as the run's
+/// notification.
+pub(crate) fn failed(error: &str) -> Value {
+    let mut v = log(std::iter::empty(), std::iter::empty());
+    v["runs"][0]["invocations"][0] = json!({
+        "executionSuccessful": false,
+        "toolExecutionNotifications": [{"level": "error", "message": {"text": error}}],
+    });
+    v
+}
+
 /// One violation.
 fn result(c: &Checked, rule: Rule, message: &str, view: Option<&ViolationView>) -> Value {
     let requires = match c.requires() {

@@ -58,6 +58,26 @@ fn psum_no_capacity_is_a_violation_with_a_trace_and_psum_is_proved() {
 }
 
 #[test]
+fn one_case_and_many_have_the_same_top_level_keys() {
+    let keys = |args: &[&str]| {
+        let (_, out, _) = semcheck(args);
+        let doc = document(&out);
+        let mut keys: Vec<String> = doc.as_object().unwrap().keys().cloned().collect();
+        keys.sort();
+        (keys, doc["cases"].as_array().unwrap().len())
+    };
+    let (one, n1) = keys(&["check", "psum", "--devices", "2", "--json"]);
+    let (two, n2) = keys(&["check", "psum", "--devices", "2-3", "--json"]);
+    let (all, _) = keys(&["check", "all", "--json"]);
+    let (error, n0) = keys(&["check", "nosuch", "--json"]);
+    assert_eq!((n1, n2, n0), (1, 2, 0));
+    assert_eq!(one, two);
+    assert_eq!(one, all);
+    assert_eq!(one, error);
+    assert!(one.contains(&"schema_version".to_string()), "{one:?}");
+}
+
+#[test]
 fn a_budget_gives_incomplete_never_proved() {
     let (code, out, _) = semcheck(&["check", "psum", "--devices", "3", "--max-states", "100", "--json"]);
     assert_eq!(code, 3);

@@ -15,6 +15,7 @@ mod hostile;
 mod hygiene;
 mod mutate;
 mod replay_safety;
+mod sarif;
 mod sizes;
 mod sizes_report;
 mod traces;

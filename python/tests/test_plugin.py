@@ -1,0 +1,101 @@
+"""The pytest plugin, run as a user runs it: pytest in a project whose tests carry
+``@pytest.mark.semcheck`` (``tests/wheel/project``: a correct ring shift at N = 2, 3 and
+one that reads its buffer before the copy has landed, at N = 2)."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO
+
+PROJECT = os.path.join(REPO, "tests", "wheel", "project")
+
+
+def _installed() -> bool:
+    """Whether the plugin is installed (the wheel's ``pytest11`` entry point)."""
+    return any(e.name == "semcheck" for e in importlib.metadata.entry_points(group="pytest11"))
+
+
+def pytest_in(project: str, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    """pytest in ``project`` with the plugin loaded: by its entry point where the wheel is
+    installed, else named as the entry point names it."""
+    env = {**os.environ, "PYTHONPATH": os.path.join(REPO, "python")}
+    env.pop("SEMCHECK_API_CHILD", None)
+    plugin = [] if _installed() else ["-p", "semcheck.pytest_plugin"]
+    return subprocess.run([sys.executable, "-m", "pytest", *plugin, "-p", "no:cacheprovider", *args], cwd=project,
+                          env=env, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture()
+def project(tmp_path):
+    dst = tmp_path / "project"
+    shutil.copytree(PROJECT, dst)
+    return dst
+
+
+def test_marked_tests_are_checked_one_item_per_mesh_size(project):
+    proc = pytest_in(str(project), "-q")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    assert "1 failed, 2 passed" in out, out
+    assert "FAILED test_kernels.py::test_shift_early[N2]" in out, out
+    # The failure names the line that broke the rule, the rule, and what it requires.
+    assert "shift_kernel at N = 2: violation (race) at kernels.py:22" in out, out
+    assert "requires: nothing" in out, out
+    assert "<- breaks the rule" in out, out
+
+
+def test_items_can_be_selected_and_listed_like_any_test(project):
+    proc = pytest_in(str(project), "--collect-only", "-q")
+    ids = [line for line in proc.stdout.splitlines() if "::" in line]
+    assert ids == ["test_kernels.py::test_shift[N2]", "test_kernels.py::test_shift[N3]",
+                   "test_kernels.py::test_shift_early[N2]"], proc.stdout
+    proc = pytest_in(str(project), "-q", "-k", "test_shift and N3")
+    assert proc.returncode == 0 and "1 passed, 2 deselected" in proc.stdout, proc.stdout + proc.stderr
+    # Off: the marked tests are ordinary tests again (one item each, run as written).
+    proc = pytest_in(str(project), "--collect-only", "-q", "--semcheck=off")
+    assert [line for line in proc.stdout.splitlines() if "::" in line] == [
+        "test_kernels.py::test_shift", "test_kernels.py::test_shift_early"], proc.stdout
+
+
+def test_options_come_from_the_marker_over_the_ini_settings(project):
+    # A bad ini value is a usage error naming the setting, before anything runs.
+    (project / "pyproject.toml").write_text('[tool.pytest.ini_options]\nsemcheck_dma_order = "sideways"\n')
+    proc = pytest_in(str(project), "-q")
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    assert "dma_order must be one of any, pair-fifo, not 'sideways'" in proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr
+    # The ini's mesh sizes for a bare marker; a marker's own devices and budget win.
+    (project / "pyproject.toml").write_text('[tool.pytest.ini_options]\nsemcheck_devices = "3"\n')
+    (project / "test_kernels.py").write_text(
+        "import pytest\nimport kernels\n\n"
+        "@pytest.mark.semcheck\ndef test_default_sizes():\n    kernels.run()\n\n"
+        "@pytest.mark.semcheck(devices=[2], max_seconds=0.5)\ndef test_tiny_budget():\n    kernels.run()\n\n"
+        "@pytest.mark.semcheck(devices=[2], sideways=True)\ndef test_unknown_option():\n    kernels.run()\n")
+    proc = pytest_in(str(project), "-v")
+    out = proc.stdout + proc.stderr
+    assert "test_kernels.py::test_default_sizes[N3] PASSED" in out, out
+    assert "test_kernels.py::test_tiny_budget[N2] FAILED" in out, out
+    assert "stopped after 0.5 s (its time budget, max_seconds)" in out, out
+    # A marker that does not say what to check is one failing test that says why.
+    assert "test_kernels.py::test_unknown_option FAILED" in out, out
+    assert "unknown semcheck marker option(s) sideways" in out, out
+    assert "Traceback" not in out, out
+
+
+def test_a_marked_test_that_takes_a_fixture_is_told_why_it_cannot(project):
+    (project / "test_kernels.py").write_text(
+        "import pytest\nimport kernels\n\n"
+        "@pytest.mark.semcheck(devices=[2])\ndef test_fixture(tmp_path):\n    kernels.run()\n\n"
+        "@pytest.mark.semcheck(devices=[2])\n@pytest.mark.parametrize('early', [False])\n"
+        "def test_parametrized(early):\n    kernels.run(early=early)\n")
+    proc = pytest_in(str(project), "-q")
+    out = proc.stdout + proc.stderr
+    assert "1 failed, 1 passed" in out, out
+    assert "takes the fixture(s) tmp_path" in out, out

@@ -1,0 +1,74 @@
+"""The installed wheel, as a user has it: run by `.ci/wheel` with the interpreter of a fresh
+virtual environment that had a JAX before `semcheck` was installed into it, with no Rust
+toolchain on PATH, from a folder outside the checkout.
+
+Environment: ``SEMCHECK_EXPECT_JAX`` (the JAX the environment had before the wheel),
+``SEMCHECK_REPO`` (the checkout, for the seed kernel files and the example project).
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+REPO = os.environ["SEMCHECK_REPO"]
+JAX = os.environ["SEMCHECK_EXPECT_JAX"]
+BIN = os.path.join(os.path.dirname(sys.executable), "semcheck")
+
+
+def run(*args: str, cwd: str | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SEMCHECK_") or k == "SEMCHECK_CACHE_DIR"}
+    return subprocess.run(list(args), capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout)
+
+
+def test_the_environment_is_a_users():
+    assert shutil.which("cargo") is None, "cargo is on PATH: this test must run without a Rust toolchain"
+    assert not os.path.realpath(os.getcwd()).startswith(os.path.realpath(REPO)), "run outside the checkout"
+    # Installing semcheck kept the JAX that was there.
+    assert importlib.metadata.version("jax") == JAX
+    assert os.path.isfile(BIN) and os.access(BIN, os.X_OK)
+
+
+def test_a_seed_kernel_file_is_proved_with_the_environments_jax(tmp_path):
+    proc = run(BIN, "check", os.path.join(REPO, "protocols", "pallas", "psum.py"), "--devices", "3", "--json",
+               cwd=str(tmp_path))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["schema_version"] == 1 and doc["verdict"] == "proved", doc
+    case = doc["cases"][0]
+    assert case["frontend"]["jax"] == JAX, case["frontend"]
+    assert case["frontend"]["origin"] == "installed", case["frontend"]
+    assert os.path.samefile(case["frontend"]["python"], sys.executable), case["frontend"]
+    # No managed environment was made: the environment's own JAX read the kernel.
+    cache = os.environ["SEMCHECK_CACHE_DIR"]
+    assert not [d for d in os.listdir(cache) if d.startswith("python-")], os.listdir(cache)
+
+
+def test_doctor_names_this_interpreter():
+    proc = run(BIN, "doctor", "--json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["chosen"]["origin"] == "installed", doc
+    proc = run(sys.executable, "-m", "semcheck", "doctor")
+    assert proc.returncode == 0 and f"jax {JAX}" in proc.stdout, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("workers", [None, "2"])
+def test_the_marker_checks_a_users_project(tmp_path, workers):
+    project = tmp_path / "project"
+    shutil.copytree(os.path.join(REPO, "tests", "wheel", "project"), project)
+    args = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q"]
+    if workers:
+        pytest.importorskip("xdist")
+        args += ["-n", workers]
+    proc = run(*args, cwd=str(project))
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    assert "1 failed, 2 passed" in out, out
+    assert "kernels.py:22" in out, out
