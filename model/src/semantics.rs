@@ -257,4 +257,18 @@ pub const CHOICES: &[Choice] = &[
             "other inputs (VMEM/HBM data) stay symbolic: control flow, indices or sizes computed from them are refused as run-time data",
         ],
     },
+    Choice {
+        name: "float-index-data",
+        flag: None,
+        options: &[(
+            "one-symbol",
+            "an index value (computed from axis_index, program_id, a loop counter or scalar-prefetch data) that goes through a float and is then stored as data becomes one symbol, `float-index`: the same on every device and at every use; such a value used as an index, a device id, a size or a condition is refused (`float index arithmetic`), never read as an index",
+        )],
+        default: "one-symbol",
+        evidence: &[
+            "python/semcheck/frontend/compute.py: Compute.index_primitive binds any arithmetic with a float operand or result (a cast to float, and a cast back) as an uninterpreted float value, and Compute.as_value makes that value the constant `float-index` when it is used as data; walker.py (KernelWalker.expr) refuses it where an index is needed",
+            "what follows: the wrong-result rule does not tell such values apart: two devices that store float(axis_index) hold the same symbol, so outputs that differ only in them are not reported as wrong; races, deadlocks and the semaphore rules do not depend on data values and are unaffected",
+            "integer index data is kept as its expression (per device); for floats semcheck does not model rounding, so it claims nothing about their values: this choice can hide a wrong result, never a race or a deadlock",
+        ],
+    },
 ];
