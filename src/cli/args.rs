@@ -349,7 +349,7 @@ pub(crate) struct CheckArgs {
     #[command(flatten)]
     pub(crate) engine: super::shuttle::EngineArgs,
     /// Every ring size of a range (`2..256`, `5,8,64`): exact exploration where it is
-    /// cheap, the window method above (README: "Every ring size").
+    /// cheap, the window method above (docs/sizes.md).
     #[arg(long, value_parser = super::sizes::parse_sizes, conflicts_with = "devices")]
     pub(crate) sizes: Option<super::sizes::SizeRange>,
     /// With --sizes: the largest window radius tried [default: 2].

@@ -6,7 +6,7 @@
 //!
 //! Needs Python 3.10+ with `venv`: the first run creates the front end's environment
 //! under the cache directory (`SEMCHECK_CACHE_DIR`, `~/.cache/semcheck`; about 30 s),
-//! unless `SEMCHECK_PYTHON` names an interpreter with jax 0.10.2.
+//! unless `SEMCHECK_PYTHON` names an interpreter with a supported JAX (0.8 to 0.10).
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -414,7 +414,15 @@ fn semcheck_tpu_names_the_chip_a_kernel_asking_for_the_tpu_s_sizes_is_traced_for
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stdout).contains("\nkernel-tpu v6e\n"));
     std::fs::write(&trace, &out.stdout).unwrap();
-    let out = semcheck_cmd().arg("replay").arg(&trace).env_remove("SEMCHECK_TPU").output().unwrap();
+    // The trace is not next to its kernel file: replay runs it when named (docs/safety.md).
+    let out = semcheck_cmd()
+        .arg("replay")
+        .arg(&trace)
+        .arg("--kernel")
+        .arg(dir.join("pipeline_race.py"))
+        .env_remove("SEMCHECK_TPU")
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("rule `race` reproduced"));
     let (code, text) = run("pipeline.py", Some("v9"));
