@@ -219,7 +219,9 @@ mod tests {
             construct: construct.to_string(),
             message: "what went wrong".to_string(),
             loc: Some(LocDoc { file: "/k/psum.py".to_string(), line: 57, ..LocDoc::default() }),
-            traceback: Some("Traceback (most recent call last):\n  File \"walker.py\", line 1\nZeroDivisionError".to_string()),
+            traceback: Some(
+                "Traceback (most recent call last):\n  File \"walker.py\", line 1\nZeroDivisionError".to_string(),
+            ),
         }
     }
 
