@@ -107,18 +107,20 @@ pub(crate) fn run(args: &CheckArgs, sizes: &SizeRange) -> Result<i32, ModelError
         }
     });
     w.idle();
-    if let Some(e) = &report.error {
-        // The sizes decided before the error are reported (in text; the JSON document of
-        // an error is the command's error), then the error.
+    let error = report.error.as_ref().map(|e| format!("at N = {}: {}", e.devices, e.error));
+    if let (Some(e), OutputFormat::Text | OutputFormat::Sarif) = (&report.error, args.output.format()) {
+        // The sizes decided before the error are reported, then the error.
         if args.output.format() == OutputFormat::Text && !report.sizes.is_empty() {
             emit(&text(&case, &report));
         }
-        return Err(ModelError::new(e.error.kind().clone(), format!("at N = {}: {}", e.devices, e.error)));
+        return Err(ModelError::new(e.error.kind().clone(), error.expect("an error")));
     }
-    let code = report.exit_code();
+    let code = if error.is_some() { super::EXIT_USAGE } else { report.exit_code() };
     match args.output.format() {
         OutputFormat::Text => emit(&text(&case, &report)),
         OutputFormat::Json => {
+            // An error at one size keeps the sizes decided before it: the case's verdict
+            // is `error`, with the error and the report of those sizes.
             let value = json!({
                 "kind": "sizes",
                 "source": case.source,
@@ -128,6 +130,7 @@ pub(crate) fn run(args: &CheckArgs, sizes: &SizeRange) -> Result<i32, ModelError
                 "semantics": case.semantics,
                 "prefetch": prefetch_by_size(&case, &report),
                 "verdict": verdict_of(code),
+                "error": error,
                 "report": report,
             });
             let summary = json!({

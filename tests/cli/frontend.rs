@@ -289,6 +289,19 @@ fn scalar_prefetch_values_and_smem_scalar_state_are_read_like_axis_index() {
             && err.contains("on d1 at grid (): slice ds(1, 2) out of range for dimension 0 of `x_ref` (size 2) (elements 4..12 of 8)"),
         "{err}"
     );
+    // Indices are checked per dimension (semaphore arrays and buffers): in range at N = 2,
+    // out of range on d1 from N = 3, where a row-major flattening would name a neighbour.
+    let (code, out, err) = run("index_dims.py", &["--devices", "2"], None);
+    assert_eq!(code, Some(0), "{out}{err}");
+    let (code, out, err) = run("index_dims.py", &["--devices", "3"], None);
+    assert_eq!(code, Some(2), "{out}{err}");
+    assert!(
+        err.contains("index_dims.py:23 d.start() on d1 at grid (): semaphore array `sems`: index 2 out of range for dimension 1 (size 2)"),
+        "{err}"
+    );
+    let (code, out, err) = run("index_dims.py", &["--devices", "3"], Some(("INDEX", "buffer")));
+    assert_eq!(code, Some(2), "{out}{err}");
+    assert!(err.contains("on d1 at grid (): index 2 out of range for dimension 0 of `bufs` (size 2)"), "{err}");
     // tpu-inference's GMM2 scatter race in miniature: a zero-fill of the output started
     // after the entry barrier races with a peer's copy into it; waited before, proved.
     proved_then_broken(

@@ -41,6 +41,20 @@ fn an_error_at_one_size_keeps_the_sizes_decided_before_it() {
     assert!(out.contains("N = 2..3       proved"), "{out}");
     assert!(out.contains("not decided: N = 4 and every size after it"), "{out}");
     assert!(err.contains("error: at N = 4: ") && err.contains("off the mesh"), "{err}");
+    // In JSON too: the case's verdict is `error`, with the error and the sizes decided.
+    let (code, out, err) = semcheck(&["check", file.to_str().unwrap(), "--sizes", "2..5", "--json"]);
+    assert_eq!(code, 2, "{out}{err}");
+    let doc = crate::common::document(&out);
+    assert_eq!((doc["verdict"].as_str(), doc["exit_code"].as_i64()), (Some("error"), Some(2)), "{doc}");
+    let case = crate::common::only_case(&doc);
+    assert!(case["error"].as_str().unwrap().contains("at N = 4: "), "{case}");
+    let decided: Vec<(u64, &str)> = case["report"]["sizes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["devices"].as_u64().unwrap(), s["verdict"].as_str().unwrap()))
+        .collect();
+    assert_eq!(decided, [(2, "proved"), (3, "proved")], "{case}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -12,6 +12,7 @@ mod counterexamples;
 mod coverage;
 mod docs_links;
 mod golden_counts;
+mod index_dims;
 mod malformed;
 mod modes;
 mod open_questions;
