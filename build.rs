@@ -22,6 +22,21 @@ fn python_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// `SUPPORTED: ... = ((0, 8), (0, 10))` of `jaxcompat.py`: the (major, minor) ends.
+fn supported_range(compat: &str) -> ((u32, u32), (u32, u32)) {
+    let line = compat.lines().find(|l| l.starts_with("SUPPORTED")).expect("jaxcompat.py states SUPPORTED");
+    let value = line.split('=').nth(1).expect("SUPPORTED = ...");
+    let numbers: Vec<u32> = value
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse().expect("a version number"))
+        .collect();
+    match numbers.as_slice() {
+        [a, b, c, d] => ((*a, *b), (*c, *d)),
+        _ => panic!("jaxcompat.py: SUPPORTED is not ((major, minor), (major, minor)): {line}"),
+    }
+}
+
 fn main() {
     let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     let python = root.join("python");
@@ -36,6 +51,15 @@ fn main() {
         writeln!(code, "    ({rel:?}, include_str!({:?})),", f.display().to_string()).expect("writing to a String");
     }
     code.push_str("];\n");
+    // The supported JAX range is stated once, in the front end; the binary reads it from there.
+    let compat = std::fs::read_to_string(package.join("frontend/jaxcompat.py")).expect("jaxcompat.py");
+    let (oldest, newest) = supported_range(&compat);
+    writeln!(code, "/// The oldest JAX minor release the front end reads (`SUPPORTED` of `jaxcompat.py`).")
+        .expect("writing to a String");
+    writeln!(code, "pub const OLDEST_JAX: (u32, u32) = ({}, {});", oldest.0, oldest.1).expect("writing to a String");
+    writeln!(code, "/// The newest JAX minor release the front end reads (`SUPPORTED` of `jaxcompat.py`).")
+        .expect("writing to a String");
+    writeln!(code, "pub const NEWEST_JAX: (u32, u32) = ({}, {});", newest.0, newest.1).expect("writing to a String");
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("python_package.rs");
     std::fs::write(&out, code).unwrap_or_else(|e| panic!("cannot write {}: {e}", out.display()));
 }

@@ -25,10 +25,7 @@ use std::process::{Command, Stdio};
 
 use serde::Serialize;
 
-/// The oldest JAX minor release the front end reads (major, minor).
-pub const OLDEST_JAX: (u32, u32) = (0, 8);
-/// The newest JAX minor release the front end reads (major, minor).
-pub const NEWEST_JAX: (u32, u32) = (0, 10);
+pub use super::env::{NEWEST_JAX, OLDEST_JAX};
 
 /// The supported JAX releases in words: `0.8.x to 0.10.x`.
 pub fn supported_range() -> String {
@@ -205,4 +202,30 @@ fn installed_into() -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
     let dir = exe.parent()?;
     ["python", "python3"].iter().map(|n| dir.join(n)).find(|p| p.is_file())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_supported_range_is_the_front_ends() {
+        let compat = include_str!("../../python/semcheck/frontend/jaxcompat.py");
+        let stated = format!("= (({}, {}), ({}, {}))", OLDEST_JAX.0, OLDEST_JAX.1, NEWEST_JAX.0, NEWEST_JAX.1);
+        assert!(compat.lines().any(|l| l.starts_with("SUPPORTED") && l.ends_with(&stated)), "{stated}");
+        for (version, ok) in [
+            ("0.8.0", true),
+            ("0.8.3", true),
+            ("0.9.0.1", true),
+            ("0.10.2rc1", true),
+            ("0.7.2", false),
+            ("0.11.0", false),
+            ("1.0.0", false),
+            ("", false),
+            ("jax", false),
+        ] {
+            assert_eq!(jax_supported(version), ok, "{version}");
+        }
+        assert_eq!(supported_requirement(), "jax>=0.8,<0.11");
+    }
 }
