@@ -115,7 +115,6 @@ fn window_reduction_keeps_every_first_violation_on_random_kernels() {
     eprintln!("{tally:?}");
     assert!(tally.compared > 300, "{tally:?}");
     assert!(tally.with_violations > 50 && tally.with_tokens > 100, "{tally:?}");
-    assert!(tally.skipped < tally.compared, "{tally:?}");
 }
 
 /// A small deterministic generator (xorshift), so the sample is the same on every run.
