@@ -348,6 +348,10 @@ pub(crate) struct CheckArgs {
     /// The engine and its options.
     #[command(flatten)]
     pub(crate) engine: super::shuttle::EngineArgs,
+    /// With a violation, print every event of the (minimised) schedule, not only the
+    /// events that explain it.
+    #[arg(long)]
+    pub(crate) schedule: bool,
     /// Every ring size of a range (`2..256`, `5,8,64`): exact exploration where it is
     /// cheap, the window method above (README: "Every ring size").
     #[arg(long, value_parser = super::sizes::parse_sizes, conflicts_with = "devices")]

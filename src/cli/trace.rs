@@ -106,12 +106,8 @@ pub(crate) fn run(args: &TraceArgs) -> Result<i32, ModelError> {
         )
     })?;
     w.idle();
-    if found.minimized {
-        eprintln!(
-            "semcheck: {} events in the explorer's schedule, {} after minimising",
-            found.before,
-            found.run.events.len()
-        );
+    if let Some(sentence) = found.minimized_sentence() {
+        eprintln!("semcheck: {sentence}");
     }
     let mut file = found.trace_file(case, &engine_name(&config));
     file.header.source_sha256 = semcheck::source_sha256(case);

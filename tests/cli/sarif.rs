@@ -68,7 +68,10 @@ fn a_violation_of_a_kernel_file_is_one_result_at_its_line() {
     let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
     assert_eq!(rules[r["ruleIndex"].as_u64().unwrap() as usize]["id"], "race");
     let text = r["message"]["text"].as_str().unwrap();
-    assert!(text.starts_with("race at N = 2 (psum_kernel): race on ") && text.contains("it breaks under every"), "{text}");
+    assert!(
+        text.starts_with("race at N = 2 (psum_kernel): race on ") && text.contains("it breaks under every"),
+        "{text}"
+    );
     // At the line of the event that broke the rule, which the JSON report names too.
     let at = &r["locations"][0]["physicalLocation"];
     assert!(at["artifactLocation"]["uri"].as_str().unwrap().ends_with("psum--no-capacity.py"), "{at}");
@@ -128,7 +131,10 @@ fn json_and_sarif_errors_are_documents() {
         assert_eq!(v["verdict"], "error", "{out}");
         assert!(v["error"]["message"].as_str().is_some_and(|m| !m.is_empty()), "{args:?}: {out}");
     }
-    for args in [&["check", "no_such_protocol", "--format", "sarif"][..], &["check", "psum", "--devices", "0", "--format", "sarif"]] {
+    for args in [
+        &["check", "no_such_protocol", "--format", "sarif"][..],
+        &["check", "psum", "--devices", "0", "--format", "sarif"],
+    ] {
         let (code, out, err) = semcheck(args);
         assert_eq!(code, 2, "{args:?}: {err}");
         let v = sarif(&out);
