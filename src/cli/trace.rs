@@ -3,7 +3,7 @@
 
 use clap::{Args, ValueEnum};
 use semcheck::checker::counterexample::{counterexample, engine_name, render, Format, Found};
-use semcheck::checker::{explore_with, Budget, Config, Verdict};
+use semcheck::checker::{explore_with, Budget, Config, Symmetry, Verdict};
 use semcheck::{ErrorKind, ModelError};
 
 use super::args::{BudgetArgs, StrategyArg};
@@ -77,7 +77,9 @@ pub(crate) fn run(args: &TraceArgs) -> Result<i32, ModelError> {
         max_memory_bytes: Some(args.budget.memory_bytes()),
         ..Budget::default()
     };
-    let config = Config { strategy: args.strategy.strategy(), budget, ..Config::default() };
+    // The explorer as `check` runs it by default (rotation symmetry on), so that both find
+    // the same schedule and tell the same story of a case.
+    let config = Config { strategy: args.strategy.strategy(), budget, symmetry: Symmetry::Auto, ..Config::default() };
     w.doing("exploring", true);
     let outcome = explore_with(&program, &config, w.control());
     w.idle();

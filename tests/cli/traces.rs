@@ -147,7 +147,8 @@ fn bad_trace_files_are_rejected_with_exit_2_naming_the_line() {
 #[test]
 fn regenerate() {
     let bless = std::env::var("SEMCHECK_BLESS").is_ok_and(|v| v == "1");
-    let config = Config::default();
+    // As `semcheck trace` explores: rotation symmetry on, as `check` does by default.
+    let config = Config { symmetry: semcheck::checker::Symmetry::Auto, ..Config::default() };
     for p in catalogue() {
         for m in p.mutants.iter().filter(|m| !m.expected.is_empty()) {
             let sizes: Vec<usize> = match p.mesh_kind {

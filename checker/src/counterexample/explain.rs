@@ -678,15 +678,17 @@ impl<'a> Slicer<'a> {
         covered.dedup();
         let (&first, &last) = (covered.first()?, covered.last()?);
         let names: Vec<String> = names.into_iter().collect();
-        let what = match (entry, names.is_empty()) {
-            (true, true) => "the entry barrier".to_string(),
-            (false, _) => format!("its waits on {}", names.join(", ")),
-            (true, false) => format!("the entry barrier and its waits on {}", names.join(", ")),
-        };
-        let who = if devices.len() == self.program.num_devices() {
+        let all = devices.len() == self.program.num_devices();
+        let who = if all {
             "every device".to_string()
         } else {
             devices.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ")
+        };
+        let its = if all || devices.len() == 1 { "its" } else { "their" };
+        let what = match (entry, names.is_empty()) {
+            (true, true) => "the entry barrier".to_string(),
+            (false, _) => format!("{its} waits on {}", names.join(", ")),
+            (true, false) => format!("the entry barrier and {its} waits on {}", names.join(", ")),
         };
         let events =
             if first == last { format!("event {}", last + 1) } else { format!("events {}-{}", first + 1, last + 1) };
