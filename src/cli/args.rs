@@ -9,7 +9,9 @@ Exit codes:
   0  proved (for `check all`: every expectation met)
   1  a rule is broken (a violation; for `replay`: the recorded rule reproduced)
   2  bad usage, bad input, or a construct semcheck does not support
-  3  incomplete: a budget, a sampled engine or a bound stopped it; nothing is proved";
+  3  incomplete: a budget, a sampled engine or a bound stopped it; nothing is proved
+  4  `replay` only: the trace no longer reproduces (an event is not possible any more, or
+     the run breaks no rule or another one): the kernel or the model changed";
 
 const MUTATE_EXIT_CODES: &str = "\
 Exit codes (the original kernel's verdict, which the mutants are measured against):

@@ -1,7 +1,7 @@
 //! `semcheck replay FILE`: re-execute a trace file against the current model.
 
 use clap::Args;
-use semcheck::checker::counterexample::{render, replay, TraceError, TraceFile};
+use semcheck::checker::counterexample::{render, replay, TraceError, TraceErrorKind, TraceFile};
 
 use super::args::BudgetArgs;
 use super::trace::FormatArg;
@@ -21,7 +21,13 @@ pub(crate) struct ReplayArgs {
     pub(crate) budget: BudgetArgs,
 }
 
-/// Replays; `Err` is a bad file (exit 2), `Ok(1)` a reproduced violation.
+/// Exit code of `replay`: the file is sound but the run no longer breaks the rule (an event
+/// is not possible any more, or no rule, or another, breaks): the kernel or the model
+/// changed, typically because the bug was fixed.
+pub(crate) const EXIT_NOT_REPRODUCED: i32 = 4;
+
+/// Replays; `Err` is a bad file (exit 2), `Ok(1)` a reproduced violation, `Ok(4)` a
+/// counterexample that no longer reproduces.
 pub(crate) fn run(args: &ReplayArgs) -> Result<i32, String> {
     let stdin = args.file.as_os_str() == "-";
     let name = if stdin { "<stdin>".to_string() } else { args.file.display().to_string() };
@@ -50,10 +56,18 @@ pub(crate) fn run(args: &ReplayArgs) -> Result<i32, String> {
     w.doing("replaying", false);
     let replayed = replay(&program, &file);
     w.idle();
-    let replayed = replayed.map_err(|e| match &changed {
-        Some(note) => format!("{name}: {e}\n  ({note})"),
-        None => at(e),
-    })?;
+    let replayed = match replayed {
+        Ok(r) => r,
+        Err(e) if matches!(e.kind(), TraceErrorKind::NotEnabled | TraceErrorKind::Rule) => {
+            return Ok(not_reproduced(&name, &e, changed.as_deref(), args.format));
+        }
+        Err(e) => {
+            return Err(match &changed {
+                Some(note) => format!("{name}: {e}\n  ({note})"),
+                None => at(e),
+            })
+        }
+    };
     let violation = replayed.run.ending.violation().expect("replay returns a violation");
     eprintln!(
         "semcheck: {name}: {} events replayed, every one enabled; rule `{}` reproduced",
@@ -84,6 +98,32 @@ pub(crate) fn run(args: &ReplayArgs) -> Result<i32, String> {
         Some(f) => emit(&render(f, &program, &file.header, &replayed.run)),
     }
     Ok(EXIT_VIOLATION)
+}
+
+/// Says that the trace no longer reproduces (on stderr, and as a document with `--format
+/// json`) and returns its exit code.
+fn not_reproduced(name: &str, e: &TraceError, changed: Option<&str>, format: FormatArg) -> i32 {
+    let mut text = format!("{name}: no longer reproduces: {e}");
+    if let Some(note) = changed {
+        text.push_str(&format!("\n  ({note})"));
+    }
+    eprintln!("semcheck: {text}");
+    if format == FormatArg::Json {
+        super::output::emit_document(&super::output::document(
+            "replay",
+            serde_json::json!({
+                "verdict": "not-reproduced",
+                "exit_code": EXIT_NOT_REPRODUCED,
+                "counterexample": null,
+                "not_reproduced": {
+                    "message": e.message(),
+                    "line": e.line(),
+                    "source_changed": changed,
+                },
+            }),
+        ));
+    }
+    EXIT_NOT_REPRODUCED
 }
 
 /// The largest trace file `replay` reads (a trace of a million events is far smaller).

@@ -7,7 +7,8 @@
 //! * [`format`](mod@format): the versioned, line-oriented trace file (see [`TraceFile`]);
 //! * [`run`]: executing a schedule and recording every state;
 //! * [`replay`](mod@replay): re-executing a trace file against the current model, checking every
-//!   event is enabled and the same rule breaks;
+//!   event is enabled and the same rule breaks, and [`why_not`](mod@why_not): why an event
+//!   of a trace is not possible any more;
 //! * [`minimize`](mod@minimize): dropping events that play no part in the violation, and
 //!   [`regroup`](mod@regroup): fewer context switches;
 //! * [`canonical`](mod@canonical): the rotation of a counterexample every command shows;
@@ -58,6 +59,7 @@ pub mod regroup;
 pub mod render;
 pub mod replay;
 pub mod run;
+pub mod why_not;
 
 pub use canonical::canonical;
 pub use causes::{causes, notes, Cause, Causes, Why};

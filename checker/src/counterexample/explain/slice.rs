@@ -203,15 +203,28 @@ impl<'a> Slicer<'a> {
         self.satisfiers(w).iter().any(|&j| self.source_device(j) != d || self.wrong(j, w).is_some())
     }
 
-    /// Whether wait `w` only orders: every increment it consumed is a signal of another
-    /// device in the same invocation.
+    /// Whether wait `w` only orders: every increment it consumed is a signal (a barrier
+    /// counts its device's own) of the same invocation.
     pub(super) fn handshake(&self, w: usize) -> bool {
-        let (d, _, _) = self.op_at(w).expect("a step");
         let from = self.satisfiers(w);
         !from.is_empty()
-            && from.iter().all(|&j| {
-                matches!(self.op_at(j), Some((s, _, Op::Signal { .. })) if s != d) && self.wrong(j, w).is_none()
-            })
+            && from
+                .iter()
+                .all(|&j| matches!(self.op_at(j), Some((_, _, Op::Signal { .. }))) && self.wrong(j, w).is_none())
+    }
+
+    /// The increments of wait `w` to show: all of them, except that of a handshake (the
+    /// breaking event's gate) only the signals sent while the violation's DMA was in
+    /// flight (signalled too early); the others only ordered what came before.
+    fn shown_satisfiers(&self, w: usize) -> Vec<usize> {
+        let all = self.satisfiers(w);
+        if !self.handshake(w) {
+            return all;
+        }
+        match self.violation.dma.and_then(|k| self.started(k)) {
+            Some(s) => all.into_iter().filter(|&j| j > s).collect(),
+            None => Vec::new(),
+        }
     }
 
     /// The gate of the step at `i` (searching from `i` itself when `inclusive`).
@@ -270,7 +283,11 @@ impl<'a> Slicer<'a> {
             }
             match self.op_at(i) {
                 Some((_, _, Op::Wait { .. })) => {
-                    for j in self.satisfiers(i) {
+                    let shown = self.shown_satisfiers(i);
+                    if shown.is_empty() {
+                        core.summarised.insert(i);
+                    }
+                    for j in shown {
                         let wrong = self.wrong(j, i);
                         let mut note = format!("satisfies the wait of event {}", i + 1);
                         if let Some(w) = &wrong {

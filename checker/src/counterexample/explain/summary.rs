@@ -44,6 +44,12 @@ impl Slicer<'_> {
                 _ => {}
             }
         }
+        // A summarised wait shown as the breaking event's gate is passed too.
+        for &w in &core.summarised {
+            if let Some((d, _, Op::Wait { .. } | Op::EntryBarrier)) = self.op_at(w) {
+                devices.insert(d);
+            }
+        }
         covered.sort_unstable();
         covered.dedup();
         let (&first, &last) = (covered.first()?, covered.last()?);
