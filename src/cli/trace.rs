@@ -24,6 +24,9 @@ pub(crate) enum FormatArg {
     Dot,
     /// JSON.
     Json,
+    /// One self-contained HTML page: a lane per device, the explanation highlighted, the
+    /// semaphores and DMAs at the selected step.
+    Html,
     /// The replayable trace file (for `counterexamples/`).
     Trace,
 }
@@ -37,6 +40,7 @@ impl FormatArg {
             FormatArg::Mermaid => Some(Format::Mermaid),
             FormatArg::Dot => Some(Format::Dot),
             FormatArg::Json => Some(Format::Json),
+            FormatArg::Html => Some(Format::Html),
             FormatArg::Trace => None,
         }
     }

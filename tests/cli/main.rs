@@ -12,6 +12,7 @@ mod common;
 mod engines_cli;
 mod explanations;
 mod frontend;
+mod html;
 mod mutate;
 mod replay_after_fix;
 mod sarif;
