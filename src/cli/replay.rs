@@ -16,6 +16,11 @@ pub(crate) struct ReplayArgs {
     /// Output format for the replayed run.
     #[arg(long, value_enum, default_value_t = FormatArg::Text)]
     pub(crate) format: FormatArg,
+    /// Run the trace's kernel file in JAX's TPU interpret mode, steered through the
+    /// counterexample's schedule, and print the output values that differ from the
+    /// lock-step run (and JAX's race detector's report): exit 1 when something differs.
+    #[arg(long, conflicts_with = "format")]
+    pub(crate) interpret: bool,
     /// Time and memory budgets.
     #[command(flatten)]
     pub(crate) budget: BudgetArgs,
@@ -80,6 +85,9 @@ pub(crate) fn run(args: &ReplayArgs) -> Result<i32, String> {
             file.message.as_deref().unwrap_or(""),
             violation.message
         );
+    }
+    if args.interpret {
+        return super::interpret::run(&name, &file, &program, &replayed.run, args.budget.max_seconds);
     }
     match args.format.render() {
         None => {

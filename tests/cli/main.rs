@@ -13,6 +13,7 @@ mod engines_cli;
 mod explanations;
 mod frontend;
 mod html;
+mod interpret;
 mod mutate;
 mod replay_after_fix;
 mod sarif;
