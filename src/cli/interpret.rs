@@ -21,7 +21,7 @@ use super::{emitln, EXIT_PROVED, EXIT_VIOLATION};
 const DEFAULT_SECONDS: f64 = 300.0;
 
 /// How many differing values of one output are printed.
-const SHOWN: usize = 8;
+const SHOWN: usize = 4;
 
 /// The synchronisations of each device before each of its operations: `[d][pc]` counts the
 /// signals, waits and DMA starts before `pc` (the operations JAX's interpreter performs

@@ -171,3 +171,30 @@ fn check_prints_the_explanation_and_the_schedule_on_request() {
         full.lines().filter(|l| l.trim_start().split_once(". ").is_some_and(|(n, _)| n.parse::<u32>().is_ok()));
     assert!(listed.count() >= 31 + 8, "{full}");
 }
+
+/// A kernel file's explanation names its lines, and an event shows the statement, not its
+/// trailing comment (the front end cuts comments with Python's tokenizer).
+#[test]
+fn a_kernel_file_s_explanation_names_its_lines_without_comments() {
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let source = std::fs::read_to_string(repo.join("protocols/pallas/psum--no-capacity.py")).unwrap();
+    let commented = source.replacen("    local.start()\n", "    local.start()  # reads hbm_buf[working] # twice\n", 1);
+    assert_ne!(commented, source);
+    let dir = crate::common::temp_dir("commented");
+    let file = dir.join("psum_commented.py");
+    std::fs::write(&file, commented).unwrap();
+    let (code, out, err) = semcheck(&["check", file.to_str().unwrap(), "--devices", "2", "--json"]);
+    assert_eq!(code, 1, "{err}");
+    let v = crate::common::only_case(&crate::common::document(&out))["violation"].clone();
+    let explanation = v["explanation"].as_array().unwrap();
+    assert!(explanation.len() <= MOST, "{explanation:#?}");
+    let read = explanation.last().unwrap();
+    assert_eq!(read["role"], "read");
+    assert!(read["text"].as_str().unwrap().ends_with("@ psum_commented.py:95 local.start()"), "{read}");
+    assert_eq!(read["line"], 95);
+    for p in explanation.iter().filter(|p| p["role"] != "summary") {
+        assert!(p["file"].as_str().is_some_and(|f| f.ends_with("psum_commented.py")), "{p}");
+        assert!(!p["text"].as_str().unwrap().contains('#'), "{p}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -6,7 +6,7 @@
 //! the minimiser, which cuts the run at the first event that breaks the rule, can end on
 //! the mirror image of the explorer's violation (`d1 hbm_buf[0]` for one, `d0 hbm_buf[0]`
 //! for the other). Rotating a schedule by any `k` gives another schedule of the same
-//! program ([`Rotation::event`]) that breaks the same rule on the rotated devices and
+//! program ([`Rotation::event`](semcheck_model::ring::Rotation::event)) that breaks the same rule on the rotated devices and
 //! cells, so every command picks the same one: the rotation whose violation names the
 //! smallest devices (in the violation's own order: the device that breaks the rule first),
 //! ties broken by the devices of the events in order.

@@ -1,5 +1,5 @@
 //! Why a counterexample breaks its rule, in the few events without which it would not:
-//! a backward slice of the run over its [`causes`](super::causes), from the event that
+//! a backward slice of the run over its [`causes`](mod@super::causes), from the event that
 //! breaks the rule.
 //!
 //! **Seeds.** The breaking event, and what the violation names: for a race the access
