@@ -167,7 +167,7 @@ impl Budget {
     }
 }
 
-/// The loom bound of a corpus case, measured on 2 shared cores (README, "Loom"): no case
+/// The loom bound of a corpus case, measured on 2 shared cores (docs/engines.md, "Loom"): no case
 /// finishes without a preemption bound (ppermute alone runs past 2 million executions in
 /// 120 s), so each runs with a bound measured to finish (larger ones were not all
 /// measured; tc_exchange at bound 2 did not finish in 60 s), and psum and psum_scatter,

@@ -34,6 +34,8 @@
 //! ```
 
 pub mod assumptions;
+pub mod children;
+pub mod cleanup;
 pub mod corpus;
 pub mod coverage;
 pub mod frontend;
@@ -93,7 +95,9 @@ pub fn catalogue_program(
 }
 
 /// The program a trace file is about, with an error that names the header line at fault
-/// (the protocol or file, the mutant, the device count).
+/// (the protocol or file, the mutant, the device count). For a trace of a kernel file this
+/// runs the script the trace names, as it names it: `semcheck replay` first checks that it
+/// may (the trace's folder, its hash; `docs/safety.md`).
 pub fn trace_program(file: &TraceFile) -> Result<Program, TraceError> {
     let lines = &file.header_lines;
     let at = |line: usize, e: ModelError| TraceError::new(TraceErrorKind::Model, Some(line), e.to_string());

@@ -431,10 +431,25 @@ pub struct SizesReport {
     /// Wall-clock seconds of the whole range (less than the sum of the sizes' seconds:
     /// sizes are compiled while others are checked).
     pub seconds: f64,
+    /// The error that ended the range at a size, if one did (a kernel that cannot be
+    /// compiled from some size on): `sizes` holds the sizes decided before it. Not part
+    /// of the JSON document (a command reports the error as its error).
+    #[serde(skip)]
+    pub error: Option<SizeError>,
+}
+
+/// An error that ended a range of sizes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SizeError {
+    /// The size at which it happened.
+    pub devices: usize,
+    /// The error.
+    pub error: ModelError,
 }
 
 impl SizesReport {
-    /// 0 when every size is proved, 1 when some size has a violation, else 3.
+    /// 0 when every size is proved, 1 when some size has a violation, else 3 (an error
+    /// that ended the range is the caller's to report: see [`SizesReport::error`]).
     pub fn exit_code(&self) -> i32 {
         if self.sizes.iter().any(|s| matches!(s.verdict, SizeVerdict::Violation { .. })) {
             1
@@ -449,7 +464,9 @@ impl SizesReport {
 /// Checks `case` (its kernel, repeat and assumptions) at every size of `sizes`, calling
 /// `each` with every result as it comes. `exact_cheap`: whether to try exact exploration
 /// first (it is cleared at the first size exact exploration does not decide within
-/// [`SizesConfig::exact`]).
+/// [`SizesConfig::exact`]). A size whose program cannot be built (for a kernel file, a
+/// device id off the mesh from some size on) ends the range: the report keeps the sizes
+/// decided before it and the error ([`SizesReport::error`]).
 ///
 /// The next sizes are compiled (for a kernel file: traced by JAX) on other threads, one
 /// per core, each a size ahead, while this one is checked; a size's `seconds` count its
@@ -460,9 +477,10 @@ pub fn check_sizes(
     config: &SizesConfig,
     exact_cheap: &mut bool,
     mut each: impl FnMut(&SizeResult),
-) -> Result<SizesReport, ModelError> {
+) -> SizesReport {
     let started = Instant::now();
     let mut out = Vec::with_capacity(sizes.len());
+    let mut error = None;
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(sizes.len()).max(1);
     std::thread::scope(|scope| {
         // Compiler `w` compiles sizes `w`, `w + workers`, ...; each waits with at most one
@@ -483,15 +501,23 @@ pub fn check_sizes(
                 receive
             })
             .collect();
-        for i in 0..sizes.len() {
+        for (i, &n) in sizes.iter().enumerate() {
             let (program, compile_seconds) = compiled[i % workers].recv().expect("a compiler sends every size in turn");
+            let program = match program {
+                Ok(p) => p,
+                Err(e) => {
+                    error = Some(SizeError { devices: n, error: e });
+                    break;
+                }
+            };
             let start = Instant::now();
-            let mut result = check_program(&program?, config, exact_cheap);
+            let mut result = check_program(&program, config, exact_cheap);
             result.seconds = compile_seconds + start.elapsed().as_secs_f64();
             each(&result);
             out.push(result);
         }
-        Ok(())
-    })?;
-    Ok(SizesReport { sizes: out, config: *config, seconds: started.elapsed().as_secs_f64() })
+        // Dropping the receivers ends the compilers at their next size.
+        drop(compiled);
+    });
+    SizesReport { sizes: out, config: *config, seconds: started.elapsed().as_secs_f64(), error }
 }

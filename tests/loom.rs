@@ -3,7 +3,7 @@
 //! `RUSTFLAGS="--cfg loom" cargo test --release --target-dir target/loom --test loom`.
 //!
 //! A case runs exhaustively (no preemption bound) unless the table says otherwise; a
-//! bounded case is labelled so in its output and in the README, with the measured limit.
+//! bounded case is labelled so in its output and in docs/engines.md, with the measured limit.
 #![cfg(loom)]
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -32,7 +32,7 @@ enum Bound {
     Partial(usize, u64),
 }
 
-/// The explicit per-case bounds, measured on 2 shared cores (README, "Loom"): no case
+/// The explicit per-case bounds, measured on 2 shared cores (docs/engines.md, "Loom"): no case
 /// finishes without a preemption bound (ppermute alone runs past 2 million executions in
 /// 120 s), so each runs with a bound measured to finish (larger ones were not all
 /// measured; tc_exchange at bound 2 did not finish in 60 s), and psum and psum_scatter,

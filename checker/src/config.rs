@@ -90,14 +90,14 @@ impl Budget {
     }
 
     /// The limit behind `reason` in words (`the state budget of 100`, `the time budget of
-    /// 10 s`, `the memory budget of 200 MiB`, `an interrupt (Ctrl-C)`, `the sampling
+    /// 10 s`, `the memory budget of 200 MiB`, `an interrupt (Ctrl-C, SIGTERM or SIGHUP)`, `the sampling
     /// engine's iterations`, `the search bound`).
     pub fn limit(&self, reason: StopReason) -> String {
         match reason {
             StopReason::States => format!("the state budget of {}", self.max_states.unwrap_or(0)),
             StopReason::Time => format!("the time budget of {} s", self.max_seconds.unwrap_or(0.0)),
             StopReason::Memory => format!("the memory budget of {} MiB", self.max_memory_bytes.unwrap_or(0) >> 20),
-            StopReason::Interrupted => "an interrupt (Ctrl-C)".to_string(),
+            StopReason::Interrupted => "an interrupt (Ctrl-C, SIGTERM or SIGHUP)".to_string(),
             StopReason::Sampled => "the sampling engine's iterations".to_string(),
             StopReason::Bounded => "the search bound".to_string(),
         }

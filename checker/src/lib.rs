@@ -21,7 +21,7 @@
 //!   `all_gather/shared-recv-sem` at N = 4 in `tests/shuttle.rs`, which needs a later
 //!   step's bytes to land before an earlier step's). The random scheduler rarely delays one
 //!   thread for long, so bugs that need one DMA to stay in flight across many steps take
-//!   it thousands of iterations; PCT finds them at once (see the README's table).
+//!   it thousands of iterations; PCT finds them at once (see the table in docs/engines.md).
 //! * **Loom** ([`runtime::DmaMode::ByKind`]): loom's limit is 5 threads, so at N = 2 the
 //!   run is the main thread (device 1), device 0, and two DMA engines, one completing the
 //!   local copies and one the remote copies, each in start order. Loom explores every
@@ -38,7 +38,7 @@
 //!   runtime's rule off), and loom's deadlock detection reports `deadlock`.
 //! * **std** ([`runtime::stress`]): the OS schedules; nothing is controlled or replayable
 //!   except the inputs' seed. Buggy schedules that need an unlucky delay are rare on real
-//!   threads, so a mutant may run clean thousands of times (the README gives the counts).
+//!   threads, so a mutant may run clean thousands of times (docs/engines.md gives the counts).
 //!
 //! The runtime observes the execution rather than re-running the step function: checks
 //! happen at the moment a thread acts, so a check and the action it guards are not one

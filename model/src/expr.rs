@@ -124,6 +124,11 @@ pub enum Expr {
     /// evaluated); an error if `which` is out of range. `jnp.where(c, a, b)` is
     /// `select_n(c, b, a)`.
     Select(Box<Expr>, Vec<Expr>),
+    /// `in_range(i, size, dim)`: `i`, or an error unless `0 <= i < size`: the index of
+    /// dimension `dim` of a multi-dimensional array, checked on its own before it is folded
+    /// into a flat index (so `sems.at[0, 2, 1]` of a `(3, 2, 2)` array is out of range, not
+    /// another semaphore). Shown as `i`.
+    InRange(Box<Expr>, i64, usize),
     /// A loop variable (see [`crate::ir::StmtKind::Loop`]).
     Var(String),
     /// An expression that cannot be evaluated, with the reason (a front end's view that
@@ -255,6 +260,13 @@ impl Expr {
                 })?;
                 case.eval(env)?
             }
+            Expr::InRange(i, size, dim) => {
+                let v = i.eval(env)?;
+                if !(0..*size).contains(&v) {
+                    return Err(bad(format!("index {v} out of range for dimension {dim} (size {size}) in {self}")));
+                }
+                v
+            }
             Expr::Var(name) => {
                 env.vars.iter().rev().find(|(n, _)| n == name).map(|(_, v)| *v).ok_or_else(|| {
                     bad(format!("loop variable `{name}` is not defined here (used before its loop ran)"))
@@ -326,6 +338,7 @@ impl fmt::Display for Expr {
                 }
                 write!(f, ")")
             }
+            Expr::InRange(a, _, _) => write!(f, "{a}"),
             Expr::Var(name) => write!(f, "{name}"),
             Expr::Fail(reason) => write!(f, "<{reason}>"),
         }

@@ -124,7 +124,7 @@ pub const CHOICES: &[Choice] = &[
             "seed 000 §2 (all_gather) allocates one receive semaphore per step, recv_sems.at[step], \"so that several in-flight DMAs do not reuse one receive counter\"; the catalogue's all_gather --mutant shared-recv-sem breaks under any (it requires dma-reorder) and is proved under pair-fifo (`semcheck check all_gather --mutant shared-recv-sem --devices 3`)",
             "JAX's tutorial (docs/pallas/tpu/distributed.md, all-gather): \"we allocate `num_devices-1` semaphores so there is no risk of reuse. While this race condition is unlikely to happen on such a small kernel, on larger kernels there is more chance for devices to fall out of sync and potentially cause a silent failure\"",
             "JAX's TPU interpret mode (jax/_src/pallas/mosaic/interpret/shared_memory.py, Semaphore.wait, with the default dma_execution_mode=\"on_wait\") runs a waiting device's pending DMAs last-started first: \"This approach will tend to run DMAs as late as possible, as well as out-of-order\"",
-            "against: JAX's shipped all-gather (jax/experimental/pallas/ops/tpu/all_gather.py, ag_kernel) reuses recv_sem[0] and recv_sem[1] in every step of each direction; it is correct only under pair-fifo (README, \"Kernels nobody here wrote\"; tests/model/assumptions.rs models its shape: a race under any, proved under pair-fifo)",
+            "against: JAX's shipped all-gather (jax/experimental/pallas/ops/tpu/all_gather.py, ag_kernel) reuses recv_sem[0] and recv_sem[1] in every step of each direction; it is correct only under pair-fifo (docs/public-kernels.md; tests/model/assumptions.rs models its shape: a race under any, proved under pair-fifo)",
             "no public statement on whether the interconnect delivers two DMAs between one pair of devices in order was found; any stays the default because a proof under any also holds under pair-fifo, and a violation says when it needs the reordering (\"requires dma-reorder\")",
         ],
     },
@@ -255,6 +255,20 @@ pub const CHOICES: &[Choice] = &[
         evidence: &[
             "what a kernel's test does: tpu-inference's MoE, GMM and attention kernels take their routing and length tables as scalar prefetch, and their synchronisation (trip counts, copy sizes, double-buffer indices) follows from them",
             "other inputs (VMEM/HBM data) stay symbolic: control flow, indices or sizes computed from them are refused as run-time data",
+        ],
+    },
+    Choice {
+        name: "float-index-data",
+        flag: None,
+        options: &[(
+            "one-symbol",
+            "an index value (computed from axis_index, program_id, a loop counter or scalar-prefetch data) that goes through a float and is then stored as data becomes one symbol, `float-index`: the same on every device and at every use; such a value used as an index, a device id, a size or a condition is refused (`float index arithmetic`), never read as an index",
+        )],
+        default: "one-symbol",
+        evidence: &[
+            "python/semcheck/frontend/compute.py: Compute.index_primitive binds any arithmetic with a float operand or result (a cast to float, and a cast back) as an uninterpreted float value, and Compute.as_value makes that value the constant `float-index` when it is used as data; walker.py (KernelWalker.expr) refuses it where an index is needed",
+            "what follows: the wrong-result rule does not tell such values apart: two devices that store float(axis_index) hold the same symbol, so outputs that differ only in them are not reported as wrong; races, deadlocks and the semaphore rules do not depend on data values and are unaffected",
+            "integer index data is kept as its expression (per device); for floats semcheck does not model rounding, so it claims nothing about their values: this choice can hide a wrong result, never a race or a deadlock",
         ],
     },
 ];

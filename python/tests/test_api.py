@@ -145,3 +145,59 @@ def test_the_hardware_assumptions_are_options_and_a_violation_says_what_it_requi
     sp.assert_proved(half, devices=2)
     (v,) = sp.check_file(half, devices=2, dma_landing="cells")
     assert (v.verdict, v.requires) == ("violation", ["partial-landing"]), v
+
+
+def _leftovers(tmp: str) -> list[str]:
+    return sorted(d for d in os.listdir(tmp) if d.startswith("semcheck-"))
+
+
+def test_check_at_a_scripts_top_level_is_refused_in_its_child_not_repeated(tmp_path):
+    # Without `if __name__ == "__main__":` the child that imports the script to trace
+    # `run` would call check again, and so on: it refuses instead, the parent reports it,
+    # and nothing is left running or on disk.
+    import subprocess
+    import sys
+    import time
+
+    script = tmp_path / "top_level.py"
+    script.write_text("import semcheck\n\ndef run():\n    pass\n\nsemcheck.check(run, devices=[2])\n")
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {**sp.api._env(), "TMPDIR": str(tmp)}
+    env.pop(sp.api.CHILD_MARKER)
+    start = time.monotonic()
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120)
+    assert time.monotonic() - start < 60
+    assert proc.returncode != 0
+    assert "semcheck.check was called inside the process semcheck started to trace a kernel" in proc.stderr, proc.stderr
+    assert "SemcheckError" in proc.stderr, proc.stderr
+    assert _leftovers(str(tmp)) == []
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert str(script) not in ps
+
+
+def test_an_export_past_its_time_budget_is_ended_with_what_it_started(tmp_path):
+    # A callable that starts a child of its own and never returns: both are ended.
+    import subprocess
+    import sys
+    import time
+
+    mark = tmp_path / "still-running"
+    module = tmp_path / "slow_kernel.py"
+    module.write_text(
+        "import subprocess, sys, time\n"
+        f"MARK = {str(mark)!r}\n"
+        "def run():\n"
+        "    subprocess.Popen([sys.executable, '-c', f'import time; time.sleep(4); open({{MARK!r}}, \"w\").close()'])\n"
+        "    time.sleep(60)\n")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import slow_kernel
+    finally:
+        sys.path.remove(str(tmp_path))
+    start = time.monotonic()
+    with pytest.raises(sp.SemcheckError, match="stopped after 3 s"):
+        sp.export(slow_kernel.run, devices=2, max_seconds=3)
+    assert time.monotonic() - start < 20
+    time.sleep(5)
+    assert not mark.exists(), "a process the kernel's script started outlived the export"

@@ -355,7 +355,7 @@ pub(crate) struct CheckArgs {
     #[arg(long)]
     pub(crate) schedule: bool,
     /// Every ring size of a range (`2..256`, `5,8,64`): exact exploration where it is
-    /// cheap, the window method above (README: "Every ring size").
+    /// cheap, the window method above (docs/sizes.md).
     #[arg(long, value_parser = super::sizes::parse_sizes, conflicts_with = "devices")]
     pub(crate) sizes: Option<super::sizes::SizeRange>,
     /// With --sizes: the largest window radius tried [default: 2].

@@ -12,6 +12,7 @@ mod list;
 mod mutate;
 mod output;
 mod replay;
+mod replay_kernel;
 mod report;
 mod sarif;
 mod semantics;
@@ -61,7 +62,8 @@ pub(crate) use emitln;
 
 /// Parses the arguments, runs the command and returns the exit code.
 pub(crate) fn run() -> i32 {
-    let raw: Vec<String> = std::env::args().skip(1).collect();
+    // `args_os`: an argument that is not UTF-8 is clap's to refuse, not a panic here.
+    let raw: Vec<String> = std::env::args_os().skip(1).map(|a| a.to_string_lossy().into_owned()).collect();
     // With machine output asked for, every error is also a document on stdout.
     let machine = output::requested_format(&raw);
     let command = output::requested_command(&raw);

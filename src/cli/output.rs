@@ -1,5 +1,5 @@
 //! Output for machines: every `--json` document is one versioned object with the same
-//! top-level keys for every command shape (`schema/semcheck-output.schema.json`, which the
+//! top-level keys for every command shape (`docs/schema/semcheck-output-v1.schema.json`, which the
 //! tests validate every document against), and `--format sarif` writes SARIF 2.1.0
 //! ([`sarif`](super::sarif)).
 
@@ -17,7 +17,7 @@ pub(crate) const SCHEMA_VERSION: u32 = 1;
 pub(crate) enum OutputFormat {
     /// Text for people.
     Text,
-    /// One JSON document (`schema/semcheck-output.schema.json`).
+    /// One JSON document (`docs/schema/semcheck-output-v1.schema.json`).
     Json,
     /// SARIF 2.1.0, for code-scanning tools and editors: one result per violation, at
     /// its line.

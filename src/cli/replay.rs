@@ -1,9 +1,18 @@
 //! `semcheck replay FILE`: re-execute a trace file against the current model.
+//!
+//! The file is read under both budgets (at most a quarter of the memory budget; a reader
+//! that blocks, such as a FIFO, is stopped by the time budget), and the kernel file a
+//! trace names runs only by the rules of [`super::replay_kernel`]: the first line printed
+//! says which file runs.
+
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 use semcheck::checker::counterexample::{render, replay, TraceError, TraceErrorKind, TraceFile};
+use semcheck::Source;
 
 use super::args::BudgetArgs;
+use super::replay_kernel::{self, Leave};
 use super::trace::FormatArg;
 use super::watch::{watch, Style};
 use super::{emit, EXIT_VIOLATION};
@@ -21,6 +30,14 @@ pub(crate) struct ReplayArgs {
     /// lock-step run (and JAX's race detector's report): exit 1 when something differs.
     #[arg(long, conflicts_with = "format")]
     pub(crate) interpret: bool,
+    /// For a trace of a kernel file: run this file instead of the one the trace names
+    /// (resolved against the current folder).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) kernel: Option<PathBuf>,
+    /// For a trace of a kernel file: run the file the trace names even if it changed since
+    /// the trace was written (its sha256 differs from the trace's `kernel-sha256`).
+    #[arg(long, conflicts_with = "kernel")]
+    pub(crate) allow_changed: bool,
     /// Time and memory budgets.
     #[command(flatten)]
     pub(crate) budget: BudgetArgs,
@@ -32,17 +49,43 @@ pub(crate) struct ReplayArgs {
 pub(crate) const EXIT_NOT_REPRODUCED: i32 = 4;
 
 /// Replays; `Err` is a bad file (exit 2), `Ok(1)` a reproduced violation, `Ok(4)` a
-/// counterexample that no longer reproduces.
+/// counterexample that no longer reproduces. The trace's kernel file, if any, runs only
+/// by the rules of [`super::replay_kernel`].
 pub(crate) fn run(args: &ReplayArgs) -> Result<i32, String> {
     let stdin = args.file.as_os_str() == "-";
     let name = if stdin { "<stdin>".to_string() } else { args.file.display().to_string() };
-    let bytes =
-        if stdin { read_stdin() } else { read_bounded(&args.file) }.map_err(|e| format!("cannot read {name}: {e}"))?;
-    let at = |e: TraceError| format!("{name}: {e}");
     let w = watch();
+    // Reading is under both budgets: a FIFO that never ends is stopped by the time
+    // budget, and what is read is capped by the memory budget.
     w.case(&name, Style::Note);
     w.doing("reading the trace file", false);
+    let cap = read_cap(args.budget.memory_bytes());
+    let bytes = if stdin { limited(std::io::stdin().lock(), cap) } else { read_bounded(&args.file, cap) }
+        .map_err(|e| format!("cannot read {name}: {e}"))?;
+    let at = |e: TraceError| format!("{name}: {e}");
     let file = TraceFile::parse_bytes(&bytes).map_err(at)?;
+    drop(bytes);
+    w.doing("checking the trace's kernel file", false);
+    let leave = Leave { kernel: args.kernel.as_deref(), allow_changed: args.allow_changed };
+    let chosen = replay_kernel::choose(&file, (!stdin).then_some(args.file.as_path()), &name, leave)?;
+    let mut runnable = file.clone();
+    let mut changed = None;
+    if let Some(k) = &chosen {
+        // The first line: what runs.
+        eprintln!(
+            "semcheck: {name}: running {} (sha256 {}) to export its kernels at N = {}",
+            k.path.display(),
+            k.sha256,
+            file.header.case.devices
+        );
+        for note in &k.notes {
+            eprintln!("semcheck: note: {note}");
+        }
+        changed = k.notes.first().cloned();
+        if let Source::Python { path, .. } = &mut runnable.header.case.source {
+            *path = k.path.clone();
+        }
+    }
     if let Some(chip) = &file.header.tpu {
         // Traced again for the chip it was traced for, whatever SEMCHECK_TPU says now.
         if std::env::var("SEMCHECK_TPU").is_ok_and(|now| &now != chip) {
@@ -53,13 +96,16 @@ pub(crate) fn run(args: &ReplayArgs) -> Result<i32, String> {
         semcheck::frontend::trace_for_tpu(chip);
     }
     w.doing("compiling the kernel of the trace", false);
-    let program = semcheck::trace_program(&file).map_err(at)?;
-    let changed = semcheck::source_changed(&file);
-    if let Some(note) = &changed {
-        eprintln!("semcheck: note: {note}");
+    let program = semcheck::trace_program(&runnable).map_err(at)?;
+    if chosen.as_ref().is_some_and(|k| semcheck::frontend::is_document(&k.path)) {
+        // A kernel document: its script's hash is the one to compare (nothing ran).
+        changed = semcheck::source_changed(&runnable);
+        if let Some(note) = &changed {
+            eprintln!("semcheck: note: {note}");
+        }
     }
     w.doing("replaying", false);
-    let replayed = replay(&program, &file);
+    let replayed = replay(&program, &runnable);
     w.idle();
     let replayed = match replayed {
         Ok(r) => r,
@@ -87,7 +133,7 @@ pub(crate) fn run(args: &ReplayArgs) -> Result<i32, String> {
         );
     }
     if args.interpret {
-        return super::interpret::run(&name, &file, &program, &replayed.run, args.budget.max_seconds);
+        return super::interpret::run(&name, &runnable, &program, &replayed.run, args.budget.max_seconds);
     }
     match args.format.render() {
         None => {
@@ -135,25 +181,41 @@ fn not_reproduced(name: &str, e: &TraceError, changed: Option<&str>, format: For
 }
 
 /// The largest trace file `replay` reads (a trace of a million events is far smaller).
-const MAX_TRACE_BYTES: u64 = 256 << 20;
+pub(crate) const MAX_TRACE_BYTES: u64 = 256 << 20;
 
-/// Reads a file of at most [`MAX_TRACE_BYTES`], so a device or a runaway file cannot hang
-/// or exhaust memory.
-fn read_bounded(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
-    limited(std::fs::File::open(path)?)
+/// How much of a trace file `replay` reads under a memory budget of `budget` bytes: a
+/// quarter of it (the parsed file and the replay take a few times the text), at most
+/// [`MAX_TRACE_BYTES`].
+fn read_cap(budget: u64) -> u64 {
+    (budget / 4).min(MAX_TRACE_BYTES)
 }
 
-/// Reads stdin, at most [`MAX_TRACE_BYTES`].
-fn read_stdin() -> std::io::Result<Vec<u8>> {
-    limited(std::io::stdin().lock())
+/// Reads a file of at most `cap` bytes, so a device or a runaway file cannot exhaust
+/// memory (a FIFO that never ends is the time budget's: the watchdog stops it).
+pub(crate) fn read_bounded(path: &Path, cap: u64) -> std::io::Result<Vec<u8>> {
+    limited(std::fs::File::open(path)?, cap)
 }
 
-fn limited(reader: impl std::io::Read) -> std::io::Result<Vec<u8>> {
+fn limited(reader: impl std::io::Read, cap: u64) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
     let mut bytes = Vec::new();
-    reader.take(MAX_TRACE_BYTES + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > MAX_TRACE_BYTES {
-        return Err(std::io::Error::other(format!("larger than {} MiB; not a trace file", MAX_TRACE_BYTES >> 20)));
+    reader.take(cap + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > cap {
+        return Err(std::io::Error::other(format!(
+            "larger than {} (a quarter of the memory budget, at most {} MiB); not a trace file",
+            mib(cap),
+            MAX_TRACE_BYTES >> 20
+        )));
     }
     Ok(bytes)
+}
+
+/// `12.5 MiB`.
+fn mib(bytes: u64) -> String {
+    let m = bytes as f64 / f64::from(1 << 20);
+    if m.fract() == 0.0 {
+        format!("{m:.0} MiB")
+    } else {
+        format!("{m:.1} MiB")
+    }
 }

@@ -187,7 +187,13 @@ fn save(dir: &Path, case: &Case, program: &Program, outcome: &Outcome) -> Result
 /// naming the line at fault.
 fn replay(path: &Path, case: &Case, program: &Program) -> Result<Outcome, ModelError> {
     let name = path.display();
-    let bytes = std::fs::read(path).map_err(|e| usage(format!("cannot read {name}: {e}")))?;
+    // A regular file only (a FIFO could block forever: --replay takes no time budget),
+    // read with the cap `semcheck replay` uses.
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        return Err(usage(format!("{name} is not a regular file")));
+    }
+    let bytes = super::replay::read_bounded(path, super::replay::MAX_TRACE_BYTES)
+        .map_err(|e| usage(format!("cannot read {name}: {e}")))?;
     let file = TraceFile::parse_bytes(&bytes).map_err(|e| usage(format!("{name}: {e}")))?;
     if file.header.case != *case {
         return Err(usage(format!("{name} was recorded for {}, not for {case}", file.header.case)));

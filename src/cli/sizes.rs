@@ -105,12 +105,22 @@ pub(crate) fn run(args: &CheckArgs, sizes: &SizeRange) -> Result<i32, ModelError
         if let Some(next) = sizes.0.get(decided.len()) {
             w.doing(&format!("checking N = {next}"), false);
         }
-    })?;
+    });
     w.idle();
-    let code = report.exit_code();
+    let error = report.error.as_ref().map(|e| format!("at N = {}: {}", e.devices, e.error));
+    if let (Some(e), OutputFormat::Text | OutputFormat::Sarif) = (&report.error, args.output.format()) {
+        // The sizes decided before the error are reported, then the error.
+        if args.output.format() == OutputFormat::Text && !report.sizes.is_empty() {
+            emit(&text(&case, &report));
+        }
+        return Err(ModelError::new(e.error.kind().clone(), error.expect("an error")));
+    }
+    let code = if error.is_some() { super::EXIT_USAGE } else { report.exit_code() };
     match args.output.format() {
         OutputFormat::Text => emit(&text(&case, &report)),
         OutputFormat::Json => {
+            // An error at one size keeps the sizes decided before it: the case's verdict
+            // is `error`, with the error and the report of those sizes.
             let value = json!({
                 "kind": "sizes",
                 "source": case.source,
@@ -120,6 +130,7 @@ pub(crate) fn run(args: &CheckArgs, sizes: &SizeRange) -> Result<i32, ModelError
                 "semantics": case.semantics,
                 "prefetch": prefetch_by_size(&case, &report),
                 "verdict": verdict_of(code),
+                "error": error,
                 "report": report,
             });
             let summary = json!({
@@ -180,13 +191,39 @@ fn groups(report: &SizesReport) -> Vec<Group<'_>> {
     out
 }
 
-/// `N = 2..256` for consecutive sizes, `N = 8, 16, 64` otherwise.
+/// `N = 2..256` for consecutive sizes, `N = 2..5, 8, 16..18` otherwise (sizes in order).
 fn sizes_text(all: &[usize]) -> String {
-    match all {
-        [one] => format!("N = {one}"),
-        [first, .., last] if last - first + 1 == all.len() => format!("N = {first}..{last}"),
-        _ => format!("N = {}", all.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(", ")),
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    for &n in all {
+        match runs.last_mut() {
+            Some((_, last)) if *last + 1 == n => *last = n,
+            _ => runs.push((n, n)),
+        }
     }
+    let parts: Vec<String> =
+        runs.iter().map(|&(a, b)| if a == b { a.to_string() } else { format!("{a}..{b}") }).collect();
+    format!("N = {}", parts.join(", "))
+}
+
+/// Each distinct claim the window method checked on a size's compiled program, with the
+/// sizes it holds for, in the order first met (a claim that names its size, `at N = 6`,
+/// is counted without it).
+fn claims(report: &SizesReport) -> Vec<(String, Vec<usize>)> {
+    let mut out: Vec<(String, Vec<usize>)> = Vec::new();
+    for r in &report.sizes {
+        for line in &r.checked {
+            let claim = line.replace(&format!(" at N = {}", r.devices), "");
+            match out.iter_mut().find(|(c, _)| *c == claim) {
+                Some((_, sizes)) => {
+                    if !sizes.contains(&r.devices) {
+                        sizes.push(r.devices);
+                    }
+                }
+                None => out.push((claim, vec![r.devices])),
+            }
+        }
+    }
+    out
 }
 
 fn range(first: usize, last: usize) -> String {
@@ -213,6 +250,14 @@ fn text(case: &Case, report: &SizesReport) -> String {
     let all: Vec<usize> = report.sizes.iter().map(|r| r.devices).collect();
     let repeat = format!("repeat {}", case.repeat);
     let head = match report.exit_code() {
+        _ if report.error.is_some() => {
+            let at = report.error.as_ref().map_or(0, |e| e.devices);
+            format!(
+                "{} ({repeat}): ERROR at N = {at} (see the error below); decided before it: {}",
+                case.source,
+                sizes_text(&all)
+            )
+        }
         0 => format!("{} ({repeat}): PROVED for every ring size {}", case.source, sizes_text(&all)),
         1 => {
             let first = report.sizes.iter().find(|r| matches!(r.verdict, SizeVerdict::Violation { .. }));
@@ -298,17 +343,11 @@ fn text(case: &Case, report: &SizesReport) -> String {
             out.push_str(&format!("                 {reason}\n"));
         }
     }
-    if report.sizes.iter().any(|r| !r.checked.is_empty()) {
-        out.push_str("  checked (on every size's compiled program):\n");
-        let mut seen: Vec<&String> = Vec::new();
-        for line in report.sizes.iter().flat_map(|r| r.checked.iter()) {
-            let generic = line.replacen(|c: char| c.is_ascii_digit(), "", usize::MAX);
-            if !seen.iter().any(|s| s.replacen(|c: char| c.is_ascii_digit(), "", usize::MAX) == generic) {
-                seen.push(line);
-            }
-        }
-        for line in seen {
-            out.push_str(&format!("    {line}\n"));
+    let claims = claims(report);
+    if !claims.is_empty() {
+        out.push_str("  checked (on each size's compiled program, for the sizes in brackets):\n");
+        for (claim, sizes) in claims {
+            out.push_str(&format!("    {claim} [{}]\n", sizes_text(&sizes)));
         }
     }
     let values = if prefetch_by_size(case, report).is_empty() {
@@ -320,6 +359,9 @@ fn text(case: &Case, report: &SizesReport) -> String {
         "  assumed: the model's semantics (semcheck-model crate docs); {repeat}; {}{values}\n",
         case.semantics
     ));
+    if let Some(e) = &report.error {
+        out.push_str(&format!("  not decided: N = {} and every size after it (the error ends the run)\n", e.devices));
+    }
     out.push_str(&format!(
         "  not claimed: ring sizes outside those listed; other repeat counts or hardware assumptions [{total:.1} s wall-clock in all; a size's own seconds include its compiling, done alongside]\n"
     ));
@@ -382,5 +424,48 @@ mod tests {
         assert!(parse_sizes("1..4").is_err());
         assert!(parse_sizes("2..5000").is_err());
         assert!(parse_sizes("two").is_err());
+    }
+
+    #[test]
+    fn sizes_are_written_as_runs() {
+        assert_eq!(sizes_text(&[2, 3, 4, 5]), "N = 2..5");
+        assert_eq!(sizes_text(&[6]), "N = 6");
+        assert_eq!(sizes_text(&[2, 3, 5, 8, 9, 10]), "N = 2..3, 5, 8..10");
+    }
+
+    #[test]
+    fn each_claim_is_listed_once_with_the_sizes_it_holds_for() {
+        let result = |devices: usize, checked: &[String]| SizeResult {
+            devices,
+            verdict: SizeVerdict::Proved,
+            method: Method::Window(Default::default()),
+            checked: checked.to_vec(),
+            seconds: 0.0,
+        };
+        let classes = |n: usize| {
+            format!(
+                "the windows of radius 1 fall into 2 classes of identical windows at N = {n}: one explored per class"
+            )
+        };
+        let report = SizesReport {
+            sizes: vec![
+                result(4, &["radius 1".into(), classes(4)]),
+                result(5, &["radius 1".into(), "radius 2".into()]),
+                result(6, &["radius 1".into(), classes(6)]),
+            ],
+            config: SizesConfig::default(),
+            seconds: 0.0,
+            error: None,
+        };
+        let got = claims(&report);
+        let want = vec![
+            ("radius 1".to_string(), vec![4, 5, 6]),
+            (
+                "the windows of radius 1 fall into 2 classes of identical windows: one explored per class".to_string(),
+                vec![4, 6],
+            ),
+            ("radius 2".to_string(), vec![5]),
+        ];
+        assert_eq!(got, want);
     }
 }

@@ -7,10 +7,16 @@
 //! returns an `incomplete` verdict with the counts it reached, which the command reports
 //! as usual (exit 3). Work that does not poll (compiling a kernel, the lock-step
 //! simulation, a stress campaign, replaying, minimising, running a kernel file's script to
-//! export it) is ended by the watchdog itself, which kills the script's process if one
-//! runs: it prints the partial report (what the command was doing, for how long, with how much
+//! export it, reading a trace file) is ended by the watchdog itself, which kills the
+//! script's process group if one runs: it prints the partial report (what the command was doing, for how long, with how much
 //! memory, how far an exploration got) and exits with code 3. A second Ctrl-C ends the
-//! process at once, also with code 3.
+//! process at once, also with code 3. `SIGTERM` and `SIGHUP` are handled like Ctrl-C.
+//!
+//! The memory sampled is semcheck's own and that of every process of the process groups
+//! it started ([`semcheck::children`]): the script of a kernel file and any process the
+//! script started. While such a process runs the watchdog samples every 4 ms (else every
+//! 20 ms), so a script that allocates fast is stopped close to the budget
+//! ([`semcheck::memory::GroupSampler`] keeps such samples cheap).
 //!
 //! On a terminal, stderr shows a live line: what is being done, and while exploring the
 //! states, states per second, depth and resident memory. It is not drawn when stderr is
@@ -29,6 +35,9 @@ use super::EXIT_INCOMPLETE;
 
 /// How often the watchdog samples.
 const TICK: Duration = Duration::from_millis(20);
+/// How often it samples while a process semcheck started runs (an export's script can
+/// allocate a gigabyte in a fraction of a second, and nothing of it polls the budget).
+const FAST_TICK: Duration = Duration::from_millis(4);
 /// How long work that polls the stop request may take to stop before the watchdog ends the
 /// process itself.
 const GRACE: Duration = Duration::from_secs(2);
@@ -129,15 +138,19 @@ pub(crate) fn watch() -> &'static Watch {
     })
 }
 
-/// Starts watching with `limits`: the watchdog thread and the Ctrl-C handler.
+/// Starts watching with `limits`: the watchdog thread and the handler of `SIGINT`
+/// (Ctrl-C), `SIGTERM` and `SIGHUP` (the `ctrlc` crate with its `termination` feature:
+/// the three are handled alike). Every end of the process, this one included, ends the
+/// processes semcheck started and removes its temporary folders
+/// ([`semcheck::cleanup`], registered here).
 pub(crate) fn start(limits: Limits) {
+    semcheck::cleanup::install();
     let w = watch();
     w.lock().limits = limits;
     let _ = ctrlc::set_handler(|| {
         let w = watch();
         if w.interrupted.swap(true, Ordering::AcqRel) {
             eprintln!("\nsemcheck: interrupted again; stopping now");
-            semcheck::frontend::stop_exports();
             std::process::exit(EXIT_INCOMPLETE);
         }
         w.stop.request(StopReason::Interrupted);
@@ -145,16 +158,16 @@ pub(crate) fn start(limits: Limits) {
     std::thread::Builder::new()
         .name("semcheck-watchdog".into())
         .spawn(|| loop {
-            std::thread::sleep(TICK);
+            std::thread::sleep(if semcheck::children::any_running() { FAST_TICK } else { TICK });
             watch().tick();
         })
         .expect("cannot start the watchdog thread");
 }
 
-/// The resident memory of this command in bytes: this process and the Python exporter
-/// processes it is waiting for (a user's script runs in one), when known.
+/// The resident memory of this command in bytes: this process and every process of the
+/// process groups it started (a user's script and whatever it started), when known.
 pub(crate) fn resident_bytes() -> Option<u64> {
-    Some(semcheck::memory::resident_bytes(None)? + semcheck::frontend::exports_resident_bytes())
+    Some(semcheck::memory::resident_bytes(None)? + semcheck::children::resident_bytes())
 }
 
 impl Watch {
@@ -306,7 +319,7 @@ impl Watch {
         let _ = match s.style {
             Style::Text => writeln!(out, "{}: INCOMPLETE\n  {detail}", s.head),
             Style::Json => {
-                let raw: Vec<String> = std::env::args().skip(1).collect();
+                let raw: Vec<String> = std::env::args_os().skip(1).map(|a| a.to_string_lossy().into_owned()).collect();
                 let stopped = json!({
                     "kind": "stopped",
                     "case": s.head,
@@ -334,7 +347,7 @@ impl Watch {
             }
         };
         let _ = out.flush();
-        semcheck::frontend::stop_exports();
+        // Exiting runs `semcheck::cleanup::now`: the script's process group is killed.
         std::process::exit(EXIT_INCOMPLETE);
     }
 }

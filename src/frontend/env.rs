@@ -12,8 +12,13 @@
 //! * `<cache>` is `SEMCHECK_CACHE_DIR`, else `$XDG_CACHE_HOME/semcheck`, else
 //!   `~/.cache/semcheck`.
 //!
-//! Both directories are built under a temporary name and renamed into place, so
-//! concurrent first uses (parallel tests) do not see half-made environments.
+//! Both directories are built under a temporary name (`.python-<pid>-<tag>`,
+//! `.pkg-<pid>-<tag>`, each locked while it is made: [`crate::cleanup::TempDir`]) and
+//! renamed into place, so concurrent first uses (parallel tests) do not see half-made
+//! environments. `python -m venv` and `pip` run in a process group of their own
+//! ([`crate::children`]): ended with semcheck however it ends, with the temporary folder
+//! removed. The first use of the cache by a process removes the temporary folders of runs
+//! that were killed outright (the rule: [`crate::cleanup`]).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -21,6 +26,9 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use semcheck_model::{ErrorKind, ModelError};
+
+use crate::children;
+use crate::cleanup::{self, TempDir};
 
 use super::interpreter::{self, Candidate, Origin};
 
@@ -141,6 +149,7 @@ pub fn python_env() -> Result<PythonEnv, ModelError> {
     static CREATING: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _one_at_a_time = CREATING.lock().unwrap_or_else(|e| e.into_inner());
     let cache = cache_dir()?;
+    sweep_stale(&cache);
     let package_root = package_dir(&cache)?;
     let plan = plan();
     let passed_over: Vec<(Candidate, String)> =
@@ -177,23 +186,34 @@ fn package_dir(cache: &Path) -> Result<PathBuf, ModelError> {
     if dir.join(".complete").is_file() {
         return Ok(dir);
     }
-    let tmp = cache.join(format!(".pkg-{}-{}", std::process::id(), short_hash(&[&format!("{:?}", Instant::now())])));
+    let tmp = TempDir::create(cache, ".pkg-")
+        .map_err(|e| env_error(format!("cannot write the front end's package under {}: {e}", cache.display())))?;
     let write = || -> std::io::Result<()> {
         for (name, text) in PACKAGE {
-            let path = tmp.join(name);
+            let path = tmp.path().join(name);
             fs::create_dir_all(path.parent().expect("a file under the package"))?;
             fs::write(path, text)?;
         }
-        fs::write(tmp.join(".complete"), "")
+        fs::write(tmp.path().join(".complete"), "")
     };
     write().map_err(|e| env_error(format!("cannot write the front end's package under {}: {e}", cache.display())))?;
-    if fs::rename(&tmp, &dir).is_err() {
-        let _ = fs::remove_dir_all(&tmp);
-        if !dir.join(".complete").is_file() {
-            return Err(env_error(format!("cannot create {}", dir.display())));
-        }
+    if tmp.persist(&dir).is_err() && !dir.join(".complete").is_file() {
+        return Err(env_error(format!("cannot create {}", dir.display())));
     }
     Ok(dir)
+}
+
+/// Removes the temporary folders of runs that were killed while they made the package or
+/// the managed environment (once per process; see [`crate::cleanup`] for the rule).
+fn sweep_stale(cache: &Path) {
+    static SWEPT: std::sync::Once = std::sync::Once::new();
+    SWEPT.call_once(|| {
+        for prefix in [".python-", ".pkg-"] {
+            for path in cleanup::sweep(cache, prefix) {
+                tracing::info!("removed {}, left by a semcheck that was killed", path.display());
+            }
+        }
+    });
 }
 
 /// Whether the new managed environment has its pinned jax.
@@ -220,20 +240,23 @@ fn venv(cache: &Path) -> Result<PathBuf, ModelError> {
     let bootstrap =
         std::env::var_os("SEMCHECK_BOOTSTRAP_PYTHON").map_or_else(|| PathBuf::from("python3"), PathBuf::from);
     fs::create_dir_all(cache).map_err(|e| env_error(format!("cannot create {}: {e}", cache.display())))?;
-    let tmp = cache.join(format!(".python-{}-{}", std::process::id(), short_hash(&[&format!("{:?}", Instant::now())])));
+    let tmp = TempDir::create(cache, ".python-")
+        .map_err(|e| env_error(format!("cannot create a temporary folder in {}: {e}", cache.display())))?;
     eprintln!(
         "semcheck: first use of the Python front end: creating its environment in {} (jax {MANAGED_JAX}, about 30 s and 300 MB)",
         dir.display()
     );
     let start = Instant::now();
-    let status = Command::new(&bootstrap).args(["-m", "venv"]).arg(&tmp).stdout(Stdio::null()).status();
+    // Each step runs in a process group of its own, ended with semcheck however it ends;
+    // `tmp` is removed on every path but the last rename.
+    let status = children::status(Command::new(&bootstrap).args(["-m", "venv"]).arg(tmp.path()).stdout(Stdio::null()));
     match status {
         Ok(s) if s.success() => {}
-        Ok(_) => {
-            let _ = fs::remove_dir_all(&tmp);
+        Ok(s) => {
             return Err(env_error(format!(
-                "`{} -m venv` failed; semcheck needs Python 3.10+ with venv. Fix: `apt-get install python3-venv` (or set SEMCHECK_PYTHON to an interpreter with a supported jax)",
-                bootstrap.display()
+                "`{} -m venv` failed ({}); semcheck needs Python 3.10+ with venv. Fix: `apt-get install python3-venv` (or set SEMCHECK_PYTHON to an interpreter with a supported jax)",
+                bootstrap.display(),
+                children::describe(s)
             )));
         }
         Err(e) => {
@@ -243,31 +266,29 @@ fn venv(cache: &Path) -> Result<PathBuf, ModelError> {
             )))
         }
     }
-    let req = tmp.join("requirements.txt");
+    let req = tmp.path().join("requirements.txt");
     fs::write(&req, REQUIREMENTS).map_err(|e| env_error(format!("cannot write {}: {e}", req.display())))?;
     eprintln!("semcheck: installing the pinned requirements (pip's progress follows)");
-    let pip = Command::new(tmp.join("bin").join("python"))
-        .args(["-m", "pip", "install", "--disable-pip-version-check", "--progress-bar", "off", "-r"])
-        .arg(&req)
-        .stdout(Stdio::from(std::io::stderr()))
-        .status();
+    let pip = children::status(
+        Command::new(tmp.path().join("bin").join("python"))
+            .args(["-m", "pip", "install", "--disable-pip-version-check", "--progress-bar", "off", "-r"])
+            .arg(&req)
+            .stdout(Stdio::from(std::io::stderr())),
+    );
     if !matches!(pip, Ok(s) if s.success()) {
-        let _ = fs::remove_dir_all(&tmp);
         return Err(env_error(format!(
             "pip could not install the front end's requirements (see above; network access to the Python package registry is needed once). Fix the cause, then re-run; if {} exists half-made: `{fix}`",
             dir.display()
         )));
     }
-    check_managed(&tmp.join("bin").join("python"))
-        .map_err(|e| env_error(format!("the new environment is broken: {e}. Fix: `{fix}` and re-run")))?;
-    let _ = fs::write(tmp.join(".complete"), format!("{:.1} s\n", start.elapsed().as_secs_f64()));
+    check_managed(&tmp.path().join("bin").join("python")).map_err(|e| {
+        env_error(format!("the new environment is broken: {e}; it was removed, and the next run makes it again"))
+    })?;
+    let _ = fs::write(tmp.path().join(".complete"), format!("{:.1} s\n", start.elapsed().as_secs_f64()));
     // Only `python -m` is run, so the environment works from its final path (scripts'
     // shebang lines, which name the temporary path, are never used).
-    if fs::rename(&tmp, &dir).is_err() {
-        let _ = fs::remove_dir_all(&tmp);
-        if !dir.join(".complete").is_file() {
-            return Err(env_error(format!("cannot move the new environment to {}. Fix: `{fix}`", dir.display())));
-        }
+    if tmp.persist(&dir).is_err() && !dir.join(".complete").is_file() {
+        return Err(env_error(format!("cannot move the new environment to {}. Fix: `{fix}`", dir.display())));
     }
     eprintln!("semcheck: Python environment ready in {:.1} s", start.elapsed().as_secs_f64());
     Ok(python)

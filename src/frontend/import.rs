@@ -585,6 +585,17 @@ impl Importer<'_> {
                 let which = it.next().expect("checked");
                 Ok(Expr::Select(Box::new(which), it.collect()))
             }
+            "in_range" => {
+                arity(3, args.len())?;
+                let mut it = args.into_iter();
+                let index = it.next().expect("three");
+                match (it.next(), it.next()) {
+                    (Some(Expr::Const(size)), Some(Expr::Const(dim))) if size > 0 && dim >= 0 => {
+                        Ok(Expr::InRange(Box::new(index), size, dim as usize))
+                    }
+                    _ => Err(self.err(path, "`in_range` takes an index, a constant size and a constant dimension")),
+                }
+            }
             other => Err(self.err(path, format!("unknown operator `{other}`"))),
         }
     }

@@ -17,10 +17,11 @@ pub mod interpreter;
 pub mod spec;
 
 use std::collections::HashMap;
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use semcheck_model::{compile, ErrorKind, ModelError, Program};
 
@@ -41,6 +42,13 @@ pub fn is_document(path: &Path) -> bool {
 
 /// Reads an exported document (a `.json` target).
 pub fn read_document(path: &Path) -> Result<Document, ModelError> {
+    // Not a FIFO or a device: reading one could block or never end.
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        return Err(ModelError::new(
+            ErrorKind::UnknownName,
+            format!("the kernel document {} is not a regular file", path.display()),
+        ));
+    }
     let text = std::fs::read_to_string(path).map_err(|e| {
         ModelError::new(ErrorKind::UnknownName, format!("cannot read the kernel document {}: {e}", path.display()))
     })?;
@@ -81,68 +89,45 @@ pub fn trace_for_tpu(chip: &str) {
     *tpu_override().lock().unwrap_or_else(|e| e.into_inner()) = Some(chip.to_string());
 }
 
-/// The exporter processes running now, so that a command ended by its budget or by
-/// Ctrl-C does not leave a user's script running behind it ([`stop_exports`]).
-fn running() -> &'static Mutex<Vec<(u64, Child)>> {
-    static RUNNING: OnceLock<Mutex<Vec<(u64, Child)>>> = OnceLock::new();
-    RUNNING.get_or_init(|| Mutex::new(Vec::new()))
-}
-
-/// Waits for an exporter process, polling, so that [`stop_exports`] can kill it meanwhile.
-fn wait_for_export(child: Child) -> std::io::Result<std::process::ExitStatus> {
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    running().lock().unwrap_or_else(|e| e.into_inner()).push((id, child));
-    loop {
-        let mut all = running().lock().unwrap_or_else(|e| e.into_inner());
-        let Some(i) = all.iter().position(|(k, _)| *k == id) else {
-            return Err(std::io::Error::other("stopped"));
-        };
-        match all[i].1.try_wait() {
-            Ok(Some(status)) => {
-                all.swap_remove(i);
-                return Ok(status);
-            }
-            Ok(None) => {}
-            Err(e) => {
-                all.swap_remove(i);
-                return Err(e);
-            }
-        }
-        drop(all);
-        std::thread::sleep(Duration::from_millis(5));
+/// This process's folder of export files (`<cache>/exports/run-<pid>-<tag>`), made on
+/// first use and removed at exit ([`crate::cleanup`]); the first use also removes the
+/// folders and files of runs that were killed outright.
+fn run_dir() -> Result<&'static Path, ModelError> {
+    static RUN: OnceLock<Result<crate::cleanup::TempDir, String>> = OnceLock::new();
+    let made = RUN.get_or_init(|| {
+        let exports = env::cache_dir().map_err(|e| e.to_string())?.join("exports");
+        crate::cleanup::sweep(&exports, "run-");
+        crate::cleanup::sweep_orphan_files(&exports);
+        crate::cleanup::TempDir::create(&exports, "run-")
+            .map_err(|e| format!("cannot create a folder for exports in {}: {e}", exports.display()))
+    });
+    match made {
+        Ok(dir) => Ok(dir.path()),
+        Err(e) => Err(ModelError::new(ErrorKind::Environment, e.clone())),
     }
 }
 
-/// The resident memory of the exporter processes running now, in bytes (0 when none).
-pub fn exports_resident_bytes() -> u64 {
-    let all = running().lock().unwrap_or_else(|e| e.into_inner());
-    all.iter().filter_map(|(_, child)| crate::memory::resident_bytes(Some(child.id()))).sum()
-}
-
-/// Kills every exporter process still running (the user's scripts, run under JAX): called
-/// before a command ends early.
-pub fn stop_exports() {
-    for (_, mut child) in running().lock().unwrap_or_else(|e| e.into_inner()).drain(..) {
-        let _ = child.kill();
-        let _ = child.wait();
+/// The path to give the exporter for `path`: a relative path that starts with `-` would
+/// read as an option, so it gets a `./`.
+fn as_argument(path: &Path) -> PathBuf {
+    if path.is_relative() && path.as_os_str().as_encoded_bytes().starts_with(b"-") {
+        Path::new(".").join(path)
+    } else {
+        path.to_path_buf()
     }
 }
 
-/// Runs the exporter on a script.
+/// Runs the exporter on a script, in a process group of its own ([`crate::children`]):
+/// whatever the script leaves running when it ends is killed, and all of it when
+/// semcheck ends.
 fn export(path: &Path, devices: usize) -> Result<Document, ModelError> {
     if !path.is_file() {
         return Err(ModelError::new(ErrorKind::UnknownName, format!("no kernel file {}", path.display())));
     }
     let py = env::python_env()?;
-    let out_dir = env::cache_dir()?.join("exports");
-    std::fs::create_dir_all(&out_dir)
-        .map_err(|e| ModelError::new(ErrorKind::Environment, format!("cannot create {}: {e}", out_dir.display())))?;
-    let out = out_dir.join(format!(
-        "{}-{}-{devices}.json",
-        std::process::id(),
-        env::short_hash(&[&format!("{:?}", Instant::now())])
-    ));
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let out = run_dir()?.join(format!("{n}-{devices}.json"));
     let mut pythonpath = py.package_root.clone().into_os_string();
     if let Some(old) = std::env::var_os("PYTHONPATH").filter(|p| !p.is_empty()) {
         pythonpath.push(":");
@@ -156,9 +141,8 @@ fn export(path: &Path, devices: usize) -> Result<Document, ModelError> {
     if let Some(chip) = tpu_override().lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
         cmd.env("SEMCHECK_TPU", chip);
     }
-    let child = cmd
-        .args(["-m", "semcheck.frontend", "export"])
-        .arg(path)
+    cmd.args(["-m", "semcheck.frontend", "export"])
+        .arg(as_argument(path))
         .args(["--devices", &devices.to_string(), "--out"])
         .arg(&out)
         .env("PYTHONPATH", pythonpath)
@@ -167,48 +151,60 @@ fn export(path: &Path, devices: usize) -> Result<Document, ModelError> {
         .env("SEMCHECK_API_CHILD", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(err_file)
-        .spawn()
-        .map_err(|e| ModelError::new(ErrorKind::Environment, format!("cannot run {}: {e}", py.python.display())))?;
-    let status = wait_for_export(child);
+        .stderr(err_file);
+    let status = crate::children::spawn(&mut cmd)
+        .and_then(|mut child| crate::children::wait(&mut child))
+        .map_err(|e| ModelError::new(ErrorKind::Environment, format!("cannot run {}: {e}", py.python.display())));
     tracing::info!("exported {} at N = {devices} in {:.2} s", path.display(), start.elapsed().as_secs_f64());
     let text = std::fs::read_to_string(&out);
     let _ = std::fs::remove_file(&out);
     let stderr = std::fs::read_to_string(&err_path).unwrap_or_default();
     let _ = std::fs::remove_file(&err_path);
-    let result = status.map_err(|e| ModelError::new(ErrorKind::Environment, format!("the Python front end: {e}")))?;
-    let text = text.map_err(|_| {
-        let tail: Vec<&str> = stderr.lines().rev().take(15).collect();
-        let tail: Vec<&str> = tail.into_iter().rev().collect();
-        let hint = if stderr.contains("No module named 'jax'") || stderr.contains("No module named jax") {
-            match py.origin {
-                interpreter::Origin::Managed => format!(
-                    "\n  semcheck's managed environment is broken; fix: `rm -rf {}` and re-run",
-                    env::cache_dir().map(|d| env::managed_dir(&d).display().to_string()).unwrap_or_default()
-                ),
-                _ => format!(
-                    "\n  {} cannot import jax; fix: `{} -m pip install '{}'`",
-                    py.python.display(),
-                    py.python.display(),
-                    interpreter::supported_requirement()
-                ),
-            }
-        } else {
-            String::new()
-        };
-        ModelError::new(
-            ErrorKind::Environment,
-            format!(
-                "the Python front end failed on {} (exit {:?}):\n  {}{hint}",
-                path.display(),
-                result.code(),
-                tail.join("\n  ")
-            ),
-        )
-    })?;
+    let status = status?;
+    let text = text.map_err(|_| failed_export(path, &py, status, &stderr))?;
     let mut doc = Document::parse(&text, &format!("the export of {}", path.display()))?;
     doc.interpreter = Some((py.python.clone(), py.origin));
     Ok(doc)
+}
+
+/// Why an export wrote no document, in words a person can act on: how the process ended
+/// (`killed by signal 11 (SIGSEGV)`; an exit without an error, as `os._exit` does), the
+/// end of its stderr, and the fix when the interpreter cannot import JAX.
+fn failed_export(path: &Path, py: &env::PythonEnv, status: ExitStatus, stderr: &str) -> ModelError {
+    let tail: Vec<&str> = stderr.lines().rev().filter(|l| !l.trim().is_empty()).take(15).collect();
+    let tail: Vec<&str> = tail.into_iter().rev().collect();
+    let how = crate::children::describe(status);
+    let mut msg = if status.signal().is_some() {
+        format!("the Python front end was {how} while it ran {}: nothing was read", path.display())
+    } else if tail.is_empty() || status.success() {
+        format!(
+            "{} ended ({how}) without reporting its kernels: the script ended the process itself (os._exit, or a signal handler) before the front end could write what it found; nothing was read",
+            path.display()
+        )
+    } else {
+        format!("the Python front end failed on {} ({how})", path.display())
+    };
+    if !tail.is_empty() {
+        msg.push_str(&format!(":\n  {}", tail.join("\n  ")));
+    }
+    if stderr.contains("No module named 'jax'") || stderr.contains("No module named jax") {
+        msg.push_str(&match py.origin {
+            // The environment's own folder (`<dir>/bin/python`), never the cache around it.
+            interpreter::Origin::Managed => match py.python.parent().and_then(Path::parent) {
+                Some(dir) => {
+                    format!("\n  semcheck's managed environment is broken; fix: `rm -rf {}` and re-run", dir.display())
+                }
+                None => "\n  semcheck's managed environment is broken".to_string(),
+            },
+            _ => format!(
+                "\n  {} cannot import jax; fix: `{} -m pip install '{}'`",
+                py.python.display(),
+                py.python.display(),
+                interpreter::supported_requirement()
+            ),
+        });
+    }
+    ModelError::new(ErrorKind::Environment, msg)
 }
 
 /// The kernels of a document a check covers by default: those that communicate, and

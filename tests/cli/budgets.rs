@@ -176,3 +176,68 @@ fn a_kernel_script_that_never_ends_is_stopped_by_the_budget_and_by_ctrl_c_and_ki
     assert!(!mark.exists(), "a script semcheck stopped went on running");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn the_memory_budget_counts_the_processes_the_script_starts_and_stops_close_to_it() {
+    // The script's child holds 1.5 GB (written, so resident); the script itself is small.
+    // The budget counts the whole process group and stops within 10 % of it (measured:
+    // 1,001 to 1,007 MiB reported, 994 to 1,002 MiB seen by an outside sampler).
+    let (dir, path, mark) = marked_script(
+        "child-grows",
+        "import subprocess, sys, time\n\
+         code = \"b = bytearray(1500 << 20)\\nfor i in range(0, len(b), 4096): b[i] = 1\\nimport time; time.sleep(60)\"\n\
+         child = subprocess.Popen([sys.executable, '-c', code])\n\
+         open(__file__ + '.pid', 'w').write(str(child.pid))\n\
+         time.sleep(30)",
+    );
+    let (code, out, err) = semcheck(&["check", &path, "--devices", "2", "--max-memory-mib", "1000"]);
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(
+        out.contains("stopped by the memory budget of 1000 MiB while running the script to export its kernels"),
+        "{out}"
+    );
+    let mib: u64 = out.split(" MiB resident").next().unwrap().rsplit(' ').next().unwrap().parse().unwrap();
+    assert!((1000..=1100).contains(&mib), "stopped at {mib} MiB for a budget of 1000 MiB");
+    let child: u32 = std::fs::read_to_string(format!("{path}.pid")).unwrap().trim().parse().unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let stat = std::fs::read_to_string(format!("/proc/{child}/stat")).unwrap_or_default();
+    assert!(stat.is_empty() || stat.contains(") Z"), "the script's child outlived the stop: {stat}");
+    assert!(!mark.exists(), "the script went on running");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn reading_a_trace_is_under_both_budgets() {
+    // A FIFO nobody writes to blocks the reader: the time budget stops it.
+    let dir = crate::common::temp_dir("budget-fifo");
+    let fifo = dir.join("trace.fifo");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let start = std::time::Instant::now();
+    let (code, _, err) = semcheck(&["replay", fifo.to_str().unwrap(), "--max-seconds", "3"]);
+    let took = start.elapsed().as_secs_f64();
+    assert_eq!(code, 3, "{err}");
+    assert!(err.contains("stopped by the time budget of 3 s while reading the trace file"), "{err}");
+    assert!((2.9..5.0).contains(&took), "stopped after {took:.2} s");
+    // An endless file is read up to a quarter of the memory budget, then refused.
+    let out = Command::new("/usr/bin/time")
+        .args(["-f", "%M"])
+        .arg(env!("CARGO_BIN_EXE_semcheck"))
+        .args(["replay", "/dev/zero", "--max-memory-mib", "50"])
+        .output();
+    match out {
+        Ok(out) if out.status.code() != Some(127) && !String::from_utf8_lossy(&out.stderr).contains("No such file") => {
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{err}");
+            assert!(err.contains("larger than 12.5 MiB") && err.contains("not a trace file"), "{err}");
+            let kib: u64 = err.lines().last().unwrap().trim().parse().unwrap();
+            assert!(kib < 50 << 10, "peak {kib} KiB for a budget of 50 MiB");
+        }
+        // No GNU time here: the exit code and message still hold.
+        _ => {
+            let (code, _, err) = semcheck(&["replay", "/dev/zero", "--max-memory-mib", "50"]);
+            assert_eq!(code, 2, "{err}");
+            assert!(err.contains("larger than 12.5 MiB"), "{err}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

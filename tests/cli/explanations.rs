@@ -1,4 +1,4 @@
-//! Explanations of violations (`docs/explanations.md`): every catalogue mutant's is short,
+//! Explanations of violations (`docs/counterexamples.md`): every catalogue mutant's is short,
 //! ends at the event that breaks the rule and only names events of the schedule; the table
 //! in the docs is what `check all` measures; `check`, `trace` and `replay` tell one story.
 
@@ -90,10 +90,10 @@ fn a_wait_satisfied_by_a_later_dma_is_the_wrong_one() {
     }
 }
 
-/// The measured table of `docs/explanations.md`, by (protocol, mutant, N): the explorer's
+/// The measured table of `docs/counterexamples.md`, by (protocol, mutant, N): the explorer's
 /// schedule, after minimising, context switches before and after, explanation points.
 fn documented() -> BTreeMap<(String, String, u64), [u64; 5]> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/explanations.md");
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/counterexamples.md");
     let text = std::fs::read_to_string(path).unwrap();
     let start = text.find("<!-- measured -->").expect("the measured table's marker");
     let mut rows = BTreeMap::new();
@@ -120,7 +120,7 @@ fn the_table_in_the_docs_is_what_check_all_measures() {
             (k, [n("events_before"), n("events_after"), n("switches_before"), n("switches_after"), points])
         })
         .collect();
-    assert_eq!(documented(), measured, "docs/explanations.md's table is out of date");
+    assert_eq!(documented(), measured, "docs/counterexamples.md's table is out of date");
 }
 
 /// `check`, `trace` and `replay` of one case report the same violation (same devices, same

@@ -4,6 +4,9 @@
 //! branches on the device id, and small protocols whose verdict depends on the hardware
 //! assumptions (two DMAs of one pair in flight on one receive semaphore, a half wait); with
 //! outputs, per device and shared, to be checked against what they compute in lock step.
+//! Some signals name an element of a two-dimensional semaphore array by an index computed
+//! from the device id, checked per dimension: out of range on some device, the kernel does
+//! not compile (never a neighbouring semaphore, never a proof).
 
 use proptest::prelude::*;
 use semcheck::frontend::spec::lockstep_spec;
@@ -69,6 +72,14 @@ pub enum S {
         dst: View,
     },
     OnlyOnDevice0(Box<S>),
+    /// A signal of a device's own `grid.at[0, (k * me) % m]` and a wait for it, `grid` a
+    /// 2 x 2 semaphore array laid out row-major in 4 semaphores, the column index checked
+    /// against its dimension; `m` is 2 (always in range) or N when `ring` (out of range on
+    /// every device whose `(k * me) % N` is 2 or more).
+    IndexedSignal {
+        k: i64,
+        ring: bool,
+    },
     /// `start(); wait()` of one remote copy: a ppermute round.
     Round {
         src: View,
@@ -115,6 +126,7 @@ fn leaf() -> impl Strategy<Value = S> {
         pair().prop_map(|(src, dst)| S::LocalWait { src, dst }),
         pair().prop_map(|(dst, src)| S::Add { dst, src }),
         view().prop_map(|dst| S::Zero { dst }),
+        (1..4i64, prop::bool::weighted(0.3)).prop_map(|(k, ring)| S::IndexedSignal { k, ring }),
     ]
 }
 
@@ -139,6 +151,7 @@ struct Env<'k> {
     n: usize,
     bufs: Vec<Ref<'k>>,
     sems: Vec<Sem<'k>>,
+    grid: Sem<'k>,
     send: Sem<'k>,
     recv: Sem<'k>,
     local: Sem<'k>,
@@ -160,6 +173,15 @@ fn target(k: &KernelBuilder, n: usize, d: &Dir) -> Option<Expr> {
         Dir::Right => Some((me + 1) % n),
         Dir::Own => None,
     }
+}
+
+/// The flat index of `grid.at[0, (times * me) % m]` in a 2 x 2 array, each dimension's
+/// index checked against that dimension (as the front end exports a multi-dimensional
+/// semaphore index).
+pub fn grid_index(k: &KernelBuilder, m: usize, times: i64) -> Expr {
+    let row = Expr::InRange(Box::new(Expr::Const(0)), 2, 0);
+    let column = Expr::InRange(Box::new((k.axis_index("x") * times) % m), 2, 1);
+    row * 2 + column
 }
 
 fn emit<'k>(k: &'k KernelBuilder, e: &Env<'k>, s: &S) {
@@ -187,6 +209,11 @@ fn emit<'k>(k: &'k KernelBuilder, e: &Env<'k>, s: &S) {
         }
         S::Zero { dst } => e.view(*dst).assign(semcheck::model::ir::Rhs::Zeros),
         S::OnlyOnDevice0(inner) => k.when(k.axis_index("x").equals(0), |k| emit(k, e, inner)),
+        S::IndexedSignal { k: times, ring } => {
+            let element = e.grid.at(grid_index(k, if *ring { e.n } else { 2 }, *times));
+            k.semaphore_signal(&element, 1, None::<Expr>);
+            k.semaphore_wait(&element, 1);
+        }
         S::Round { src, dst, dir } => {
             let dma = remote(*src, *dst, dir);
             dma.start();
@@ -291,6 +318,7 @@ fn build(n: usize, collective: bool, body: &[S], outputs: bool) -> Option<Kernel
             n,
             bufs: vec![k.input("a", MemorySpace::Vmem, &[2]), b],
             sems: vec![k.regular_semaphore("s0"), k.regular_semaphore("s1")],
+            grid: k.regular_semaphores("grid", 4),
             send: k.dma_semaphore("send"),
             recv: k.dma_semaphore("recv"),
             local: k.dma_semaphore("local"),

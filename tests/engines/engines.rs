@@ -26,7 +26,7 @@ fn explorer_agrees_with_the_corpus() {
     column(Engine::Explore, |_| true);
 }
 
-/// Stress samples too few schedules to be held to the broken cases (see the README's
+/// Stress samples too few schedules to be held to the broken cases (see docs/engines.md's
 /// table); it must never break a rule in a clean one.
 #[test]
 fn stress_breaks_no_clean_case() {

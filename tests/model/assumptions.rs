@@ -1,5 +1,5 @@
 //! The hardware assumptions (`--dma-order`, `--dma-landing`) in the model: which ones a
-//! bug requires and a proof relies on, for the catalogue (the README's findings table), a
+//! bug requires and a proof relies on, for the catalogue (the findings table of docs/dsl.md), a
 //! half wait and the shape of JAX's shipped all-gather.
 
 use semcheck::assumptions::{proof_basis, requirements, Assumption};
@@ -19,10 +19,10 @@ fn program_of(kernel: &Kernel, spec: &Spec, n: usize, semantics: Semantics) -> P
     compile(kernel, &Mesh::ring(n).unwrap(), spec, 1).unwrap().with_semantics(semantics).unwrap()
 }
 
-/// The README's findings table: (protocol, mutant, the first word of its `requires` cell),
+/// The findings table of docs/dsl.md: (protocol, mutant, the first word of its `requires` cell),
 /// for every row that names a mutant.
 fn readme_requires() -> Vec<(String, String, String)> {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/dsl.md")).unwrap();
     let table = readme.split("| protocol | correct version | mutant | finding | requires |").nth(1).expect("the table");
     let mut protocol = String::new();
     let mut rows = Vec::new();
@@ -41,7 +41,7 @@ fn readme_requires() -> Vec<(String, String, String)> {
 }
 
 /// What every catalogue mutant's bug needs, at the smallest mesh where it breaks, measured
-/// by re-checking under the stronger options, is what the README's findings table says
+/// by re-checking under the stronger options, is what the findings table of docs/dsl.md says
 /// (`-` for a mutant that breaks nowhere).
 #[test]
 fn the_readme_says_what_each_catalogue_mutant_requires() {
@@ -52,7 +52,7 @@ fn the_readme_says_what_each_catalogue_mutant_requires() {
             let (.., said) = rows
                 .iter()
                 .find(|(pn, mn, _)| pn == p.name && mn == m.name)
-                .unwrap_or_else(|| panic!("{}/{} is missing from the README's findings table", p.name, m.name));
+                .unwrap_or_else(|| panic!("{}/{} is missing from the findings table of docs/dsl.md", p.name, m.name));
             let Some(n) = m.manifests_from else {
                 assert_eq!(said, "-", "{}/{} breaks nowhere", p.name, m.name);
                 continue;

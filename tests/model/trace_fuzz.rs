@@ -1,5 +1,8 @@
 //! Fuzzing the trace file parser and the replay with proptest: whatever the bytes, parsing
-//! and replaying return a result (an error names a line inside the file), never a panic.
+//! and replaying return a result (an error names a line inside the file), never a panic;
+//! the header fields that reach the exporter's process (`kernel-tpu`, `kernel-sha256`)
+//! parse only as plain data. (The command line gets its own hostile corpus:
+//! tests/cli/hostile.rs.)
 //! Any crash found is kept below as a regression test.
 
 use proptest::prelude::*;
@@ -27,8 +30,19 @@ fn exercise(bytes: &[u8]) {
         again.events.iter().map(|l| &l.text).collect::<Vec<_>>(),
         file.events.iter().map(|l| &l.text).collect::<Vec<_>>()
     );
-    // Do not build huge meshes from fuzzed headers.
-    if file.header.case.devices > 8 || file.header.case.repeat > 3 {
+    // What reaches the exporter's process is plain data (issue 26).
+    if let Some(chip) = &file.header.tpu {
+        assert!(chip.len() <= 32 && chip.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)), "{chip}");
+    }
+    if let Some(sha) = &file.header.source_sha256 {
+        assert!(sha.len() == 64 && sha.chars().all(|c| c.is_ascii_hexdigit()), "{sha}");
+    }
+    // Do not build huge meshes from fuzzed headers, nor run the scripts fuzzed headers
+    // name (`semcheck replay` decides which may run: tests/cli/replay_safety.rs).
+    if file.header.case.devices > 8
+        || file.header.case.repeat > 3
+        || matches!(file.header.case.source, semcheck::Source::Python { .. })
+    {
         return;
     }
     let program = match semcheck::trace_program(&file) {
@@ -105,6 +119,14 @@ proptest! {
         lines in proptest::collection::vec("(protocol|mutant|devices|repeat|seed|engine|minimized|event|rule|message|#|x)( [ -~]{0,30})?", 0..12)
     ) {
         let text = format!("semcheck-trace 1\n{}\n", lines.join("\n"));
+        exercise(text.as_bytes());
+    }
+
+    #[test]
+    fn arbitrary_kernel_file_headers_never_panic(
+        lines in proptest::collection::vec("(kernel-file|kernel-name|kernel-expect|kernel-sha256|kernel-tpu|dsl|devices|dma-order|dma-landing|engine-schedule|rule)( [ -~]{0,70})?", 0..10)
+    ) {
+        let text = format!("semcheck-trace 2\n{}\n", lines.join("\n"));
         exercise(text.as_bytes());
     }
 

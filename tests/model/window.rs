@@ -108,7 +108,7 @@ fn ring_protocols() -> impl Iterator<Item = &'static semcheck::protocols::Protoc
 /// with windows of radius up to 2 and, separately, of radius 1 only. Exact exploration
 /// (partial-order reduced) finishes on every one of them; the method must agree with it,
 /// and with radius up to 2 there must be no false alarm. The false alarms of radius 1
-/// alone are printed (README: "Every ring size").
+/// alone are printed (docs/sizes.md).
 fn sweep_catalogue(top: usize) {
     for max_radius in [2, 1] {
         let mut tally = Tally::default();

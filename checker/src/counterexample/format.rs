@@ -27,7 +27,9 @@
 //!   reference its outputs are checked against, `kernel-sha256` is the file's
 //!   hash when the trace was written, so a replay can say that the source changed, and
 //!   `kernel-tpu` the chip `SEMCHECK_TPU` named when it was traced, which a replay traces
-//!   it for again);
+//!   it for again); the hash must be 64 hexadecimal digits and the chip a name of at most
+//!   32 letters, digits, `-`, `_` or `.`, as both reach the exporter's process (`semcheck
+//!   replay` runs a kernel file only when its hash matches, see its docs);
 //! * `devices` (required), `repeat` (default 1), *2* `dma-order` and `dma-landing`
 //!   (default `any` and `whole`);
 //! * optional: `engine`, `seed`, *2* `engine-schedule` (what replays the run on the engine
@@ -338,11 +340,6 @@ impl TraceFile {
                 if let Some((_, l)) = mutant {
                     return Err(syntax(l, "`mutant` belongs to a catalogue `protocol`, not to a `kernel-file`"));
                 }
-                if let Some((chip, l)) = &tpu {
-                    if chip.is_empty() || !chip.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) {
-                        return Err(syntax(*l, format!("`{chip}` is not a TPU chip name")));
-                    }
-                }
                 Source::Python { path: PathBuf::from(f), kernel: text(kernel), expect: text(expect) }
             }
             (None, None, Some((d, _))) => Source::Dsl { name: d },
@@ -351,6 +348,21 @@ impl TraceFile {
             }
             _ => return Err(syntax(lines.source, "the header names more than one kernel")),
         };
+        // The fields that reach the exporter's process are plain data (a replay sets
+        // `SEMCHECK_TPU` to the chip, and checks the file's hash before it runs it).
+        if let Some((chip, l)) = &tpu {
+            if chip.len() > 32 || !chip.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) {
+                return Err(syntax(
+                    *l,
+                    format!("`{chip}` is not a TPU chip name (at most 32 letters, digits, `-`, `_`, `.`)"),
+                ));
+            }
+        }
+        if let Some((sha, l)) = &sha {
+            if sha.len() != 64 || !sha.chars().all(|c| c.is_ascii_hexdigit()) {
+                return Err(syntax(*l, format!("`{sha}` is not a sha256 (64 hexadecimal digits)")));
+            }
+        }
         let (devices_text, devices_line) = devices.ok_or_else(|| syntax(last, "the header has no `devices`"))?;
         let devices =
             devices_text.parse::<usize>().ok().filter(|&d| (1..=65535).contains(&d)).ok_or_else(|| {

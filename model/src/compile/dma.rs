@@ -218,7 +218,10 @@ impl Compiler<'_> {
                 ))
             }
             (Some(n), Some(i)) => {
-                let v = self.eval(i, here, what)?;
+                let v = i.eval(&here.env()).map_err(|err| {
+                    let problem = format!("semaphore array `{}`: {}", decl.name, err.message());
+                    self.err(here, what, ErrorKind::BadExpression, problem)
+                })?;
                 if v < 0 || v as usize >= n {
                     return Err(self.err(
                         here,

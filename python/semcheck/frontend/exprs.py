@@ -14,6 +14,9 @@ evaluated). Python's
 floor ``%`` and ``//`` on traced ints reach this module as JAX traces them (``rem``,
 ``sign``, ``select_n``, ...), never as a floor operator, so nothing is reinterpreted.
 ``exactdiv`` is ``div`` that fails unless the remainder is 0 (cell indices).
+``in_range(i, size, dim)`` is ``i``, and fails unless ``0 <= i < size``: the index of one
+dimension of a multi-dimensional array (dimension ``dim``), checked on its own before it
+is folded into a flat index.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ OPS: dict[str, int | None] = {
     "and": 2, "or": 2, "xor": 2, "not": 1,
     "bitand": 2, "bitor": 2, "bitxor": 2, "bitnot": 1, "shl": 2, "shr": 2,
     "select_n": None,
+    "in_range": 3,
 }
 
 LIMIT = 1 << 63
@@ -88,7 +92,11 @@ def _trunc_div(a: int, b: int) -> int:
 
 
 def _apply(name: str, v: list[int]) -> int:
-    if name == "add":
+    if name == "in_range":
+        if not 0 <= v[0] < v[1]:
+            raise EvalError(f"index {v[0]} out of range for dimension {v[2]} (size {v[1]})")
+        r = v[0]
+    elif name == "add":
         r = v[0] + v[1]
     elif name == "sub":
         r = v[0] - v[1]

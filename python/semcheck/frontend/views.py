@@ -163,10 +163,13 @@ class Views:
         if not decl.shape:
             return r.id, None
         flat: E.Expr = E.const(0)
-        for d, size in zip(r.dims, decl.shape):
+        for dim, (d, size) in enumerate(zip(r.dims, decl.shape)):
             if d[0] != "at":
                 raise self.unsupported("semaphore slice", f"{what} is a slice of semaphore array `{decl.name}`, not one semaphore")
-            flat = E.op("add", E.op("mul", flat, E.const(size)), d[1])
+            # Each dimension's index is checked against that dimension (as Mosaic lays the
+            # array out), not only the flat one against the array's length.
+            index = d[1] if len(decl.shape) == 1 else E.op("in_range", d[1], E.const(size), E.const(dim))
+            flat = E.op("add", E.op("mul", flat, E.const(size)), index)
         return r.id, flat
 
     def dest(self, env: dict, device_id: Any, id_type: Any, what: str) -> tuple:

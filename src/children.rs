@@ -1,0 +1,189 @@
+//! The processes semcheck starts (the Python export of a kernel file, the managed
+//! environment's `python -m venv` and `pip`), each in a process group of its own, so that
+//! whatever they start in turn (a child process of the user's script) can be counted and
+//! ended with them.
+//!
+//! * [`spawn`] starts a command as the leader of a new process group
+//!   (`process_group(0)`) and registers the group.
+//! * [`wait`] waits for the leader without reaping it first: once it has exited, the rest
+//!   of its group (a background child the script left) is killed, then the leader is
+//!   reaped. Until then the leader's pid stays taken, so the group id cannot name another
+//!   process's group.
+//! * [`kill_all`] kills every registered group (`killpg(SIGKILL)`): [`crate::cleanup`]
+//!   calls it on every end of semcheck, a budget stop, a signal or a panic included.
+//! * [`resident_bytes`] sums the resident memory of every process of the registered
+//!   groups (read from `/proc/*/stat`), for the memory budget.
+//!
+//! A process that leaves its group on purpose (`setsid`, `setpgid`: a daemon) is out of
+//! reach of all this; nothing short of a cgroup would hold it.
+
+use std::io;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::process::{Child, Command, ExitStatus};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+/// The process groups started and not yet ended, by group id (the leader's pid).
+static GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+
+fn groups() -> MutexGuard<'static, Vec<i32>> {
+    GROUPS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Starts `cmd` as the leader of a new process group, registered until [`wait`] or
+/// [`kill_all`] ends it.
+pub fn spawn(cmd: &mut Command) -> io::Result<Child> {
+    crate::cleanup::install();
+    // Registered under the lock, so that `kill_all` never misses a started group.
+    let mut all = groups();
+    let child = cmd.process_group(0).spawn()?;
+    all.push(child.id() as i32);
+    Ok(child)
+}
+
+/// Whether the leader `pid` has exited, without reaping it (`waitid` with `WNOWAIT`).
+fn has_exited(pid: i32) -> io::Result<bool> {
+    // SAFETY: `waitid` writes only into `info`, a zeroed `siginfo_t` we own.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    let flags = libc::WEXITED | libc::WNOHANG | libc::WNOWAIT;
+    // SAFETY: plain system call on our own child.
+    if unsafe { libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, flags) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `si_pid` is set by `waitid` (0 when no child changed state).
+    Ok(unsafe { info.si_pid() } != 0)
+}
+
+/// Sends SIGKILL to every process of group `pgid`.
+fn kill_group(pgid: i32) {
+    if pgid > 1 {
+        // SAFETY: plain system call; a group that no longer exists gives ESRCH.
+        unsafe { libc::killpg(pgid, libc::SIGKILL) };
+    }
+}
+
+/// Waits for `child`, started by [`spawn`], polling every few milliseconds. `Err` when
+/// the group was ended meanwhile by [`kill_all`] (the command is stopping). Once the
+/// leader exits, what is left of its group is killed.
+pub fn wait(child: &mut Child) -> io::Result<ExitStatus> {
+    let pgid = child.id() as i32;
+    loop {
+        if !groups().contains(&pgid) {
+            let _ = child.wait();
+            return Err(io::Error::other("stopped"));
+        }
+        if has_exited(pgid)? {
+            let mut all = groups();
+            kill_group(pgid);
+            all.retain(|&g| g != pgid);
+            drop(all);
+            return child.wait();
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Runs `cmd` (in a group of its own) to its end, like [`Command::status`].
+pub fn status(cmd: &mut Command) -> io::Result<ExitStatus> {
+    let mut child = spawn(cmd)?;
+    wait(&mut child)
+}
+
+/// Kills every process group started and not yet ended. Safe to call from any thread at
+/// any time; it does not wait for them.
+pub fn kill_all() {
+    // `try_lock` a few times: called while exiting, a thread stuck holding the lock
+    // must not hang the exit.
+    for _ in 0..50 {
+        match GROUPS.try_lock() {
+            Ok(mut all) => {
+                all.drain(..).for_each(kill_group);
+                return;
+            }
+            Err(std::sync::TryLockError::Poisoned(e)) => {
+                e.into_inner().drain(..).for_each(kill_group);
+                return;
+            }
+            Err(std::sync::TryLockError::WouldBlock) => std::thread::sleep(Duration::from_millis(1)),
+        }
+    }
+}
+
+/// Whether a process group semcheck started is running now.
+pub fn any_running() -> bool {
+    !groups().is_empty()
+}
+
+/// The resident memory, in bytes, of every process of the groups semcheck started and
+/// that still run (0 when none, or without `/proc`).
+pub fn resident_bytes() -> u64 {
+    static SAMPLER: Mutex<crate::memory::GroupSampler> = Mutex::new(crate::memory::GroupSampler::new());
+    let wanted = groups().clone();
+    SAMPLER.lock().unwrap_or_else(|e| e.into_inner()).resident_bytes(&wanted)
+}
+
+/// How a process ended, in words: `exit 1`, `killed by signal 11 (SIGSEGV)`.
+pub fn describe(status: ExitStatus) -> String {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exit {code}"),
+        (None, Some(sig)) => format!("killed by signal {sig} ({})", signal_name(sig)),
+        (None, None) => "ended in an unknown way".to_string(),
+    }
+}
+
+/// The name of a signal (`SIGSEGV`), or `unknown signal`.
+pub fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGILL => "SIGILL",
+        libc::SIGTRAP => "SIGTRAP",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGUSR1 => "SIGUSR1",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGUSR2 => "SIGUSR2",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGALRM => "SIGALRM",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGXCPU => "SIGXCPU",
+        libc::SIGXFSZ => "SIGXFSZ",
+        libc::SIGSYS => "SIGSYS",
+        _ => "unknown signal",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_group_is_counted_while_it_runs_and_its_leftover_child_killed_at_its_end() {
+        // The leader starts a background child that would outlive it, then exits.
+        let dir = std::env::temp_dir().join(format!("semcheck-children-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let pid_file = dir.join("child.pid");
+        let script = format!("sleep 30 & echo $! > {}; sleep 0.3", pid_file.display());
+        let mut child = spawn(Command::new("sh").args(["-c", &script])).unwrap();
+        std::thread::sleep(Duration::from_millis(150));
+        assert!(resident_bytes() > 0, "the group's memory is counted");
+        let status = wait(&mut child).unwrap();
+        assert!(status.success());
+        let orphan: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        let state = std::fs::read_to_string(format!("/proc/{orphan}/stat")).unwrap_or_default();
+        assert!(state.is_empty() || state.contains(") Z"), "the background child outlived its group: {state}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn signals_are_named() {
+        let status = Command::new("sh").args(["-c", "kill -SEGV $$"]).status().unwrap();
+        assert_eq!(describe(status), "killed by signal 11 (SIGSEGV)");
+        let status = Command::new("sh").args(["-c", "exit 4"]).status().unwrap();
+        assert_eq!(describe(status), "exit 4");
+    }
+}

@@ -1,0 +1,237 @@
+//! Nothing outlives semcheck and nothing is left behind (issue 26): the script of a
+//! kernel file runs in a process group of its own, ended with everything it started on
+//! every end of semcheck (a normal end, a budget stop, `SIGINT`, `SIGTERM`, `SIGHUP`);
+//! creating the managed environment is ended the same way and leaves no temporary
+//! folder; the temporary folders of a run killed outright are removed by the next run;
+//! a script that dies by a signal or by `os._exit` gets a sentence that says so.
+
+use crate::common::temp_dir;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn semcheck_cmd() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_semcheck"))
+}
+
+/// Whether process `pid` is gone (or a zombie nobody has reaped yet: it runs nothing).
+fn gone(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat[stat.rfind(')').unwrap() + 1..].trim_start().starts_with('Z'),
+    }
+}
+
+/// Waits up to `secs` for `path` to hold a pid; returns it.
+fn pid_in(path: &Path, secs: u64) -> Option<u32> {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(secs) {
+        if let Some(pid) = std::fs::read_to_string(path).ok().and_then(|t| t.trim().parse().ok()) {
+            return Some(pid);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    None
+}
+
+/// Waits up to 3 s for `pid` to be gone.
+fn ends(pid: u32) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(3) {
+        if gone(pid) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+/// A kernel script in `dir` that starts `sleep 120` in the background, writes its pid to
+/// `child.pid`, then runs `rest`. Returns (script, pid file).
+fn spawning_script(dir: &Path, rest: &str) -> (PathBuf, PathBuf) {
+    let pid_file = dir.join("child.pid");
+    let script = dir.join("spawner.py");
+    std::fs::write(
+        &script,
+        format!(
+            "import subprocess\np = subprocess.Popen(['sleep', '120'])\nopen({:?}, 'w').write(str(p.pid))\n{rest}\n",
+            pid_file.display().to_string()
+        ),
+    )
+    .unwrap();
+    (script, pid_file)
+}
+
+#[test]
+fn sigterm_sighup_and_sigint_end_the_script_and_the_process_it_started() {
+    for signal in ["TERM", "HUP", "INT"] {
+        let dir = temp_dir(&format!("hygiene-{signal}"));
+        let (script, pid_file) = spawning_script(&dir, "import time\ntime.sleep(60)");
+        let mut semcheck = semcheck_cmd()
+            .args(["check", script.to_str().unwrap(), "--devices", "2"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let child = pid_in(&pid_file, 60).expect("the script started its child");
+        let killed = Command::new("kill").args([&format!("-{signal}"), &semcheck.id().to_string()]).status().unwrap();
+        assert!(killed.success());
+        let start = Instant::now();
+        let status = semcheck.wait().unwrap();
+        assert!(start.elapsed() < Duration::from_secs(5), "SIG{signal} took {:?}", start.elapsed());
+        assert_eq!(status.code(), Some(3), "SIG{signal}");
+        let mut out = String::new();
+        std::io::Read::read_to_string(&mut semcheck.stdout.take().unwrap(), &mut out).unwrap();
+        assert!(out.contains("stopped by an interrupt"), "SIG{signal}: {out}");
+        assert!(ends(child), "SIG{signal}: the script's child {child} outlived semcheck");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+#[test]
+fn a_script_that_ends_leaves_no_process_behind() {
+    // The script ends normally, its background child still running: the group is ended.
+    let dir = temp_dir("hygiene-normal");
+    let (script, pid_file) = spawning_script(&dir, "");
+    let out = semcheck_cmd().args(["check", script.to_str().unwrap(), "--devices", "2"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "no kernel: {}", String::from_utf8_lossy(&out.stderr));
+    let child = pid_in(&pid_file, 1).expect("the script started its child");
+    assert!(ends(child), "the script's background child {child} outlived its export");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_script_killed_by_a_signal_or_ended_by_os_exit_is_described_in_words() {
+    let dir = temp_dir("hygiene-words");
+    let cases = [
+        ("segv.py", "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)", "killed by signal 11 (SIGSEGV)"),
+        ("exit0.py", "import os\nos._exit(0)", "ended (exit 0) without reporting its kernels"),
+        ("exit7.py", "import os\nos._exit(7)", "ended (exit 7) without reporting its kernels"),
+    ];
+    for (name, body, words) in cases {
+        let script = dir.join(name);
+        std::fs::write(&script, body).unwrap();
+        let out = semcheck_cmd().args(["check", script.to_str().unwrap(), "--devices", "2"]).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
+        assert!(err.contains(words), "{name}: `{err}` should say `{words}`");
+        assert!(!err.contains("Some(") && !err.contains("None"), "{name}: {err}");
+        assert!(!err.contains(":\n\n") && !err.trim_end().ends_with(':'), "{name}: a blank tail: {err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A stand-in for `python3` that makes a "virtual environment" (a copy of itself as
+/// `bin/python`) at once, and hangs in `pip install` with a child of its own, whose pid it
+/// writes to `$SEMCHECK_TEST_MARK`.
+fn fake_bootstrap(dir: &Path) -> PathBuf {
+    let fake = dir.join("fake-python3");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\nif [ \"$2\" = venv ]; then mkdir -p \"$3/bin\"; cp \"$0\" \"$3/bin/python\"; exit 0; fi\n\
+         sleep 120 &\necho $! > \"$SEMCHECK_TEST_MARK\"\nwait\n",
+    )
+    .unwrap();
+    let _ = Command::new("chmod").arg("+x").arg(&fake).status();
+    fake
+}
+
+fn managed_env_command(cache: &Path, fake: &Path, mark: &Path, script: &Path) -> Command {
+    let mut cmd = semcheck_cmd();
+    cmd.args(["check", script.to_str().unwrap(), "--devices", "2"])
+        .env("SEMCHECK_PYTHON", "managed")
+        .env("SEMCHECK_CACHE_DIR", cache)
+        .env("SEMCHECK_BOOTSTRAP_PYTHON", fake)
+        .env("SEMCHECK_TEST_MARK", mark)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    cmd
+}
+
+/// The names under `dir` that start with `.python-` (temporary environments and their
+/// lock files).
+fn temporary_envs(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .map(|all| {
+            all.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with(".python-"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_stopped_environment_creation_leaves_no_process_and_no_folder_and_a_killed_one_is_swept() {
+    let dir = temp_dir("hygiene-venv");
+    let cache = dir.join("cache");
+    let fake = fake_bootstrap(&dir);
+    let mark = dir.join("pip.pid");
+    let script = dir.join("k.py");
+    std::fs::write(&script, "pass\n").unwrap();
+
+    // SIGTERM while "pip" runs: pip's child ends, the temporary folder goes.
+    let mut semcheck = managed_env_command(&cache, &fake, &mark, &script).spawn().unwrap();
+    let pip_child = pid_in(&mark, 30).expect("the environment's creation reached pip");
+    assert!(!temporary_envs(&cache).is_empty(), "a temporary environment is being made");
+    Command::new("kill").args(["-TERM", &semcheck.id().to_string()]).status().unwrap();
+    assert_eq!(semcheck.wait().unwrap().code(), Some(3));
+    assert!(ends(pip_child), "pip's child {pip_child} outlived semcheck");
+    assert_eq!(temporary_envs(&cache), Vec::<String>::new(), "left in {}", cache.display());
+
+    // SIGKILL cannot be handled: the folder stays, and the next run removes it.
+    let _ = std::fs::remove_file(&mark);
+    let mut semcheck = managed_env_command(&cache, &fake, &mark, &script).spawn().unwrap();
+    let pip_child = pid_in(&mark, 30).expect("the environment's creation reached pip");
+    let killed_pid = semcheck.id();
+    semcheck.kill().unwrap();
+    semcheck.wait().unwrap();
+    let left = temporary_envs(&cache);
+    assert!(left.iter().any(|n| n.starts_with(&format!(".python-{killed_pid}-"))), "{left:?}");
+    // What SIGKILL left running is beyond any process's reach but the test's.
+    let _ = Command::new("kill").args(["-KILL", &pip_child.to_string()]).status();
+    let _ = std::fs::remove_file(&mark);
+    let mut again = managed_env_command(&cache, &fake, &mark, &script).spawn().unwrap();
+    let pip_child = pid_in(&mark, 30).expect("the next run creates the environment again");
+    let now = temporary_envs(&cache);
+    assert!(!now.iter().any(|n| n.starts_with(&format!(".python-{killed_pid}-"))), "not swept: {now:?}");
+    again.kill().unwrap();
+    again.wait().unwrap();
+    let _ = Command::new("kill").args(["-KILL", &pip_child.to_string()]).status();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_budget_stop_leaves_no_export_file_and_stale_ones_are_swept() {
+    // The export files of a run live in a folder of its own, removed at every exit; a
+    // run removes the folders of killed runs and the loose files of older semcheck
+    // versions whose process is gone.
+    let exports = semcheck::frontend::env::cache_dir().unwrap().join("exports");
+    std::fs::create_dir_all(&exports).unwrap();
+    let loose = exports.join("2147483646-0123456789abcdef-2.json");
+    std::fs::write(&loose, "{}").unwrap();
+    let killed = exports.join("run-2147483646-0123456789abcdef");
+    std::fs::create_dir_all(&killed).unwrap();
+    let dir = temp_dir("hygiene-exports");
+    let script = dir.join("hang.py");
+    std::fs::write(&script, "import time\ntime.sleep(30)\n").unwrap();
+    let semcheck = semcheck_cmd()
+        .args(["check", script.to_str().unwrap(), "--devices", "2", "--max-seconds", "3"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = semcheck.id();
+    let out = semcheck.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+    let mine: Vec<String> = std::fs::read_dir(&exports)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(&format!("run-{pid}-")))
+        .collect();
+    assert_eq!(mine, Vec::<String>::new(), "left in {}", exports.display());
+    assert!(!loose.exists() && !killed.exists(), "stale exports not swept");
+    let _ = std::fs::remove_dir_all(&dir);
+}
