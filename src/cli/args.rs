@@ -9,7 +9,9 @@ Exit codes:
   0  proved (for `check all`: every expectation met)
   1  a rule is broken (a violation; for `replay`: the recorded rule reproduced)
   2  bad usage, bad input, or a construct semcheck does not support
-  3  incomplete: a budget, a sampled engine or a bound stopped it; nothing is proved";
+  3  incomplete: a budget, a sampled engine or a bound stopped it; nothing is proved
+  4  `replay` only: the trace no longer reproduces (an event is not possible any more, or
+     the run breaks no rule or another one): the kernel or the model changed";
 
 const MUTATE_EXIT_CODES: &str = "\
 Exit codes (the original kernel's verdict, which the mutants are measured against):
@@ -348,6 +350,10 @@ pub(crate) struct CheckArgs {
     /// The engine and its options.
     #[command(flatten)]
     pub(crate) engine: super::shuttle::EngineArgs,
+    /// With a violation, print every event of the (minimised) schedule, not only the
+    /// events that explain it.
+    #[arg(long)]
+    pub(crate) schedule: bool,
     /// Every ring size of a range (`2..256`, `5,8,64`): exact exploration where it is
     /// cheap, the window method above (docs/sizes.md).
     #[arg(long, value_parser = super::sizes::parse_sizes, conflicts_with = "devices")]

@@ -47,7 +47,7 @@ pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
             other => other,
         };
         match &result {
-            Ok(c) if !args.output.machine() => emit(&c.text()),
+            Ok(c) if !args.output.machine() => emit(&c.text_with(args.schedule)),
             Err((case, e)) if !args.output.machine() => {
                 // The same error at another size (an unsupported kernel is unsupported at
                 // every N) is said once.

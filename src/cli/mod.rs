@@ -7,6 +7,7 @@ mod bench_sizes;
 mod check;
 mod doctor;
 mod engines;
+mod interpret;
 mod list;
 mod mutate;
 mod output;

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use semcheck::checker::counterexample::{render, replay, TraceError, TraceFile};
+use semcheck::checker::counterexample::{render, replay, TraceError, TraceErrorKind, TraceFile};
 use semcheck::Source;
 
 use super::args::BudgetArgs;
@@ -25,6 +25,11 @@ pub(crate) struct ReplayArgs {
     /// Output format for the replayed run.
     #[arg(long, value_enum, default_value_t = FormatArg::Text)]
     pub(crate) format: FormatArg,
+    /// Run the trace's kernel file in JAX's TPU interpret mode, steered through the
+    /// counterexample's schedule, and print the output values that differ from the
+    /// lock-step run (and JAX's race detector's report): exit 1 when something differs.
+    #[arg(long, conflicts_with = "format")]
+    pub(crate) interpret: bool,
     /// For a trace of a kernel file: run this file instead of the one the trace names
     /// (resolved against the current folder).
     #[arg(long, value_name = "FILE")]
@@ -38,8 +43,14 @@ pub(crate) struct ReplayArgs {
     pub(crate) budget: BudgetArgs,
 }
 
-/// Replays; `Err` is a bad file (exit 2), `Ok(1)` a reproduced violation. The trace's
-/// kernel file, if any, runs only by the rules of [`super::replay_kernel`].
+/// Exit code of `replay`: the file is sound but the run no longer breaks the rule (an event
+/// is not possible any more, or no rule, or another, breaks): the kernel or the model
+/// changed, typically because the bug was fixed.
+pub(crate) const EXIT_NOT_REPRODUCED: i32 = 4;
+
+/// Replays; `Err` is a bad file (exit 2), `Ok(1)` a reproduced violation, `Ok(4)` a
+/// counterexample that no longer reproduces. The trace's kernel file, if any, runs only
+/// by the rules of [`super::replay_kernel`].
 pub(crate) fn run(args: &ReplayArgs) -> Result<i32, String> {
     let stdin = args.file.as_os_str() == "-";
     let name = if stdin { "<stdin>".to_string() } else { args.file.display().to_string() };
@@ -96,10 +107,18 @@ pub(crate) fn run(args: &ReplayArgs) -> Result<i32, String> {
     w.doing("replaying", false);
     let replayed = replay(&program, &runnable);
     w.idle();
-    let replayed = replayed.map_err(|e| match &changed {
-        Some(note) => format!("{name}: {e}\n  ({note})"),
-        None => at(e),
-    })?;
+    let replayed = match replayed {
+        Ok(r) => r,
+        Err(e) if matches!(e.kind(), TraceErrorKind::NotEnabled | TraceErrorKind::Rule) => {
+            return Ok(not_reproduced(&name, &e, changed.as_deref(), args.format));
+        }
+        Err(e) => {
+            return Err(match &changed {
+                Some(note) => format!("{name}: {e}\n  ({note})"),
+                None => at(e),
+            })
+        }
+    };
     let violation = replayed.run.ending.violation().expect("replay returns a violation");
     eprintln!(
         "semcheck: {name}: {} events replayed, every one enabled; rule `{}` reproduced",
@@ -112,6 +131,9 @@ pub(crate) fn run(args: &ReplayArgs) -> Result<i32, String> {
             file.message.as_deref().unwrap_or(""),
             violation.message
         );
+    }
+    if args.interpret {
+        return super::interpret::run(&name, &runnable, &program, &replayed.run, args.budget.max_seconds);
     }
     match args.format.render() {
         None => {
@@ -130,6 +152,32 @@ pub(crate) fn run(args: &ReplayArgs) -> Result<i32, String> {
         Some(f) => emit(&render(f, &program, &file.header, &replayed.run)),
     }
     Ok(EXIT_VIOLATION)
+}
+
+/// Says that the trace no longer reproduces (on stderr, and as a document with `--format
+/// json`) and returns its exit code.
+fn not_reproduced(name: &str, e: &TraceError, changed: Option<&str>, format: FormatArg) -> i32 {
+    let mut text = format!("{name}: no longer reproduces: {e}");
+    if let Some(note) = changed {
+        text.push_str(&format!("\n  ({note})"));
+    }
+    eprintln!("semcheck: {text}");
+    if format == FormatArg::Json {
+        super::output::emit_document(&super::output::document(
+            "replay",
+            serde_json::json!({
+                "verdict": "not-reproduced",
+                "exit_code": EXIT_NOT_REPRODUCED,
+                "counterexample": null,
+                "not_reproduced": {
+                    "message": e.message(),
+                    "line": e.line(),
+                    "source_changed": changed,
+                },
+            }),
+        ));
+    }
+    EXIT_NOT_REPRODUCED
 }
 
 /// The largest trace file `replay` reads (a trace of a million events is far smaller).

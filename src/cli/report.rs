@@ -2,9 +2,12 @@
 //! script reads (the same keys for every engine, with a top-level `verdict`).
 
 use semcheck::assumptions::{proof_basis, requirements, ProofBasis, Requirements};
-use semcheck::checker::counterexample::{notes, run_events, Ending, Namer, TracedRun};
+use std::sync::OnceLock;
+
+use semcheck::checker::counterexample::{counterexample, explain, notes, Ending, Explanation, Found, Namer};
 use semcheck::checker::{Config, EngineRun, Outcome, Reduction, Strategy, Symmetry, Verdict};
 use semcheck::model::ir::Loc;
+use semcheck::model::Violation;
 use semcheck::{Case, Program, Source};
 use serde_json::{json, Value};
 
@@ -17,6 +20,9 @@ pub(crate) struct Checked {
     pub(crate) outcome: Outcome,
     pub(crate) needs: Option<Requirements>,
     pub(crate) basis: Option<ProofBasis>,
+    /// The counterexample as every command shows it (minimised, canonical rotation),
+    /// computed once.
+    found: OnceLock<Option<Result<Found, String>>>,
 }
 
 /// One event of a counterexample, for machines.
@@ -57,6 +63,8 @@ pub(crate) struct ViolationView {
     /// Where the violation is reported: the breaking event's line, else (a deadlock, a
     /// leak found at exit) the line of the last located event of the devices involved.
     pub(crate) location: Option<Loc>,
+    /// The few events without which the violation does not happen.
+    pub(crate) explanation: Explanation,
 }
 
 /// How event names read, printed under every schedule a person reads.
@@ -68,7 +76,7 @@ pub(crate) const LEGEND: &str = "\
 impl Checked {
     /// A case checked by an engine other than the explorer (nothing is re-checked).
     pub(crate) fn sampled(case: Case, program: Program, outcome: Outcome) -> Checked {
-        Checked { case, program, outcome, needs: None, basis: None }
+        Checked { case, program, outcome, needs: None, basis: None, found: OnceLock::new() }
     }
 
     /// A case the explorer checked with `config`: a violation is re-checked, with the same
@@ -81,7 +89,7 @@ impl Checked {
             _ => None,
         };
         let basis = matches!(outcome.verdict, Verdict::Proved).then(|| proof_basis(&program, config));
-        Checked { case, program, outcome, needs, basis }
+        Checked { case, program, outcome, needs, basis, found: OnceLock::new() }
     }
 
     /// The names of the behaviours the violation requires (empty: none), `None` when no
@@ -90,27 +98,42 @@ impl Checked {
         self.needs.as_ref().map(Requirements::names)
     }
 
-    /// The counterexample's schedule executed on the model (events named once, here), or
-    /// why it does not replay.
-    fn run(&self) -> Option<Result<TracedRun, String>> {
+    /// The counterexample's schedule executed on the model, minimised and rotated to its
+    /// canonical devices (what `trace` and `replay` show of the same case), or why it does
+    /// not replay. Computed once.
+    fn found(&self) -> Option<&Result<Found, String>> {
+        self.found
+            .get_or_init(|| {
+                let Verdict::Violation(c) = &self.outcome.verdict else { return None };
+                if c.schedule.is_empty() {
+                    return None;
+                }
+                Some(
+                    counterexample(&self.program, c, true)
+                        .map_err(|e| format!("(the schedule does not replay at event {}: {})", e.index + 1, e.wanted)),
+                )
+            })
+            .as_ref()
+    }
+
+    /// The violation as the shown schedule breaks it (the engine's own when there is no
+    /// schedule): the same devices and cells for `check`, `trace` and `replay`.
+    pub(crate) fn shown_violation(&self) -> Option<&Violation> {
         let Verdict::Violation(c) = &self.outcome.verdict else { return None };
-        if c.schedule.is_empty() {
-            return None;
+        match self.found() {
+            Some(Ok(f)) => f.run.ending.violation().or(Some(&c.violation)),
+            _ => Some(&c.violation),
         }
-        let namer = Namer::new(&self.program);
-        Some(
-            run_events(&namer, &c.schedule)
-                .map_err(|e| format!("(the schedule does not replay at event {}: {})", e.index + 1, e.wanted)),
-        )
     }
 
     /// The counterexample's events with their source lines (`None` without a violation
     /// or when the schedule does not replay).
     pub(crate) fn violation_view(&self) -> Option<ViolationView> {
-        let Verdict::Violation(c) = &self.outcome.verdict else { return None };
-        let run = self.run()?.ok()?;
+        let found = self.found()?.as_ref().ok()?;
+        let run = &found.run;
+        let violation = self.shown_violation()?;
         let namer = Namer::new(&self.program);
-        let (notes, _) = notes(&self.program, &run);
+        let (notes, _) = notes(&self.program, run);
         let events: Vec<EventView> = run
             .events
             .iter()
@@ -127,14 +150,14 @@ impl Checked {
             Ending::Violation { at, .. } => Some(at + 1),
             _ => None,
         };
-        let involved = |e: &&EventView| c.violation.devices.iter().any(|d| d.0 == e.device);
+        let involved = |e: &&EventView| violation.devices.iter().any(|d| d.0 == e.device);
         let located = |e: &&EventView| e.loc.is_some();
         let upto = breaking.unwrap_or(events.len());
         let location = breaking
             .and_then(|b| events[b - 1].loc.clone())
             .or_else(|| events[..upto].iter().rev().filter(involved).find(located).and_then(|e| e.loc.clone()))
             .or_else(|| events[..upto].iter().rev().find(located).and_then(|e| e.loc.clone()));
-        Some(ViolationView { events, breaking, location })
+        Some(ViolationView { events, breaking, location, explanation: explain(&self.program, run) })
     }
 
     /// The JSON object of the case.
@@ -143,14 +166,27 @@ impl Checked {
         let violation = match &self.outcome.verdict {
             Verdict::Violation(c) => {
                 let view = self.violation_view();
+                let shown = self.shown_violation().unwrap_or(&c.violation);
+                let stats = match self.found() {
+                    Some(Ok(f)) => f.stats,
+                    _ => None,
+                };
                 json!({
-                    "rule": c.violation.rule.name(),
-                    "message": c.violation.message,
-                    "devices": c.violation.devices.iter().map(|d| d.0).collect::<Vec<_>>(),
+                    "rule": shown.rule.name(),
+                    "message": shown.message,
+                    "devices": shown.devices.iter().map(|d| d.0).collect::<Vec<_>>(),
                     "events": view.as_ref().map(|v| v.events.iter().map(EventView::json).collect::<Vec<_>>()),
                     "breaking_event": view.as_ref().and_then(|v| v.breaking),
                     "location": view.as_ref().and_then(|v| v.location.as_ref()).map(|l| json!({"file": l.file, "line": l.line})),
                     "engine_schedule": c.engine_schedule,
+                    "explanation": view.as_ref().map(|v| v.explanation.points.iter().map(semcheck::checker::counterexample::render::json::point).collect::<Vec<_>>()),
+                    "minimized": stats.map(|s| json!({
+                        "events_before": s.events_before,
+                        "events_after": s.events_after,
+                        "devices_dropped": s.devices_dropped,
+                        "switches_before": s.switches_before,
+                        "switches_after": s.switches_after,
+                    })),
                 })
             }
             _ => Value::Null,
@@ -256,8 +292,13 @@ impl Checked {
         }
     }
 
-    /// The case as text for a person.
+    /// The case as text for a person: a violation with its explanation.
     pub(crate) fn text(&self) -> String {
+        self.text_with(false)
+    }
+
+    /// The case as text for a person; with `schedule`, a violation's whole schedule too.
+    pub(crate) fn text_with(&self, schedule: bool) -> String {
         let mut out = String::new();
         let s = &self.outcome.stats;
         let how = match &self.outcome.run {
@@ -297,24 +338,10 @@ impl Checked {
                 out.push_str(&self.coverage_text());
             }
             Verdict::Violation(c) => {
-                out.push_str(&format!("{head}: VIOLATION ({})\n  {}\n", c.violation.rule, c.violation.message));
-                match self.run() {
-                    Some(Ok(run)) => {
-                        let (notes, about) = notes(&self.program, &run);
-                        if let Some(about) = about {
-                            out.push_str(&format!("  ({about})\n"));
-                        }
-                        out.push_str(&format!("  schedule ({} events):\n", run.names.len()));
-                        for (i, name) in run.names.iter().enumerate() {
-                            match &notes[i] {
-                                Some(note) => out.push_str(&format!("  {:>4}. {name}   [{note}]\n", i + 1)),
-                                None => out.push_str(&format!("  {:>4}. {name}\n", i + 1)),
-                            }
-                        }
-                        for line in LEGEND.lines() {
-                            out.push_str(&format!("  {line}\n"));
-                        }
-                    }
+                let shown = self.shown_violation().unwrap_or(&c.violation);
+                out.push_str(&format!("{head}: VIOLATION ({})\n  {}\n", shown.rule, shown.message));
+                match self.found() {
+                    Some(Ok(found)) => out.push_str(&violation_text(&self.program, found, schedule)),
                     Some(Err(e)) => out.push_str(&format!("  {e}\n")),
                     None => {}
                 }
@@ -329,6 +356,42 @@ impl Checked {
         }
         out
     }
+}
+
+/// A violation's explanation, what minimising did, and with `schedule` every event.
+fn violation_text(program: &Program, found: &Found, schedule: bool) -> String {
+    let run = &found.run;
+    let mut out = String::new();
+    let explanation = explain(program, run);
+    let shown = explanation.indices().len();
+    out.push_str(&format!(
+        "  why ({shown} of {} events{}):\n",
+        run.names.len(),
+        if schedule { "" } else { "; --schedule shows every one" }
+    ));
+    for line in explanation.lines() {
+        out.push_str(&format!("  {line}\n"));
+    }
+    if let Some(sentence) = found.minimized_sentence() {
+        out.push_str(&format!("  schedule: {sentence}\n"));
+    }
+    if schedule {
+        let (notes, about) = notes(program, run);
+        if let Some(about) = about {
+            out.push_str(&format!("  ({about})\n"));
+        }
+        out.push_str(&format!("  schedule ({} events):\n", run.names.len()));
+        for (i, name) in run.names.iter().enumerate() {
+            match &notes[i] {
+                Some(note) => out.push_str(&format!("  {:>4}. {name}   [{note}]\n", i + 1)),
+                None => out.push_str(&format!("  {:>4}. {name}\n", i + 1)),
+            }
+        }
+    }
+    for line in LEGEND.lines() {
+        out.push_str(&format!("  {line}\n"));
+    }
+    out
 }
 
 /// An engine's configuration in words.

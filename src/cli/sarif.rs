@@ -1,7 +1,7 @@
 //! SARIF 2.1.0 (the OASIS standard code-scanning tools and editors read): one `result` per
 //! violation, located at the line of the event that broke the rule, with every event of
 //! the counterexample as a related location and as a thread-flow step (one step per event,
-//! in schedule order), the rule, the mesh size and what the violation requires of the
+//! in schedule order; the explanation's events `essential`, the others `important`), the rule, the mesh size and what the violation requires of the
 //! hardware in the message. Cases that could not be checked, or were not decided within
 //! their budget, are tool notifications (the run is then not `executionSuccessful`).
 
@@ -122,13 +122,20 @@ fn result(c: &Checked, rule: Rule, message: &str, view: Option<&ViolationView>) 
         })
         .collect();
     if !located.is_empty() {
+        // The explanation's events are the essential steps; the rest of the schedule only
+        // gets the devices there.
+        let core = view.explanation.indices();
         let steps: Vec<Value> = located
             .iter()
             .map(|(e, l)| {
                 json!({
                     "location": location(l, Some(&format!("d{}: {}", e.device, e.text))),
                     "executionOrder": e.index,
-                    "importance": if Some(e.index) == view.breaking { "essential" } else { "important" },
+                    "importance": if Some(e.index) == view.breaking || core.contains(&(e.index - 1)) {
+                        "essential"
+                    } else {
+                        "important"
+                    },
                 })
             })
             .collect();

@@ -3,7 +3,7 @@
 
 use clap::{Args, ValueEnum};
 use semcheck::checker::counterexample::{counterexample, engine_name, render, Format, Found};
-use semcheck::checker::{explore_with, Budget, Config, Verdict};
+use semcheck::checker::{explore_with, Budget, Config, Symmetry, Verdict};
 use semcheck::{ErrorKind, ModelError};
 
 use super::args::{BudgetArgs, StrategyArg};
@@ -24,6 +24,9 @@ pub(crate) enum FormatArg {
     Dot,
     /// JSON.
     Json,
+    /// One self-contained HTML page: a lane per device, the explanation highlighted, the
+    /// semaphores and DMAs at the selected step.
+    Html,
     /// The replayable trace file (for `counterexamples/`).
     Trace,
 }
@@ -37,6 +40,7 @@ impl FormatArg {
             FormatArg::Mermaid => Some(Format::Mermaid),
             FormatArg::Dot => Some(Format::Dot),
             FormatArg::Json => Some(Format::Json),
+            FormatArg::Html => Some(Format::Html),
             FormatArg::Trace => None,
         }
     }
@@ -77,7 +81,9 @@ pub(crate) fn run(args: &TraceArgs) -> Result<i32, ModelError> {
         max_memory_bytes: Some(args.budget.memory_bytes()),
         ..Budget::default()
     };
-    let config = Config { strategy: args.strategy.strategy(), budget, ..Config::default() };
+    // The explorer as `check` runs it by default (rotation symmetry on), so that both find
+    // the same schedule and tell the same story of a case.
+    let config = Config { strategy: args.strategy.strategy(), budget, symmetry: Symmetry::Auto, ..Config::default() };
     w.doing("exploring", true);
     let outcome = explore_with(&program, &config, w.control());
     w.idle();
@@ -106,12 +112,8 @@ pub(crate) fn run(args: &TraceArgs) -> Result<i32, ModelError> {
         )
     })?;
     w.idle();
-    if found.minimized {
-        eprintln!(
-            "semcheck: {} events in the explorer's schedule, {} after minimising",
-            found.before,
-            found.run.events.len()
-        );
+    if let Some(sentence) = found.minimized_sentence() {
+        eprintln!("semcheck: {sentence}");
     }
     let mut file = found.trace_file(case, &engine_name(&config));
     file.header.source_sha256 = semcheck::source_sha256(case);

@@ -33,7 +33,7 @@ fn a_shuttle_violation_is_a_trace_file_that_replays_both_ways_and_nothing_else_i
     };
     let (code, out, err) = run_in(&[]);
     assert_eq!(code, Some(1), "{out}{err}");
-    assert!(out.contains("VIOLATION (race)") && out.contains("schedule ("), "{out}");
+    assert!(out.contains("VIOLATION (race)") && out.contains("why ("), "{out}");
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "nothing is written without --schedule-dir");
     assert_eq!(err.lines().count(), 1, "shuttle's own output must not reach stderr: {err}");
 

@@ -234,7 +234,8 @@ fn scalar_prefetch_values_and_smem_scalar_state_are_read_like_axis_index() {
     let proved_then_broken = |file: &str, sizes: &str, env: (&str, &str), devices: &str, needles: &[&str]| {
         let (code, out, err) = run(file, &["--devices", sizes], None);
         assert_eq!(code, Some(0), "{out}{err}");
-        let (code, out, err) = run(file, &["--devices", devices], Some(env));
+        // With every event of the schedule, not only the explanation.
+        let (code, out, err) = run(file, &["--devices", devices, "--schedule"], Some(env));
         assert_eq!(code, Some(1), "{out}{err}");
         for needle in needles {
             assert!(out.contains(needle), "{needle}: {out}");
@@ -271,7 +272,8 @@ fn scalar_prefetch_values_and_smem_scalar_state_are_read_like_axis_index() {
     assert_eq!(code, Some(0), "{out}{err}");
     let (code, out, err) = run("smem_slot.py", &["--devices", "2"], Some(("FLIP", "0")));
     assert_eq!(code, Some(1), "{out}{err}");
-    assert!(out.contains("race on d0 buf[0]"), "{out}");
+    // Rotated so that d0 breaks it (docs/counterexamples.md#minimising): into d1's slot.
+    assert!(out.contains("race on d1 buf[0]: `d0 (1) start remote_copy"), "{out}");
     // Copies of a size the table gives (device 0 sends nothing): proved; waiting with
     // the wrong descriptor's size leaves bytes behind.
     proved_then_broken(
@@ -346,7 +348,7 @@ fn scalar_prefetch_values_and_smem_scalar_state_are_read_like_axis_index() {
         "2-3",
         ("READ", "early"),
         "3",
-        &["race on d2 pages[1,1]", "o_ref[0 1] = pages[1,1 2,1]", "x_ref[1 2 3 4] -> d2 pages[1,0 1,1 2,0 2,1]"],
+        &["race on d0 pages[1,1]", "o_ref[0 1] = pages[1,1 2,1]", "x_ref[1 2 3 4] -> d0 pages[1,0 1,1 2,0 2,1]"],
     );
     let (code, out, err) = run("reshaped_pages.py", &["--devices", "2"], Some(("MERGE", "gap")));
     assert_eq!(code, Some(2), "{out}{err}");
@@ -380,7 +382,7 @@ fn scalar_prefetch_values_and_smem_scalar_state_are_read_like_axis_index() {
         "2-3",
         ("WAIT", "late"),
         "2",
-        &["race on d1 table[0]", "table@loads = table[0]", "local_copy table_hbm[0 1 2 3 4] -> table[0 1 2 3 4]"],
+        &["race on d0 table[0]", "table@loads = table[0]", "local_copy table_hbm[0 1 2 3 4] -> table[0 1 2 3 4]"],
     );
     // A while loop whose condition reads SMEM the body counts down runs three times.
     let out = semcheck_cmd()
@@ -591,5 +593,10 @@ fn expect_trace_simulate_and_replay_of_a_kernel_file() {
     let err = String::from_utf8_lossy(&replayed.stderr);
     assert!(err.contains("changed since this trace was written"), "{err}");
     assert_eq!(replayed.status.code(), Some(2), "the lines moved: {err}");
+    // Run anyway, the lines moved: the schedule no longer reproduces as written (exit 4).
+    let replayed = run(&["replay", t, "--allow-changed"]);
+    let err = String::from_utf8_lossy(&replayed.stderr);
+    assert_eq!(replayed.status.code(), Some(4), "{err}");
+    assert!(err.contains("no longer reproduces: line "), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -85,6 +85,21 @@ fn a_violation_of_a_kernel_file_is_one_result_at_its_line() {
     let order: Vec<u64> = steps.iter().map(|s| s["executionOrder"].as_u64().unwrap()).collect();
     assert!(order.windows(2).all(|w| w[0] < w[1]), "{order:?}");
     assert_eq!(steps.last().unwrap()["importance"], "essential");
+    // The explanation's located events are the essential steps, and only they.
+    let essential: Vec<u64> = steps
+        .iter()
+        .filter(|s| s["importance"] == "essential")
+        .map(|s| s["executionOrder"].as_u64().unwrap())
+        .collect();
+    let explained: Vec<u64> = case["violation"]["explanation"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["role"] != "summary" && p["file"].is_string())
+        .map(|p| p["index"].as_u64().unwrap())
+        .collect();
+    assert!(essential.len() >= 3 && essential.len() < steps.len(), "{essential:?} of {}", steps.len());
+    assert_eq!(essential, explained);
     assert_eq!(r["relatedLocations"].as_array().unwrap().len(), steps.len());
     assert!(steps.iter().any(|s| s["location"]["message"]["text"].as_str().unwrap().contains("first.start()")));
 }

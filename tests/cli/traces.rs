@@ -94,7 +94,7 @@ fn write_temp(name: &str, text: &str) -> PathBuf {
     path
 }
 
-/// A committed trace with one line replaced; the replay must fail with exit 2 naming it.
+/// A committed trace with one line replaced.
 fn damaged(line_starts: &str, replacement: &str) -> (PathBuf, usize) {
     let text = std::fs::read_to_string(file_for("psum", "no-capacity")).unwrap();
     let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
@@ -103,24 +103,28 @@ fn damaged(line_starts: &str, replacement: &str) -> (PathBuf, usize) {
     (write_temp(&format!("damaged{i}"), &(lines.join("\n") + "\n")), i + 1)
 }
 
+/// A damaged file is exit 2; a sound file whose run no longer breaks its rule (an event
+/// not possible any more, another rule) is exit 4, "no longer reproduces". Both name the
+/// line.
 #[test]
-fn bad_trace_files_are_rejected_with_exit_2_naming_the_line() {
+fn bad_trace_files_are_rejected_with_exit_2_and_changed_ones_do_not_reproduce_with_exit_4() {
     let cases = [
-        ("protocol ", "protocol psum_typo", "unknown protocol"),
-        ("devices ", "devices two", "not a number of devices"),
-        ("event d0 (0) wait barrier 2", "event d0 (0) wait barrier 3", "no longer possible"),
-        ("event d1 enter psum", "evnt d1 enter psum", "unknown key"),
-        ("rule ", "rule deadlock", "not `deadlock`"),
-        ("mutant ", "mutant no-such-mutant", "has no mutant"),
+        ("protocol ", "protocol psum_typo", "unknown protocol", 2),
+        ("devices ", "devices two", "not a number of devices", 2),
+        ("event d0 (0) wait barrier 2", "event d0 (0) wait barrier 3", "d0 has no operation so named any more", 4),
+        ("event d1 enter psum", "evnt d1 enter psum", "unknown key", 2),
+        ("rule ", "rule deadlock", "not `deadlock`", 4),
+        ("mutant ", "mutant no-such-mutant", "has no mutant", 2),
         // The protocol changed under the trace: the correct psum has the capacity handshake.
-        ("mutant ", "# mutant dropped", "no longer possible"),
+        ("mutant ", "# mutant dropped", "is not possible any more, because", 4),
     ];
-    for (starts, replacement, words) in cases {
+    for (starts, replacement, words, want) in cases {
         let (path, line) = damaged(starts, replacement);
         let (code, out, err) = semcheck(&["replay", path.to_str().unwrap()]);
-        assert_eq!(code, 2, "{replacement}: {err}");
+        assert_eq!(code, want, "{replacement}: {err}");
         assert!(out.is_empty(), "{out}");
         assert!(err.contains(words), "`{err}` should say `{words}`");
+        assert_eq!(err.contains("no longer reproduces"), want == 4, "{err}");
         if starts != "rule " && !replacement.starts_with('#') {
             assert!(err.contains(&format!("line {line}:")), "`{err}` should name line {line}");
         }
@@ -147,7 +151,8 @@ fn bad_trace_files_are_rejected_with_exit_2_naming_the_line() {
 #[test]
 fn regenerate() {
     let bless = std::env::var("SEMCHECK_BLESS").is_ok_and(|v| v == "1");
-    let config = Config::default();
+    // As `semcheck trace` explores: rotation symmetry on, as `check` does by default.
+    let config = Config { symmetry: semcheck::checker::Symmetry::Auto, ..Config::default() };
     for p in catalogue() {
         for m in p.mutants.iter().filter(|m| !m.expected.is_empty()) {
             let sizes: Vec<usize> = match p.mesh_kind {

@@ -42,6 +42,9 @@ pub struct Causes {
     pub of: Vec<Vec<Cause>>,
     /// The event that started each DMA of the run.
     pub started: FxHashMap<DmaKey, usize>,
+    /// Per semaphore slot, the events whose increments no wait consumed by the end of the
+    /// run (what leaves a semaphore non-zero), in order.
+    pub left: Vec<Vec<usize>>,
 }
 
 impl Causes {
@@ -53,7 +56,7 @@ impl Causes {
 
 /// Computes the causes of every event of `run`.
 pub fn causes(program: &Program, run: &TracedRun) -> Causes {
-    let mut out = Causes { of: Vec::with_capacity(run.events.len()), started: FxHashMap::default() };
+    let mut out = Causes { of: Vec::with_capacity(run.events.len()), started: FxHashMap::default(), left: Vec::new() };
     let mut last_step: Vec<Option<usize>> = vec![None; program.num_devices()];
     let mut entered: Vec<Option<usize>> = vec![None; program.num_devices()];
     let mut pending: Vec<std::collections::VecDeque<(usize, u32)>> =
@@ -120,6 +123,7 @@ pub fn causes(program: &Program, run: &TracedRun) -> Causes {
         }
         out.of.push(mine);
     }
+    out.left = pending.into_iter().map(|q| q.into_iter().filter(|&(_, a)| a > 0).map(|(i, _)| i).collect()).collect();
     out
 }
 

@@ -26,8 +26,7 @@ pub fn replay(program: &Program, trace: &TraceFile) -> Result<Replayed, TraceErr
     let names: Vec<&str> = trace.events.iter().map(|l| l.text.as_str()).collect();
     let line_of = |i: usize| trace.events.get(i).map(|l| l.number);
     let run = run_names(&namer, &names).map_err(|e| {
-        let mut msg =
-            format!("event {} is no longer possible (the model or the protocol changed): `{}`", e.index + 1, e.wanted);
+        let mut msg = format!("event {} is not possible any more, because {}: `{}`", e.index + 1, e.why, e.wanted);
         if e.enabled.is_empty() {
             msg.push_str("; no event is enabled there");
         } else {

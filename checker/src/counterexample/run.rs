@@ -57,6 +57,8 @@ pub struct NotEnabled {
     pub wanted: String,
     /// The names of the events that were enabled instead.
     pub enabled: Vec<String>,
+    /// Why it is not enabled there, in words (see [`why_not`](super::why_not::why_not)).
+    pub why: String,
 }
 
 /// Runs a schedule from the initial state. `pick(i, state, enabled)` chooses event `i`
@@ -85,6 +87,7 @@ pub fn execute(
         let named: Vec<(Event, String)> = enabled.iter().map(|&e| (e, namer.event(&state, e))).collect();
         let event = pick(i, &named).map_err(|wanted| NotEnabled {
             index: i,
+            why: super::why_not::why_not(namer, &state, &wanted),
             wanted,
             enabled: named.iter().map(|(_, n)| n.clone()).collect(),
         })?;

@@ -9,9 +9,11 @@ also be shown as called from ``psum.py:73``.
 
 from __future__ import annotations
 
+import io
 import linecache
 import os
 import re
+import tokenize
 from typing import Any
 
 from jax._src import source_info_util
@@ -35,11 +37,37 @@ def user_frames(traceback: object) -> list:
             if not is_ours(f.file_name) and not f.file_name.startswith("<frozen")]
 
 
+def without_comments(source: str) -> str:
+    """``source`` (one line, or the lines of one statement) without its comments, each line
+    right-stripped: Python's tokenizer finds them, so a ``#`` inside a string stays. A
+    source the tokenizer cannot read to the end (the first line of a call that continues
+    on the next line, an unterminated string) keeps the comments it found before that
+    point cut and the rest as it is."""
+    if "#" not in source:
+        return "\n".join(line.rstrip() for line in source.split("\n"))
+    lines = source.split("\n")
+    cuts: dict[int, int] = {}
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type == tokenize.COMMENT:
+                cuts[tok.start[0] - 1] = tok.start[1]
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return "\n".join((line[:cuts[i]] if i in cuts else line).rstrip() for i, line in enumerate(lines))
+
+
+def _line(file_name: str, line: int) -> str:
+    """The text of one source line, without its comment, stripped."""
+    return without_comments(linecache.getline(file_name, line).rstrip("\n")).strip()
+
+
 def _code(frame: source_info_util.Frame) -> str:
-    """The source lines of the statement, whitespace-collapsed (a call may span lines)."""
+    """The source lines of the statement, without comments, whitespace-collapsed (a call
+    may span lines)."""
     last = frame.end_line if frame.end_line and frame.end_line >= frame.start_line else frame.start_line
     last = min(last, frame.start_line + 30)
-    lines = [linecache.getline(frame.file_name, n).strip() for n in range(frame.start_line, last + 1)]
+    raw = "".join(linecache.getline(frame.file_name, n) for n in range(frame.start_line, last + 1))
+    lines = [x.strip() for x in without_comments(raw.rstrip("\n")).split("\n")]
     text = " ".join(x for x in lines if x)
     if len(lines) > 1:
         text = re.sub(r"\(\s+", "(", text)
@@ -55,7 +83,7 @@ def frame_record(frame: source_info_util.Frame) -> dict[str, Any]:
         "file": frame.file_name,
         "line": frame.start_line,
         "function": frame.function_name,
-        "text": linecache.getline(frame.file_name, frame.start_line).strip(),
+        "text": _line(frame.file_name, frame.start_line),
         "code": _code(frame),
     }
 
@@ -85,7 +113,7 @@ def of_eqn(eqn: Any, kernel_function: str | None = None) -> dict[str, Any] | Non
     stack = []
     for f in frames[1:]:
         stack.append({"file": f.file_name, "line": f.start_line, "function": f.function_name,
-                      "text": linecache.getline(f.file_name, f.start_line).strip()})
+                      "text": _line(f.file_name, f.start_line)})
         if kernel_function is not None and f.function_name == kernel_function:
             break
     if kernel_function is not None and frames[0].function_name == kernel_function:

@@ -3,6 +3,7 @@
 use semcheck_model::{Event, Program};
 use serde_json::{json, Value};
 
+use crate::counterexample::explain::{explain, Point};
 use crate::counterexample::format::Header;
 use crate::counterexample::names::Namer;
 use crate::counterexample::run::{Ending, TracedRun};
@@ -13,7 +14,8 @@ pub fn json(program: &Program, header: &Header, run: &TracedRun) -> String {
 }
 
 /// The JSON value of a counterexample: every event with its name, device, kind, DMA and
-/// source line (`file`/`line`, null when the event has none), and the violation.
+/// source line (`file`/`line`, null when the event has none), and the violation with its
+/// explanation (see [`point`]).
 pub fn value(program: &Program, header: &Header, run: &TracedRun) -> Value {
     let namer = Namer::new(program);
     let events: Vec<Value> = run
@@ -46,6 +48,7 @@ pub fn value(program: &Program, header: &Header, run: &TracedRun) -> Value {
         Ending::Deadlock(v) => (Value::Null, Some(v)),
         Ending::Clean => (Value::Null, None),
     };
+    let explanation: Vec<Value> = explain(program, run).points.iter().map(point).collect();
     let v = json!({
         "case": header.case,
         "protocol": header.case.source.protocol(),
@@ -62,7 +65,24 @@ pub fn value(program: &Program, header: &Header, run: &TracedRun) -> Value {
             "devices": v.devices.iter().map(|d| d.0).collect::<Vec<_>>(),
             "at_event": at,
             "deadlock": matches!(run.ending, Ending::Deadlock(_)),
+            "explanation": explanation,
         })),
     });
     v
+}
+
+/// A point of an explanation: `index` (1-based, into `events`; null for a device stuck at
+/// the end of a deadlock), `device` (null for the summary), `text`, `role`, `note`,
+/// `wrong`, `file`/`line` (null when none).
+pub fn point(p: &Point) -> Value {
+    json!({
+        "index": p.index.map(|i| i + 1),
+        "device": p.device.map(|d| d.0),
+        "text": p.text,
+        "role": p.role.name(),
+        "note": p.note,
+        "wrong": p.wrong,
+        "file": p.loc.as_ref().map(|l| l.file.clone()),
+        "line": p.loc.as_ref().map(|l| l.line),
+    })
 }

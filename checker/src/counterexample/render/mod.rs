@@ -1,13 +1,15 @@
-//! Renderings of a counterexample (and of the lock-step tables): text, table, mermaid, dot
-//! and JSON.
+//! Renderings of a counterexample (and of the lock-step tables): text, table, mermaid, dot,
+//! JSON and a self-contained HTML page.
 
 mod dot;
+mod html;
 pub mod json;
 mod mermaid;
 mod table;
 mod text;
 
 pub use dot::dot;
+pub use html::html;
 pub use json::json;
 pub use mermaid::mermaid;
 pub use table::{slot_cells, table, table_of_trace, TableSection};
@@ -33,6 +35,8 @@ pub enum Format {
     Dot,
     /// JSON.
     Json,
+    /// One self-contained HTML page.
+    Html,
 }
 
 /// Renders a counterexample in `format`.
@@ -43,6 +47,7 @@ pub fn render(format: Format, program: &Program, header: &Header, run: &TracedRu
         Format::Mermaid => mermaid(program, run),
         Format::Dot => dot(program, run),
         Format::Json => json(program, header, run),
+        Format::Html => html(program, header, run),
     }
 }
 

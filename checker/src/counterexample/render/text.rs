@@ -4,6 +4,7 @@ use semcheck_model::Program;
 
 use super::{short_name, title, wrap};
 use crate::counterexample::causes::notes;
+use crate::counterexample::explain::explain;
 use crate::counterexample::format::Header;
 use crate::counterexample::names::Namer;
 use crate::counterexample::run::{Ending, TracedRun};
@@ -12,7 +13,8 @@ use crate::counterexample::run::{Ending, TracedRun};
 const COLUMN: usize = 44;
 
 /// One row per event, in the column of the device it happens on (a DMA's *received* in
-/// the target's column); the violation below.
+/// the target's column), the events of the explanation marked `*`; the violation and its
+/// explanation below.
 pub fn text(program: &Program, header: &Header, run: &TracedRun) -> String {
     let namer = Namer::new(program);
     let (notes, about) = notes(program, run);
@@ -32,9 +34,13 @@ pub fn text(program: &Program, header: &Header, run: &TracedRun) -> String {
     }
     out.push('\n');
     rule(&mut out);
+    let core = explain(program, run).indices();
     for (i, (&event, name)) in run.events.iter().zip(&run.names).enumerate() {
         let col = namer.device_of(event).index();
         let mut text = short_name(&namer, event, name);
+        if core.contains(&i) && !matches!(run.ending, Ending::Violation { at, .. } if at == i) {
+            text = format!("* {text}");
+        }
         if matches!(run.ending, Ending::Violation { at, .. } if at == i) {
             text = format!("!! {text}");
         }
@@ -71,6 +77,13 @@ pub fn text(program: &Program, header: &Header, run: &TracedRun) -> String {
             out.push_str(&format!("\nafter the last event no event is enabled: {}\n  {}\n", v.rule, v.message))
         }
         Ending::Clean => out.push_str("\nno rule is broken\n"),
+    }
+    let explanation = explain(program, run);
+    if !explanation.points.is_empty() {
+        out.push_str(&format!("\nwhy ({} of {} events):\n", explanation.indices().len(), run.events.len()));
+        for line in explanation.lines() {
+            out.push_str(&format!("  {line}\n"));
+        }
     }
     out
 }

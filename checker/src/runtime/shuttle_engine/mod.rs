@@ -229,8 +229,7 @@ pub fn trace_file(program: &Program, case: &Case, outcome: &Outcome) -> Result<T
         return Err("no violation to save".to_string());
     };
     let run = on_model(program, cex)?;
-    let before = run.events.len();
-    let mut file = Found { run, before, minimized: false }.trace_file(case, &engine_name(outcome));
+    let mut file = Found::unminimized(run).trace_file(case, &engine_name(outcome));
     file.header = Header {
         seed: match outcome.run {
             EngineRun::Shuttle { seed, .. } => Some(seed),

@@ -1,0 +1,353 @@
+//! `semcheck replay --interpret TRACE`: the counterexample of a kernel file run by JAX's own
+//! TPU interpret mode, steered through the counterexample's schedule
+//! (`python/semcheck/interpret.py` says how, and what cannot be steered), against the
+//! same kernel steered through the lock-step schedule: the output values that differ, and
+//! what JAX's race detector reports.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use semcheck::checker::counterexample::{lockstep, run_names, Namer, TraceFile, TracedRun};
+use semcheck::model::ir::BufferRole;
+use semcheck::model::program::Op;
+use semcheck::model::{DmaLanding, Event, Rule};
+use semcheck::{Program, Source};
+use serde_json::{json, Value};
+
+use super::{emitln, EXIT_PROVED, EXIT_VIOLATION};
+
+/// Seconds one interpreter run may take by default.
+const DEFAULT_SECONDS: f64 = 300.0;
+
+/// How many differing values of one output are printed.
+const SHOWN: usize = 4;
+
+/// The synchronisations of each device before each of its operations: `[d][pc]` counts the
+/// signals, waits and DMA starts before `pc` (the operations JAX's interpreter performs
+/// through a callback, in program order).
+fn ordinals(program: &Program) -> Vec<Vec<u32>> {
+    program
+        .devices
+        .iter()
+        .map(|dp| {
+            let mut n = 0;
+            let mut out = Vec::with_capacity(dp.ops.len() + 1);
+            for op in &dp.ops {
+                out.push(n);
+                if syncs(op).is_some() {
+                    n += 1;
+                }
+            }
+            out.push(n);
+            out
+        })
+        .collect()
+}
+
+/// The interpreter's kind of a synchronising operation.
+fn syncs(op: &Op) -> Option<&'static str> {
+    match op {
+        Op::Signal { .. } => Some("signal"),
+        Op::Wait { .. } => Some("wait"),
+        Op::LocalDma { .. } | Op::RemoteDma { .. } => Some("dma_start"),
+        _ => None,
+    }
+}
+
+/// A run as the steps the interpreter is steered through.
+fn steps(program: &Program, run: &TracedRun) -> Vec<Value> {
+    let ord = ordinals(program);
+    let breaking_outside = match &run.ending {
+        semcheck::checker::counterexample::Ending::Violation { at, violation }
+            if violation.rule == Rule::OutsideKernel =>
+        {
+            Some(*at)
+        }
+        _ => None,
+    };
+    run.events
+        .iter()
+        .enumerate()
+        .map(|(i, &e)| {
+            let state = &run.states[i];
+            let mut step = match e {
+                Event::Step(d) => {
+                    let pc = program.pc(state, d);
+                    let op = &program.devices[d.index()].ops[pc as usize];
+                    let k = ord[d.index()][pc as usize];
+                    match syncs(op) {
+                        Some("dma_start") => json!({"op": "dma_start", "ordinal": k, "dma": [d.0, k]}),
+                        Some(kind) => json!({"op": kind, "ordinal": k}),
+                        None => json!({"op": "other", "next_ordinal": k}),
+                    }
+                }
+                Event::Sent(k) => {
+                    json!({"op": "dma", "dma": [k.issuer.0, ord[k.issuer.index()][k.pc as usize]], "action": "read"})
+                }
+                Event::Received(k) | Event::Done(k) => {
+                    json!({"op": "dma", "dma": [k.issuer.0, ord[k.issuer.index()][k.pc as usize]], "action": "write"})
+                }
+                Event::CellLanded(..) => json!({
+                    "op": "unsupported",
+                    "why": "a copy landing cell by cell cannot be steered: JAX's interpreter writes a copy whole",
+                }),
+            };
+            if breaking_outside == Some(i) {
+                step = json!({
+                    "op": "unsupported",
+                    "why": "the rule broken here (outside-kernel) cannot happen in JAX's interpreter, which runs \
+                            every device's kernel from the same start",
+                });
+            }
+            let device = match e {
+                Event::Step(d) => d.0,
+                Event::Sent(k) | Event::Received(k) | Event::Done(k) | Event::CellLanded(k, _) => k.issuer.0,
+            };
+            step["device"] = json!(device);
+            step["index"] = json!(i + 1);
+            step["name"] = json!(run.names[i]);
+            step
+        })
+        .collect()
+}
+
+/// The plan the Python side reads: the kernel file and both schedules.
+fn plan(file: &TraceFile, program: &Program, run: &TracedRun) -> Result<Value, String> {
+    let case = &file.header.case;
+    let Source::Python { path, kernel, .. } = &case.source else {
+        return Err("--interpret runs a kernel file in JAX's interpreter: this trace is of a catalogue protocol \
+                    (trace its Python file, e.g. protocols/pallas/<protocol>--<mutant>.py, instead)"
+            .to_string());
+    };
+    if case.repeat != 1 {
+        return Err(format!("--interpret cannot steer {} invocations: the script calls its kernel once", case.repeat));
+    }
+    if case.semantics.dma_landing == DmaLanding::Cells {
+        return Err(
+            "--interpret cannot steer copies landing cell by cell: JAX's interpreter writes a copy whole".into()
+        );
+    }
+    let namer = Namer::new(program);
+    // The reference: the lock-step schedule; a kernel that breaks a rule even in lock step
+    // is compared with the interpreter's own run, unsteered (no step at all).
+    let (reference, note) = match lockstep(program) {
+        Ok(l) => {
+            let run = run_names(&namer, &l.events)
+                .map_err(|e| format!("the lock-step run does not replay at event {}: {}", e.index + 1, e.wanted))?;
+            (steps(program, &run), Value::Null)
+        }
+        Err(e) => (Vec::new(), json!(format!("no lock-step run ({e}): the reference is JAX's interpreter's own run"))),
+    };
+    Ok(json!({
+        "kernel_file": path,
+        "kernel_name": kernel,
+        "devices": case.devices,
+        "tpu": file.header.tpu,
+        "reference_note": note,
+        "schedules": {"counterexample": steps(program, run), "lockstep": reference},
+    }))
+}
+
+/// Runs the Python side on one schedule, within `seconds`.
+fn interpret(plan_path: &Path, schedule: &str, seconds: f64) -> Result<Value, String> {
+    let py = semcheck::frontend::env::python_env().map_err(|e| e.to_string())?;
+    let out = plan_path.with_extension(format!("{schedule}.json"));
+    let mut pythonpath = py.package_root.clone().into_os_string();
+    if let Some(old) = std::env::var_os("PYTHONPATH").filter(|p| !p.is_empty()) {
+        pythonpath.push(":");
+        pythonpath.push(old);
+    }
+    let mut child = Command::new(&py.python)
+        .args(["-m", "semcheck.interpret"])
+        .arg(plan_path)
+        .arg(&out)
+        .arg(schedule)
+        .env("PYTHONPATH", pythonpath)
+        .env("SEMCHECK_API_CHILD", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run {}: {e}", py.python.display()))?;
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
+            break status;
+        }
+        if start.elapsed().as_secs_f64() > seconds {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!(
+                "JAX's interpreter did not finish the {schedule} run within {seconds:.0} s (--max-seconds): \
+                 the run it continued with after the schedule may be stuck"
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut stderr = String::new();
+    if let Some(mut e) = child.stderr.take() {
+        use std::io::Read;
+        let _ = e.read_to_string(&mut stderr);
+    }
+    let text = std::fs::read_to_string(&out).map_err(|_| {
+        let tail: Vec<&str> = stderr.lines().rev().take(12).collect::<Vec<_>>().into_iter().rev().collect();
+        format!("JAX's interpreter failed (exit {:?}):\n  {}", status.code(), tail.join("\n  "))
+    })?;
+    let _ = std::fs::remove_file(&out);
+    serde_json::from_str(&text).map_err(|e| format!("unreadable result of JAX's interpreter: {e}"))
+}
+
+/// One output value as a number (NaN and infinities come as strings).
+fn number(v: &Value) -> f64 {
+    match v {
+        Value::Number(n) => n.as_f64().unwrap_or(f64::NAN),
+        Value::Bool(b) => f64::from(u8::from(*b)),
+        Value::String(s) => s.parse().unwrap_or(f64::NAN),
+        _ => f64::NAN,
+    }
+}
+
+/// Whether two output values are the same (NaN equals NaN; floats within 1e-5).
+fn same(a: f64, b: f64) -> bool {
+    (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= 1e-5 * (1.0 + a.abs().max(b.abs()))
+}
+
+/// The multi-index of flat position `i` in `shape`.
+fn position(shape: &[usize], mut i: usize) -> String {
+    let mut idx = vec![0; shape.len()];
+    for (k, &n) in shape.iter().enumerate().rev() {
+        if n > 0 {
+            idx[k] = i % n;
+            i /= n;
+        }
+    }
+    format!("[{}]", idx.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", "))
+}
+
+/// What one run did, in words.
+fn describe(r: &Value) -> String {
+    let steered = r["steered"].as_u64().unwrap_or(0);
+    let events = r["events"].as_u64().unwrap_or(0);
+    match r["divergence"].as_str() {
+        Some(why) => format!("steered through {steered} of its {events} events, then ran unsteered: {why}"),
+        None => format!("all {events} events steered, then run unsteered to the end"),
+    }
+}
+
+/// `replay --interpret`: prints the comparison; exit 1 when an output differs or JAX's
+/// race detector reports a race in the counterexample's run, 0 when neither.
+pub(crate) fn run(
+    name: &str,
+    file: &TraceFile,
+    program: &Program,
+    run: &TracedRun,
+    max_seconds: Option<f64>,
+) -> Result<i32, String> {
+    let plan = plan(file, program, run)?;
+    if program.mesh.axes().iter().any(|a| a.name == "tc") && program.num_devices() > 1 {
+        eprintln!("semcheck: note: the devices of this mesh are a chip's TensorCores: each is steered as its core");
+    }
+    let dir = semcheck::frontend::env::cache_dir().map_err(|e| e.to_string())?.join("interpret");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let plan_path = dir.join(format!("plan-{}.json", std::process::id()));
+    std::fs::write(&plan_path, plan.to_string()).map_err(|e| format!("cannot write {}: {e}", plan_path.display()))?;
+    let seconds = max_seconds.unwrap_or(DEFAULT_SECONDS);
+    let ran = interpret(&plan_path, "counterexample", seconds)
+        .and_then(|cex| interpret(&plan_path, "lockstep", seconds).map(|reference| (cex, reference)));
+    // SEMCHECK_INTERPRET_DEBUG=1 keeps the plan (and the Python side prints tracebacks).
+    if std::env::var_os("SEMCHECK_INTERPRET_DEBUG").is_some() {
+        eprintln!("semcheck: the plan is {}", plan_path.display());
+    } else {
+        let _ = std::fs::remove_file(&plan_path);
+    }
+    let (cex, reference) = ran?;
+    for r in [&cex, &reference] {
+        if let Some(e) = r["error"].as_str() {
+            return Err(format!("JAX's interpreter could not run {name}'s kernel file ({} run): {e}", r["schedule"]));
+        }
+        if r["kernel"].is_null() {
+            return Err("JAX's interpreter never ran the trace's kernel (the script did not call it)".into());
+        }
+    }
+    emitln!("{name}: {} in JAX's TPU interpret mode (dma_execution_mode=on_wait, detect_races=True)", file.header.case);
+    emitln!("  counterexample: {}", describe(&cex));
+    match plan["reference_note"].as_str() {
+        Some(note) => emitln!("  reference:      {note}"),
+        None => emitln!("  lock step:      {}", describe(&reference)),
+    }
+    let names: Vec<String> =
+        program.buffers.iter().filter(|b| b.role == BufferRole::Output).map(|b| b.name.clone()).collect();
+    let mut differ = 0usize;
+    let mut nan = false;
+    let devices = reference["outputs"].as_object().cloned().unwrap_or_default();
+    for (device, outputs) in &devices {
+        for (j, want) in outputs.as_array().into_iter().flatten().enumerate() {
+            let got = &cex["outputs"][device][j];
+            let label = names.get(j).map_or_else(|| format!("output {j}"), |n| format!("output {j} ({n})"));
+            let (w, g) = (want["values"].as_array(), got["values"].as_array());
+            let (Some(w), Some(g)) = (w, g) else {
+                emitln!("  d{device} {label}: not produced by the counterexample's run");
+                differ += 1;
+                continue;
+            };
+            let shape: Vec<usize> =
+                want["shape"].as_array().into_iter().flatten().map(|x| x.as_u64().unwrap_or(0) as usize).collect();
+            let wrong: Vec<usize> =
+                (0..w.len().min(g.len())).filter(|&i| !same(number(&w[i]), number(&g[i]))).collect();
+            if wrong.is_empty() {
+                continue;
+            }
+            differ += wrong.len();
+            emitln!("  d{device} {label}: {} of {} values differ from the lock-step run", wrong.len(), w.len());
+            for &i in wrong.iter().take(SHOWN) {
+                let show = |v: &Value| match v {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                emitln!("    {}: lock step {}, counterexample {}", position(&shape, i), show(&w[i]), show(&g[i]));
+            }
+            nan |= wrong.iter().any(|&i| number(&g[i]).is_nan());
+        }
+    }
+    if differ == 0 {
+        let nans: usize = cex["outputs"]
+            .as_object()
+            .into_iter()
+            .flat_map(|o| o.values())
+            .flat_map(|outputs| outputs.as_array().into_iter().flatten())
+            .flat_map(|o| o["values"].as_array().into_iter().flatten())
+            .filter(|v| number(v).is_nan())
+            .count();
+        emitln!("  every output value equals the reference run's");
+        if nans > 0 {
+            emitln!(
+                "  (both hold {nans} NaN values: memory read before anything was written to it, which JAX's \
+                 interpreter fills with NaN; the reference schedule reads it early too)"
+            );
+        }
+    } else if nan {
+        emitln!("  (nan: memory read before anything was written to it, which JAX's interpreter fills with NaN)");
+    }
+    let races = cex["races"].as_array().cloned().unwrap_or_default();
+    if races.is_empty() {
+        emitln!("  JAX's race detector: no race reported in the counterexample's run");
+    } else {
+        emitln!(
+            "  JAX's race detector, in the counterexample's run ({} report{}):",
+            races.len(),
+            if races.len() == 1 { "" } else { "s" }
+        );
+        for r in races.iter().take(3) {
+            for line in r.as_str().unwrap_or("").lines() {
+                emitln!("    {line}");
+            }
+        }
+    }
+    let reference_races = reference["races"].as_array().map_or(0, Vec::len);
+    emitln!(
+        "  JAX's race detector, in the lock-step run: {}",
+        if reference_races == 0 { "no race reported".to_string() } else { format!("{reference_races} reports") }
+    );
+    Ok(if differ > 0 || !races.is_empty() { EXIT_VIOLATION } else { EXIT_PROVED })
+}

@@ -1,0 +1,57 @@
+//! `replay --interpret`: a kernel file's counterexample run by JAX's own TPU interpret
+//! mode, steered through its schedule, shows the wrong output values against the lock-step
+//! run, and JAX's race detector names the racing lines (needs the front end's Python with
+//! JAX, as the other kernel-file tests do).
+
+use crate::common::{semcheck, temp_dir};
+
+/// A trace of a copy of a kernel file (its events name the copy's lines).
+fn trace_of(kernel: &str, devices: &str, dir: &std::path::Path) -> std::path::PathBuf {
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let file = dir.join(kernel);
+    std::fs::copy(repo.join("protocols/pallas").join(kernel), &file).unwrap();
+    let (code, trace, err) = semcheck(&["trace", file.to_str().unwrap(), "--devices", devices, "--format", "trace"]);
+    assert_eq!(code, 1, "{err}");
+    let path = dir.join(format!("{kernel}.trace"));
+    std::fs::write(&path, trace).unwrap();
+    path
+}
+
+#[test]
+fn psum_without_capacity_gives_wrong_numbers_in_jax_s_interpreter() {
+    let dir = temp_dir("interpret");
+    let trace = trace_of("psum--no-capacity.py", "2", &dir);
+    let (code, out, err) = semcheck(&["replay", "--interpret", trace.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    // The whole counterexample was steered, and the lock-step run too.
+    assert!(out.contains("  counterexample: all 31 events steered"), "{out}");
+    assert!(out.contains("  lock step:      all ") && out.contains(" events steered"), "{out}");
+    // d0's output is wrong: its local copy read hbm_buf[0] before d1's first copy landed.
+    let line = out.lines().find(|l| l.starts_with("  d0 output 0 (o_ref): ")).unwrap_or_else(|| panic!("{out}"));
+    assert!(line.ends_with(" values differ from the lock-step run"), "{line}");
+    assert!(out.contains("    [0, 0]: lock step 1.88"), "{out}");
+    // JAX's race detector sees the race semcheck reports: the first copy (line 86) writes
+    // what the local copy (line 95) reads.
+    let detector =
+        out.split("JAX's race detector, in the counterexample's run").nth(1).unwrap_or_else(|| panic!("{out}"));
+    assert!(detector.contains("write of d0 hbm buffer") && detector.contains("psum--no-capacity.py:86"), "{out}");
+    assert!(detector.contains("read of d0 hbm buffer") && detector.contains("psum--no-capacity.py:95"), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn what_cannot_be_steered_is_said() {
+    let dir = temp_dir("interpret-outside");
+    // A DMA landing in a device that has not entered cannot happen in the interpreter.
+    let trace = trace_of("psum--no-barrier.py", "2", &dir);
+    let (code, out, err) = semcheck(&["replay", "--interpret", trace.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("steered through 4 of its 5 events, then ran unsteered: the rule broken here (outside-kernel) cannot happen in JAX's interpreter"), "{out}");
+    assert!(out.contains("every output value equals the reference run's"), "{out}");
+    // A catalogue trace has no kernel file to run.
+    let catalogue = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("counterexamples/psum--no-capacity.trace");
+    let (code, _, err) = semcheck(&["replay", "--interpret", catalogue.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--interpret runs a kernel file in JAX's interpreter"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
