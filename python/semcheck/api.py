@@ -70,8 +70,16 @@ class KernelVerdict:
     requires: list[str] = dataclasses.field(default_factory=list)
     #: For a violation: ``file.py:line`` of the event that broke the rule.
     location: str | None = None
+    #: For a violation: its causal core, the few events of ``trace`` without which it does
+    #: not happen (docs/counterexamples.md), each with what it does, under a ``why`` line.
+    explanation: str | None = None
 
     def __str__(self) -> str:
+        return self.describe()
+
+    def describe(self, schedule: bool = False) -> str:
+        """The verdict as text: for a violation, its explanation (the whole schedule when
+        there is none, or also when ``schedule`` is true)."""
         head = f"{self.kernel} at N = {self.devices}: {self.verdict}"
         if self.rule:
             head += f" ({self.rule})"
@@ -84,6 +92,10 @@ class KernelVerdict:
                 head += f"\n  requires: {', '.join(self.requires)}"
             elif self.result.get("requires") == []:
                 head += "\n  requires: nothing (it breaks under every hardware assumption)"
+        if self.explanation:
+            head += f"\n{self.explanation}"
+            if not schedule:
+                return head
         return head + (f"\n  schedule:\n{self.trace}" if self.trace else "")
 
 
@@ -224,13 +236,37 @@ def _schedule(violation: dict) -> str | None:
         return None
     lines = []
     for e in events:
-        where = ""
-        if e.get("file") and e.get("line"):
-            short = f"{os.path.basename(e['file'])}:{e['line']}"
-            if short not in e["text"]:
-                where = f"   ({short})"
         mark = "  <- breaks the rule" if e["index"] == violation.get("breaking_event") else ""
-        lines.append(f"  {e['index']:>4}. {e['text']}{where}{mark}")
+        lines.append(f"  {e['index']:>4}. {_event_line(e)}{mark}")
+    return "\n".join(lines)
+
+
+def _event_line(e: dict) -> str:
+    """An event's text, with ``(file.py:line)`` when the text does not name it."""
+    if e.get("file") and e.get("line"):
+        short = f"{os.path.basename(e['file'])}:{e['line']}"
+        if short not in e["text"]:
+            return f"{e['text']}   ({short})"
+    return e["text"]
+
+
+def _explanation(violation: dict) -> str | None:
+    """The violation's causal core as ``semcheck check`` prints it: a ``why`` line, the
+    summary of the events that only order the rest, then each event and its role."""
+    points = violation.get("explanation") or []
+    if not points:
+        return None
+    total = len(violation.get("events") or [])
+    shown = sum(1 for p in points if p.get("role") != "summary")
+    lines = [f"  why ({shown} of {total} events; the whole schedule: KernelVerdict.trace, or --semcheck-schedule):"]
+    for p in points:
+        if p.get("role") == "summary":
+            lines.append(f"        - {p['text']}")
+            continue
+        index = f"{p['index']:>4}." if p.get("index") else "    -"
+        lines.append(f"  {index} {_event_line(p)}")
+        role = p["role"] + (", the wrong one" if p.get("wrong") else "")
+        lines.append(f"           [{role}] {p['note']}" if p.get("note") else f"           [{role}]")
     return "\n".join(lines)
 
 
@@ -276,7 +312,7 @@ def _verdicts_of(doc: dict, options: Options) -> list[KernelVerdict]:
             verdict=r.get("verdict", "?"), rule=violation.get("rule"),
             message=violation.get("message") or incomplete.get("detail") or r.get("error") or "",
             trace=_schedule(violation), result=r, requires=list(r.get("requires") or []),
-            location=_location(violation)))
+            location=_location(violation), explanation=_explanation(violation)))
     return verdicts
 
 

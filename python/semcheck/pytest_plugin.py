@@ -59,6 +59,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("semcheck", "semcheck: checking Pallas kernels instead of running them")
     group.addoption("--semcheck", choices=["check", "off"], default="check",
                     help="check tests marked @pytest.mark.semcheck (default), or run them as ordinary tests (off)")
+    group.addoption("--semcheck-schedule", action="store_true", default=False,
+                    help="show a violation's whole schedule after its explanation")
     for key, (text, default) in _INI.items():
         parser.addini(f"semcheck_{key}", f"semcheck: {text}", default=default)
 
@@ -190,7 +192,8 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
         pytest.fail(f"semcheck: {pyfuncitem.name} called no Pallas kernel that communicates", pytrace=False)
     bad = [v for v in verdicts if v.verdict != "proved"]
     if bad:
-        pytest.fail("\n\n".join(str(v) for v in bad), pytrace=False)
+        schedule = pyfuncitem.config.getoption("semcheck_schedule")
+        pytest.fail("\n\n".join(v.describe(schedule) for v in bad), pytrace=False)
     return True
 
 

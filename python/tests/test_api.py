@@ -110,6 +110,11 @@ def test_assert_proved_prints_the_trace_of_a_violation():
         sp.assert_proved(os.path.join(SEEDS, "psum--no-capacity.py"), devices=2)
     text = str(e.value)
     assert "violation" in text and "psum--no-capacity.py:" in text
+    # The explanation of the capacity bug: the wrong DMA satisfied the wait.
+    assert "[satisfied-by, the wrong one]" in text, text
+    verdict = sp.check_file(os.path.join(SEEDS, "psum--no-capacity.py"), devices=2)[0]
+    assert verdict.explanation and verdict.explanation in verdict.describe(schedule=True), verdict
+    assert verdict.trace and verdict.trace in verdict.describe(schedule=True) and verdict.trace not in str(verdict)
 
 
 @needs_binary

@@ -48,7 +48,16 @@ def test_marked_tests_are_checked_one_item_per_mesh_size(project):
     # The failure names the line that broke the rule, the rule, and what it requires.
     assert "shift_kernel at N = 2: violation (race) at kernels.py:22" in out, out
     assert "requires: nothing" in out, out
-    assert "<- breaks the rule" in out, out
+    # The explanation: the DMA in flight and the read, each at its line; the barrier
+    # handshake summarised; the whole schedule only when asked for.
+    assert "why (2 of 7 events;" in out, out
+    assert "every device passed the entry barrier" in out, out
+    assert "[dma-in-flight] its copy writes d0 buf" in out and "kernels.py:20 copy.start()" in out, out
+    assert "[read] reads d0 buf while the DMA of event 5 is still writing it" in out, out
+    assert "<- breaks the rule" not in out, out
+    proc = pytest_in(str(project), "-q", "--semcheck-schedule", "-k", "early")
+    out = proc.stdout + proc.stderr
+    assert "why (2 of 7 events;" in out and "schedule:" in out and "<- breaks the rule" in out, out
 
 
 def test_items_can_be_selected_and_listed_like_any_test(project):
