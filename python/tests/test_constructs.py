@@ -375,3 +375,21 @@ def test_a_while_condition_reads_a_table_at_the_loop_s_own_index(exports):
     reload = loop["body"][-1]
     assert reload["op"] == "scalar_load" and reload["var"] == before["var"]
     assert reload["index"] == {"op": "add", "args": [{"var": i}, {"const": 1}]}
+
+
+def test_a_semaphore_read_that_only_reaches_debug_output_is_read_and_noted(exports):
+    path = os.path.join(KERNELS, "semaphore_read_debug.py")
+    (k,) = exports.get(path, 2)["kernels"]
+    assert k["status"] == "ok" and k["errors"] == []
+    reads = [i for i in k["ignored"] if i["construct"] == "semaphore_read"]
+    # The printed read is listed with why it is not modelled; the one the helper discards
+    # leaves nothing to read.
+    assert [i["loc"]["line"] for i in reads] == [line_of(path, "# printed")]
+    assert reads[0]["why"] == "its value reaches only debug output, or nothing"
+    assert "debug_print" in {i["construct"] for i in k["ignored"]}
+    # A read whose value decides the amount of a wait stays refused, by name, where it steers.
+    (k,) = exports.get(path, 2, {"STEER": "1"})["kernels"]
+    assert k["status"] == "unsupported"
+    (err,) = k["errors"]
+    assert err["construct"] == "semaphore_read" and err["loc"]["line"] == line_of(path, "# steers")
+    assert "steers the kernel" in err["message"]

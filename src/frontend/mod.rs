@@ -305,7 +305,9 @@ pub fn kernel(doc: &Document, path: &Path, name: Option<&str>) -> Result<import:
                 .and_then(|l| serde_json::from_value::<document::LocDoc>(l.clone()).ok())
                 .map(|l| format!(" at {}", l.short()))
                 .unwrap_or_default();
-            eprintln!("semcheck: note: kernel {}: `{what}`{at} only prints or times; not modelled", k.name);
+            // A construct read only because what it gives never reaches the protocol says why.
+            let why = i.get("why").and_then(|w| w.as_str()).unwrap_or("only prints or times");
+            eprintln!("semcheck: note: kernel {}: `{what}`{at}: {why}; not modelled", k.name);
         }
     }
     if let Some(note) = k.rest.get("prefetch").and_then(prefetch_note) {

@@ -29,7 +29,8 @@ from . import exprs as E
 from . import jaxcompat
 from . import location
 from .accesses import Accesses
-from .bindings import POISONED, BufferDecl, ExprB, Poisoned, RefB, SemDecl, Tainted, ValB, itemsize, mesh_of
+from .bindings import (POISONED, BufferDecl, ExprB, Poisoned, RefB, SemDecl, SemRead, Tainted, ValB, itemsize,
+                       mesh_of)
 from .compute import Compute
 from .control import Control
 from .errors import Unsupported
@@ -196,6 +197,8 @@ class KernelWalker(Views, Compute, Scalars, Accesses, Control):
                 raise self.unsupported("unbound variable", f"jaxpr variable {x} has no binding")
             if isinstance(env[x], Poisoned):
                 raise Tainted()
+            if isinstance(env[x], SemRead):
+                raise self.steers(env[x])
             if isinstance(env[x], IdxVec) and not raw:
                 return env[x].data
             return env[x]
@@ -250,7 +253,10 @@ class KernelWalker(Views, Compute, Scalars, Accesses, Control):
 
     def read_or_poisoned(self, env: dict, v: Any) -> Any:
         """The binding of ``v``, :data:`POISONED` included (for values handed on to a
-        sub-jaxpr, whose own equations skip what they cannot use)."""
+        sub-jaxpr, whose own equations skip what they cannot use), and a semaphore's value
+        (:class:`SemRead`), which the sub-jaxpr may only print."""
+        if isinstance(v, jax_core.Var) and isinstance(env.get(v), SemRead):
+            return env[v]
         try:
             return self.read(env, v, raw=True)
         except Tainted:
@@ -274,6 +280,12 @@ class KernelWalker(Views, Compute, Scalars, Accesses, Control):
         if name in IGNORED:
             self.ignored.append({"construct": name, "loc": self.loc})
             self.bind_outs(env, eqn, [ValB(("const", name), (), "", True)] * len(eqn.outvars))
+            return
+        read = next((env[x] for x in eqn.invars if isinstance(x, jax_core.Var) and isinstance(env.get(x), SemRead)),
+                    None)
+        if read is not None:
+            # Compute on a semaphore's value: still that value, for debug output only.
+            self.bind_outs(env, eqn, [read] * len(eqn.outvars))
             return
         if name in IDENTITY and len(eqn.invars) >= 1:
             self.bind_outs(env, eqn, [self.read(env, x, raw=True) for x in eqn.invars[: len(eqn.outvars)]])
@@ -313,7 +325,25 @@ class KernelWalker(Views, Compute, Scalars, Accesses, Control):
         self.bind_outs(env, eqn, [RefB("sem", self.barrier, ())])
 
     def p_semaphore_read(self, eqn: Any, env: dict) -> None:
-        raise self.unsupported("semaphore_read", "pl.semaphore_read gives run-time data (a semaphore's value)")
+        """``pl.semaphore_read``: a semaphore's count at one moment of one schedule. Read
+        only where its value reaches debug output (``pl.debug_print``) or nothing, which
+        the protocol never sees (listed in ``ignored``); any other use is refused where
+        it happens (:meth:`steers`)."""
+        (sem, transforms) = jaxcompat.semaphore_read_operands(eqn)
+        if transforms:
+            sem = jaxcompat.transformed_ref(sem, transforms)
+        sid, _ = self.sem_ref(env, sem, "the semaphore of semaphore_read")
+        self.ignored.append({"construct": "semaphore_read", "loc": self.loc,
+                             "why": "its value reaches only debug output, or nothing"})
+        self.bind_outs(env, eqn, [SemRead(self.loc, self.semaphores[sid].name)] * len(eqn.outvars))
+
+    def steers(self, read: SemRead) -> Unsupported:
+        """The error of a semaphore's value (``pl.semaphore_read``) used where it steers
+        the kernel: control flow, an index, an amount, a device id, stored data."""
+        return self.unsupported(
+            "semaphore_read", f"the value of `{read.semaphore}` that pl.semaphore_read gives at "
+            f"{location.short(read.loc)} steers the kernel here: a semaphore's count depends on the schedule, so "
+            "semcheck reads pl.semaphore_read only where its value reaches debug output (pl.debug_print) or nothing")
 
     def p_semaphore_signal(self, eqn: Any, env: dict) -> None:
         sem, transforms, inc, device_id, core_index = jaxcompat.semaphore_signal_operands(eqn)
