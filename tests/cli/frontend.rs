@@ -593,3 +593,38 @@ fn expect_trace_simulate_and_replay_of_a_kernel_file() {
     assert_eq!(replayed.status.code(), Some(2), "the lines moved: {err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_descriptor_built_only_to_wait_is_checked_for_its_semaphore_and_bytes() {
+    let file = repo().join("python/tests/kernels/wait_descriptor.py");
+    let run = |env: Option<(&str, &str)>| {
+        let mut cmd = semcheck_cmd();
+        cmd.arg("check").arg(&file).args(["--devices", "2-3"]);
+        if let Some((k, v)) = env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // The mirrored descriptor's source runs past its block from N = 3: a wait touches no
+    // cell, so it is proved (it was refused as "slice out of range").
+    let (code, out, err) = run(None);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert_eq!(out.matches(": PROVED").count(), 2, "{out}");
+    // Its start as run-time data: proved, with a note naming the line.
+    let (code, out, err) = run(Some(("OFFSET", "data")));
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(err.contains("`run-time offset of a DMA wait's descriptor` at wait_descriptor.py:31"), "{err}");
+    // Its size as run-time data: the byte count depends on it, refused by name.
+    let (code, out, err) = run(Some(("SIZE", "data")));
+    assert_eq!(code, Some(2), "{out}{err}");
+    assert!(err.contains("wait_descriptor.py:31: run-time data: the size of a slice"), "{err}");
+    // A wait for fewer bytes than the copy brings: still caught.
+    let (code, out, err) = run(Some(("SIZE", "short")));
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(out.contains("VIOLATION (semaphore-leak)") && out.contains("recv is 512 at exit"), "{out}");
+}

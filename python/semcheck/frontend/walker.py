@@ -111,6 +111,8 @@ class KernelWalker(Views, Compute, Scalars, Accesses, Control):
         self.probes: dict[int, RefB] = {}
         # The VMEM blocks Pallas's pipeline copies around grid steps (see blocks.py).
         self.pipelined: set[int] = set()
+        # Reading the descriptor of a DMA wait (see Views.offset).
+        self.waiting = False
 
     def unsupported(self, construct: str, message: str) -> Unsupported:
         return Unsupported(construct, message, self.loc)
@@ -376,6 +378,8 @@ class KernelWalker(Views, Compute, Scalars, Accesses, Control):
         self.emit({"op": "wait", "sem": (sid, idx), "amount": self.expr(env, value, "the amount of semaphore_wait")})
 
     def dma(self, env: dict, src: Any, dst: Any, dst_sem: Any, src_sem: Any, device_id: Any, id_type: Any) -> dict:
+        if self.waiting:
+            return self.wait_descriptor(env, src, dst, dst_sem, src_sem, device_id, id_type)
         s = self.buffer_view(env, src, "the DMA source")
         d = self.buffer_view(env, dst, "the DMA destination")
         self.written.add(d.id)
@@ -396,6 +400,21 @@ class KernelWalker(Views, Compute, Scalars, Accesses, Control):
         return {"kind": "remote", "src": s, "dst": d, "send_sem": self.sem_ref(env, src_sem, "the send semaphore"),
                 "recv_sem": self.sem_ref(env, dst_sem, "the receive semaphore"), "device": dest}
 
+    def wait_descriptor(self, env: dict, src: Any, dst: Any, dst_sem: Any, src_sem: Any, device_id: Any,
+                        id_type: Any) -> dict:
+        """The descriptor of a DMA wait, read as Mosaic reads it: its semaphores and the
+        shapes of its views (their offsets may be run-time data, see :meth:`offset`); its
+        device id is not read (a wait waits on this device's semaphore)."""
+        s = self.buffer_view(env, src, "the DMA source")
+        d = self.buffer_view(env, dst, "the DMA destination")
+        if device_id is None and src_sem is None:
+            return {"kind": "local", "src": s, "dst": d, "sem": self.sem_ref(env, dst_sem, "the DMA semaphore"),
+                    "window": None}
+        if src_sem is None or device_id is None:
+            raise self.unsupported("dma", "a remote DMA needs both a send semaphore and a device id")
+        return {"kind": "remote", "src": s, "dst": d, "send_sem": self.sem_ref(env, src_sem, "the send semaphore"),
+                "recv_sem": self.sem_ref(env, dst_sem, "the receive semaphore"), "device": ("own",)}
+
     def p_dma_start(self, eqn: Any, env: dict) -> None:
         if eqn.params.get("add"):
             raise self.unsupported("dma_start(add=True)", "an accumulating DMA (add=True) is not supported")
@@ -414,6 +433,7 @@ class KernelWalker(Views, Compute, Scalars, Accesses, Control):
     def p_dma_wait(self, eqn: Any, env: dict) -> None:
         op = jaxcompat.dma_operands(eqn)
         id_type = eqn.params.get("device_id_type")
+        self.waiting = True
         try:
             if jaxcompat.dma_wait_is_send(eqn, op):
                 # wait_send: JAX swapped the descriptor (src<->dst, sems swapped).
@@ -426,5 +446,7 @@ class KernelWalker(Views, Compute, Scalars, Accesses, Control):
             if (u.construct, u.message) in self.failed_starts:
                 raise Tainted() from u
             raise
+        finally:
+            self.waiting = False
         self.emit({"op": "dma_wait", "part": part, "dma": d})
 
