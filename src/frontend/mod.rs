@@ -391,8 +391,9 @@ fn prefetch_note(p: &serde_json::Value) -> Option<String> {
         .map(|o| {
             let name = o.get("name").and_then(|n| n.as_str()).unwrap_or("?");
             // An input the kernel copies into SMEM (an index window) says so.
-            let name = match o.get("copied").and_then(|c| c.as_bool()) {
-                Some(true) => format!("`{name}` (copied into SMEM)"),
+            let name = match (o.get("copied").and_then(|c| c.as_bool()), o.get("space").and_then(|c| c.as_str())) {
+                (Some(true), _) => format!("`{name}` (copied into SMEM or VMEM)"),
+                (_, Some("vmem")) => format!("`{name}` (in VMEM)"),
                 _ => format!("`{name}`"),
             };
             let per: Vec<(String, String)> = o
@@ -409,8 +410,13 @@ fn prefetch_note(p: &serde_json::Value) -> Option<String> {
             }
         })
         .collect();
+    // One of several sets of values the script passes (routings): which.
+    let set = p
+        .get("set")
+        .and_then(|s| Some(format!(" (routing {} of the {} the script passes)", s.get("index")?, s.get("of")?)))
+        .unwrap_or_default();
     Some(format!(
-        "read with the values the script passes to its scalar-prefetch and SMEM operands ({}); the verdict covers these values only",
+        "read with the values the script passes to its scalar-prefetch and SMEM operands and integer inputs ({}); the verdict covers these values only{set}",
         described.join("; ")
     ))
 }
