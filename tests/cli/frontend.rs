@@ -628,3 +628,62 @@ fn a_descriptor_built_only_to_wait_is_checked_for_its_semaphore_and_bytes() {
     assert_eq!(code, Some(1), "{out}{err}");
     assert!(out.contains("VIOLATION (semaphore-leak)") && out.contains("recv is 512 at exit"), "{out}");
 }
+
+#[test]
+fn routing_from_an_input_is_read_with_the_values_the_script_passes_and_checked_over_many() {
+    let file = repo().join("python/tests/kernels/moe_dispatch.py");
+    let run = |devices: &str, env: &[(&str, &str)], json: bool| {
+        let mut cmd = semcheck_cmd();
+        cmd.arg("check").arg(&file).args(["--devices", devices]);
+        if json {
+            cmd.arg("--json");
+        }
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // Top-k ids in VMEM decide each copy's device, slot and kind (local or remote) and the
+    // count each device waits for: read with the script's routing, proved.
+    let (code, out, err) = run("2-3", &[], false);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert_eq!(out.matches(": PROVED").count(), 2, "{out}");
+    assert!(err.contains("`route_ref` (in VMEM) = [0, 2, 1, 3, 2, 0, 3, 1] on every device"), "{err}");
+    assert!(err.contains("the verdict covers these values only"), "{err}");
+    // Counting tokens instead of (token, expert) pairs: right for that routing, wrong for one
+    // where a token picks two experts of one device (a row's bytes never waited for).
+    let (code, out, err) = run("2", &[("COUNT", "tokens")], false);
+    assert_eq!(code, Some(0), "{out}{err}");
+    let (code, out, err) = run("2", &[("COUNT", "tokens"), ("ROUTING", "clash")], false);
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(out.contains("VIOLATION (outside-kernel)") && out.contains("-> d0 o_ref"), "{out}");
+    // The script's routing and the generated ones (all to one expert, local only, remote
+    // only, empty experts, 3 random draws), in one command.
+    let (code, out, err) = run("2", &[("ROUTING", "generated")], false);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(
+        out.contains("kernel kernel: checked for 8 routings") && out.contains("(not every routing): 8 proved"),
+        "{out}"
+    );
+    assert!(err.contains("(routing 8 of the 8 the script passes)"), "{err}");
+    let (code, out, err) = run("2", &[("ROUTING", "generated"), ("COUNT", "tokens")], false);
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(out.contains("4 proved, 4 violation (kernel#2, kernel#4, kernel#6, kernel#7)"), "{out}");
+    let (_, out, _) = run("2", &[("ROUTING", "generated"), ("COUNT", "tokens")], true);
+    let doc = crate::common::document(&out);
+    let sets = &doc["summary"]["value_sets"][0];
+    assert_eq!(sets["routings"], 8, "{sets}");
+    assert_eq!(sets["violation"], serde_json::json!(["kernel#2", "kernel#4", "kernel#6", "kernel#7"]), "{sets}");
+    // The table copied from HBM into VMEM scratch first: read with the copied values;
+    // read before the copy is waited for, a race on the scratch.
+    let (code, out, err) = run("2", &[("FETCH", "waited")], false);
+    assert_eq!(code, Some(0), "{out}{err}");
+    let (code, out, err) = run("2", &[("FETCH", "late")], false);
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(out.contains("race on d0 route_vmem") && out.contains("route_vmem@loads"), "{out}");
+}

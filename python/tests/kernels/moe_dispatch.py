@@ -32,12 +32,22 @@ T, K, EPD = 2, 2, 2  # tokens per device, experts per token, experts per device
 E = EPD * N
 COUNT = os.environ.get("COUNT", "pairs")
 ROUTING = os.environ.get("ROUTING", "spread")
+FETCH = os.environ.get("FETCH", "")
 
 
-def kernel(route_ref, x_ref, o_ref, send, recv, local):
+def kernel(route_ref, x_ref, o_ref, route_vmem, send, recv, local):
     me = lax.axis_index("x")
-    dev = lax.div(route_ref[...], EPD)  # the device of each (device, token, choice)
-    mine = lax.div(route_ref[me], EPD)  # this device's choices
+    table = route_ref
+    if FETCH:  # the table is in HBM: copied into VMEM scratch first
+        fetch = pltpu.make_async_copy(route_ref, route_vmem, local)
+        fetch.start()
+        if FETCH == "waited":
+            fetch.wait()
+        table = route_vmem
+    dev = lax.div(table[...], EPD)  # the device of each (device, token, choice)
+    mine = lax.div(table[me], EPD)  # this device's choices
+    if FETCH == "late":
+        fetch.wait()
     for t in range(T):
         for j in range(K):
             d = mine[t, j]
@@ -86,9 +96,9 @@ def main():
     f = pl.pallas_call(
         kernel,
         out_shape=jax.ShapeDtypeStruct((N * T * K, 128), jnp.float32),
-        in_specs=[pl.BlockSpec(memory_space=pltpu.VMEM), pl.BlockSpec(memory_space=pl.ANY)],
+        in_specs=[pl.BlockSpec(memory_space=pl.ANY if FETCH else pltpu.VMEM), pl.BlockSpec(memory_space=pl.ANY)],
         out_specs=pl.BlockSpec(memory_space=pl.ANY),
-        scratch_shapes=[pltpu.SemaphoreType.DMA] * 3,
+        scratch_shapes=[pltpu.VMEM((N, T, K), jnp.int32)] + [pltpu.SemaphoreType.DMA] * 3,
     )
     run = jax.jit(jax.shard_map(f, mesh=mesh, in_specs=(P(), P("x")), out_specs=P("x"), check_vma=False))
     x = jax.device_put(jnp.zeros((N * T, 128), jnp.float32), jax.sharding.NamedSharding(mesh, P("x")))
