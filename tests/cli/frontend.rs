@@ -447,7 +447,8 @@ fn semcheck_tpu_names_the_chip_a_kernel_asking_for_the_tpu_s_sizes_is_traced_for
 fn unsupported_and_refused_kernels_exit_2_naming_the_construct_and_line() {
     let dir = repo().join("python/tests/kernels/unsupported");
     for (file, needle) in [
-        ("semaphore_read.py", "semaphore_read.py:10: semaphore_read"),
+        // Refused where its value steers the kernel (a wait's amount), naming the read's line.
+        ("semaphore_read.py", "semaphore_read.py:11: semaphore_read: the value of `sem` that pl.semaphore_read gives at semaphore_read.py:10 steers"),
         ("pipelined_remote.py", "pipelined_remote.py:13: remote copy into a pipelined block"),
         ("dma_add.py", "dma_add.py:8: dma_start(add=True)"),
         ("barrier_no_cid.py", "collective_id has to be specified when using a custom barrier"),
