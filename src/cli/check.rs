@@ -150,7 +150,7 @@ impl ValueSets {
             parts.push(format!("{unchecked} not checked"));
         }
         format!(
-            "{} N={}: kernel {}: checked for {} routings, the sets of values the script passes to its integer inputs (not every routing): {}\n",
+            "{} N={}: kernel {}: checked for {} routings, the sets of values the script passes to its integer inputs (the verdicts cover these only): {}\n",
             self.path.display(),
             self.devices,
             self.group,

@@ -668,7 +668,7 @@ fn routing_from_an_input_is_read_with_the_values_the_script_passes_and_checked_o
     let (code, out, err) = run("2", &[("ROUTING", "generated")], false);
     assert_eq!(code, Some(0), "{out}{err}");
     assert!(
-        out.contains("kernel kernel: checked for 8 routings") && out.contains("(not every routing): 8 proved"),
+        out.contains("kernel kernel: checked for 8 routings") && out.contains("(the verdicts cover these only): 8 proved"),
         "{out}"
     );
     assert!(err.contains("(routing 8 of the 8 the script passes)"), "{err}");
