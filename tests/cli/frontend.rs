@@ -668,7 +668,8 @@ fn routing_from_an_input_is_read_with_the_values_the_script_passes_and_checked_o
     let (code, out, err) = run("2", &[("ROUTING", "generated")], false);
     assert_eq!(code, Some(0), "{out}{err}");
     assert!(
-        out.contains("kernel kernel: checked for 8 routings") && out.contains("(the verdicts cover these only): 8 proved"),
+        out.contains("kernel kernel: checked for 8 routings")
+            && out.contains("(the verdicts cover these only): 8 proved"),
         "{out}"
     );
     assert!(err.contains("(routing 8 of the 8 the script passes)"), "{err}");
@@ -680,6 +681,16 @@ fn routing_from_an_input_is_read_with_the_values_the_script_passes_and_checked_o
     let sets = &doc["summary"]["value_sets"][0];
     assert_eq!(sets["routings"], 8, "{sets}");
     assert_eq!(sets["violation"], serde_json::json!(["kernel#2", "kernel#4", "kernel#6", "kernel#7"]), "{sets}");
+    // Every routing of one token per device and two of four experts (12 ordered choices
+    // per token, 144 routings): with pairs counted, all proved; with tokens counted, the
+    // 44 = 144 - 10 x 10 where some token picks both experts of the other device break it.
+    let every = [("ROUTING", "every"), ("TOKENS", "1"), ("TOPK", "2")];
+    let (code, out, err) = run("2", &every, false);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(out.contains("checked for 144 routings") && out.contains("only): 144 proved"), "{out}");
+    let (code, out, err) = run("2", &[every[0], every[1], every[2], ("COUNT", "tokens")], false);
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(out.contains("checked for 144 routings") && out.contains("only): 100 proved, 44 violation"), "{out}");
     // The table copied from HBM into VMEM scratch first: read with the copied values;
     // read before the copy is waited for, a race on the scratch.
     let (code, out, err) = run("2", &[("FETCH", "waited")], false);

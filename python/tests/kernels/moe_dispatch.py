@@ -15,7 +15,11 @@ devices) is proved either way; ``ROUTING=clash`` (token 0 of device 1 picks expe
 and 1, both on device 0) leaves the second row's bytes unwaited with ``COUNT=tokens``.
 ``ROUTING=generated`` calls the kernel with ``spread`` and every routing of
 :func:`semcheck.routings.generated` (all to one expert, local only, remote only, empty
-experts, random draws): one command checks them all.
+experts, random draws): one command checks them all. ``ROUTING=every`` passes every
+routing (each token's K distinct experts in every order; for ``TOKENS=1 TOPK=1`` at
+N = 2, 16 of them). ``FETCH=waited``: the table is in HBM and copied into VMEM scratch
+before it is read (read with the copied values); ``FETCH=late``: it is read before the
+copy is waited for, a race on the scratch.
 """
 
 import os
@@ -28,7 +32,8 @@ from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 from _harness import N, P, remote
 
-T, K, EPD = 2, 2, 2  # tokens per device, experts per token, experts per device
+# Tokens per device, experts per token, experts per device.
+T, K, EPD = int(os.environ.get("TOKENS", 2)), int(os.environ.get("TOPK", 2)), 2
 E = EPD * N
 COUNT = os.environ.get("COUNT", "pairs")
 ROUTING = os.environ.get("ROUTING", "spread")
@@ -80,14 +85,14 @@ def spread():
     r = np.zeros((N, T, K), np.int32)
     for d in range(N):
         for t in range(T):
-            r[d, t] = [d * EPD + t % EPD, ((d + 1) % N) * EPD + t % EPD]
+            r[d, t] = [d * EPD + t % EPD, ((d + 1) % N) * EPD + t % EPD][:K]
     return r
 
 
 def clash():
     """spread, except that token 0 of device 1 picks experts 0 and 1, both on device 0."""
     r = spread()
-    r[1, 0] = [0, 1]
+    r[1, 0] = [0, 1][:K]
     return r
 
 
@@ -106,6 +111,10 @@ def main():
         from semcheck.routings import generated
 
         routings = [("spread", spread())] + list(generated(devices=N, tokens=T, top_k=K, experts=E))
+    elif ROUTING == "every":
+        from semcheck.routings import every
+
+        routings = list(every(devices=N, tokens=T, top_k=K, experts=E))
     else:
         routings = [(ROUTING, {"spread": spread, "clash": clash}[ROUTING]())]
     for _, r in routings:
