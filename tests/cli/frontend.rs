@@ -619,15 +619,19 @@ fn a_descriptor_built_only_to_wait_is_checked_for_its_semaphore_and_bytes() {
     // Its start as run-time data: proved, with a note naming the line.
     let (code, out, err) = run(Some(("OFFSET", "data")));
     assert_eq!(code, Some(0), "{out}{err}");
-    assert!(err.contains("`run-time offset of a DMA wait's descriptor` at wait_descriptor.py:31"), "{err}");
+    assert!(err.contains("`run-time offset of a DMA wait's descriptor` at wait_descriptor.py:35"), "{err}");
     // Its size as run-time data: the byte count depends on it, refused by name.
     let (code, out, err) = run(Some(("SIZE", "data")));
     assert_eq!(code, Some(2), "{out}{err}");
-    assert!(err.contains("wait_descriptor.py:31: run-time data: the size of a slice"), "{err}");
+    assert!(err.contains("wait_descriptor.py:35: run-time data: the size of a slice"), "{err}");
+    // Its semaphore picked by run-time data: what the wait waits on, refused by name.
+    let (code, out, err) = run(Some(("SEM", "data")));
+    assert_eq!(code, Some(2), "{out}{err}");
+    assert!(err.contains("wait_descriptor.py:35: run-time data: an index of the receive semaphore"), "{err}");
     // A wait for fewer bytes than the copy brings: still caught.
     let (code, out, err) = run(Some(("SIZE", "short")));
     assert_eq!(code, Some(1), "{out}{err}");
-    assert!(out.contains("VIOLATION (semaphore-leak)") && out.contains("recv is 512 at exit"), "{out}");
+    assert!(out.contains("VIOLATION (semaphore-leak)") && out.contains("recvs[0] is 512 at exit"), "{out}");
 }
 
 #[test]

@@ -111,7 +111,8 @@ class KernelWalker(Views, Compute, Scalars, Accesses, Control):
         self.probes: dict[int, RefB] = {}
         # The VMEM blocks Pallas's pipeline copies around grid steps (see blocks.py).
         self.pipelined: set[int] = set()
-        # Reading the descriptor of a DMA wait (see Views.offset).
+        # Reading the descriptor of a DMA wait, and its buffer views (see Views.offset).
+        self.wait_dma = False
         self.waiting = False
 
     def unsupported(self, construct: str, message: str) -> Unsupported:
@@ -378,7 +379,7 @@ class KernelWalker(Views, Compute, Scalars, Accesses, Control):
         self.emit({"op": "wait", "sem": (sid, idx), "amount": self.expr(env, value, "the amount of semaphore_wait")})
 
     def dma(self, env: dict, src: Any, dst: Any, dst_sem: Any, src_sem: Any, device_id: Any, id_type: Any) -> dict:
-        if self.waiting:
+        if self.wait_dma:
             return self.wait_descriptor(env, src, dst, dst_sem, src_sem, device_id, id_type)
         s = self.buffer_view(env, src, "the DMA source")
         d = self.buffer_view(env, dst, "the DMA destination")
@@ -405,8 +406,13 @@ class KernelWalker(Views, Compute, Scalars, Accesses, Control):
         """The descriptor of a DMA wait, read as Mosaic reads it: its semaphores and the
         shapes of its views (their offsets may be run-time data, see :meth:`offset`); its
         device id is not read (a wait waits on this device's semaphore)."""
-        s = self.buffer_view(env, src, "the DMA source")
-        d = self.buffer_view(env, dst, "the DMA destination")
+        # Only the buffer views' offsets may be run-time data: the semaphores are waited on.
+        self.waiting = True
+        try:
+            s = self.buffer_view(env, src, "the DMA source")
+            d = self.buffer_view(env, dst, "the DMA destination")
+        finally:
+            self.waiting = False
         if device_id is None and src_sem is None:
             return {"kind": "local", "src": s, "dst": d, "sem": self.sem_ref(env, dst_sem, "the DMA semaphore"),
                     "window": None}
@@ -433,7 +439,7 @@ class KernelWalker(Views, Compute, Scalars, Accesses, Control):
     def p_dma_wait(self, eqn: Any, env: dict) -> None:
         op = jaxcompat.dma_operands(eqn)
         id_type = eqn.params.get("device_id_type")
-        self.waiting = True
+        self.wait_dma = True
         try:
             if jaxcompat.dma_wait_is_send(eqn, op):
                 # wait_send: JAX swapped the descriptor (src<->dst, sems swapped).
@@ -447,6 +453,6 @@ class KernelWalker(Views, Compute, Scalars, Accesses, Control):
                 raise Tainted() from u
             raise
         finally:
-            self.waiting = False
+            self.wait_dma = False
         self.emit({"op": "dma_wait", "part": part, "dma": d})
 
