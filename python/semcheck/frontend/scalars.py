@@ -106,11 +106,11 @@ class Scalars:
         is read with the values; as data, the load it is. Larger than an index array may
         be: data."""
         shape = tuple(int(n) for n in aval.shape)
+        if ref.id in self.windows:
+            self.read_window(ref)
         data = self.load(ref, aval)
         if ref.stages or not vectors.small(shape) or not all(isinstance(n, int) for n in ref.shape()):
             return data
-        if ref.id in self.windows:
-            self.read_window(ref)
         decl = self.buffers[ref.id]
         ranges = []
         for k, d in enumerate(ref.dims):
@@ -131,6 +131,8 @@ class Scalars:
             exprs.append(("var", var))
         if len(exprs) != int(np.prod(shape or (1,))):
             return data
+        if shape == ():
+            return ExprB(exprs[0], kind)
         return IdxVec(tuple(exprs), shape, kind, str(aval.dtype), data)
 
     def scalar_store(self, ref: RefB, sid: int, value: Any) -> None:
