@@ -90,10 +90,12 @@ def logits(routing):
 if os.environ.get("ROUTINGS") == "generated":
     # The driver's routing, then semcheck's generated ones (all to one expert, local only,
     # remote only, empty experts, random draws): one kernel checked per routing.
-    from semcheck.routings import generated
+    from semcheck.routings import generated, routing
 
-    tables = [gating] + [logits(r) for _, r in generated(devices=n, tokens=tokens // n, top_k=topk, experts=experts)]
-    for g in tables:
-        print(moe(x, w1, w2, w1_scale, w2_scale, g).shape)
+    tables = [("driver", gating)]
+    tables += [(name, logits(r)) for name, r in generated(devices=n, tokens=tokens // n, top_k=topk, experts=experts)]
+    for name, g in tables:
+        with routing(name):
+            print(moe(x, w1, w2, w1_scale, w2_scale, g).shape)
 else:
     print(moe(x, w1, w2, w1_scale, w2_scale, gating).shape)

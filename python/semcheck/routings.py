@@ -11,7 +11,8 @@ once per routing; :func:`generated` gives the usual families::
         run(topk)            # jit(shard_map(pallas_call(...)))(topk, x)
 
 ``semcheck check`` then says "checked for R routings" per kernel and which of them
-break it. The routings are those the script passes: never every routing, unless the
+break it; a call made inside ``with routing(name):`` gives its routing that name in the
+report (``kernel#2 (all-to-one)``). The routings are those the script passes: never every routing, unless the
 script enumerates them all (:func:`every`, for small token and expert counts).
 
 Each routing is an integer array ``[devices, tokens, top_k]``: entry ``[d, t, j]`` is
@@ -22,10 +23,28 @@ are distinct, as a router's top-k gives them (when ``experts >= top_k``).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from typing import Iterator
 
 import numpy as np
+
+#: The name of the routing the script is calling a kernel with (see :func:`routing`).
+current: str | None = None
+
+
+@contextlib.contextmanager
+def routing(name: str) -> Iterator[None]:
+    """Names the routing of the kernel calls made inside it: semcheck's report lists the
+    kernel checked with those values under this name. Outside ``semcheck check`` it does
+    nothing."""
+    global current
+    before, current = current, str(name)
+    try:
+        yield
+    finally:
+        current = before
+
 
 #: The families :func:`generated` gives, in order.
 FAMILIES = ("all-to-one", "local-only", "remote-only", "empty-experts", "random")
@@ -89,4 +108,4 @@ def every(*, devices: int, tokens: int, top_k: int, experts: int,
         yield f"every-{i}", np.asarray(combo, dtype=dtype).reshape(devices, tokens, top_k)
 
 
-__all__ = ["FAMILIES", "every", "generated"]
+__all__ = ["FAMILIES", "every", "generated", "routing"]

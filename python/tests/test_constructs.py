@@ -411,7 +411,8 @@ def test_routing_from_a_vmem_input_is_read_with_the_values_the_script_passes(exp
     # Several routings: one kernel per set, each saying which of how many it is.
     doc = exports.get(path, 2, {"ROUTING": "generated"})
     sets = [k["prefetch"]["set"] for k in doc["kernels"]]
-    assert sets == [{"index": i, "of": 8, "group": "kernel"} for i in range(1, 9)]
+    names = ["spread", "all-to-one", "local-only", "remote-only", "empty-experts", "random-0", "random-1", "random-2"]
+    assert sets == [{"index": i, "of": 8, "group": "kernel", "name": n} for i, n in enumerate(names, 1)]
 
 
 def test_generated_routings_are_what_they_say():
@@ -431,3 +432,8 @@ def test_generated_routings_are_what_they_say():
     assert all((dev(got["remote-only"][d]) != d).all() for d in range(n))
     assert set(got["empty-experts"].reshape(-1)) < set(range(e))
     assert len(list(every(devices=1, tokens=2, top_k=1, experts=3))) == 9
+    from semcheck import routings
+
+    with routings.routing("all-to-one"):
+        assert routings.current == "all-to-one"
+    assert routings.current is None

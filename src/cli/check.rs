@@ -189,6 +189,11 @@ fn value_sets(results: &[Result<Checked, (Case, ModelError)>]) -> Vec<ValueSets>
             continue;
         };
         let (Some(group), Some(of)) = (set["group"].as_str(), set["of"].as_u64()) else { continue };
+        // A routing the script named (`semcheck.routings.routing`) says its name.
+        let named = match set.get("name").and_then(|n| n.as_str()) {
+            Some(label) => format!("{name} ({label})"),
+            None => name.clone(),
+        };
         let at = sets.iter().position(|s| s.path == *path && s.devices == case.devices && s.group == group);
         let at = at.unwrap_or_else(|| {
             sets.push(ValueSets {
@@ -200,7 +205,7 @@ fn value_sets(results: &[Result<Checked, (Case, ModelError)>]) -> Vec<ValueSets>
             });
             sets.len() - 1
         });
-        sets[at].checked.push((name.clone(), verdict));
+        sets[at].checked.push((named, verdict));
     }
     sets
 }

@@ -413,7 +413,10 @@ fn prefetch_note(p: &serde_json::Value) -> Option<String> {
     // One of several sets of values the script passes (routings): which.
     let set = p
         .get("set")
-        .and_then(|s| Some(format!(" (routing {} of the {} the script passes)", s.get("index")?, s.get("of")?)))
+        .and_then(|s| {
+            let name = s.get("name").and_then(|n| n.as_str()).map(|n| format!(", `{n}`")).unwrap_or_default();
+            Some(format!(" (routing {} of the {} the script passes{name})", s.get("index")?, s.get("of")?))
+        })
         .unwrap_or_default();
     Some(format!(
         "read with the values the script passes to its scalar-prefetch and SMEM operands and integer inputs ({}); the verdict covers these values only{set}",

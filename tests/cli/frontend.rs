@@ -676,15 +676,27 @@ fn routing_from_an_input_is_read_with_the_values_the_script_passes_and_checked_o
             && out.contains("(the verdicts cover these only): 8 proved"),
         "{out}"
     );
-    assert!(err.contains("(routing 8 of the 8 the script passes)"), "{err}");
+    assert!(err.contains("(routing 8 of the 8 the script passes, `random-2`)"), "{err}");
     let (code, out, err) = run("2", &[("ROUTING", "generated"), ("COUNT", "tokens")], false);
     assert_eq!(code, Some(1), "{out}{err}");
-    assert!(out.contains("4 proved, 4 violation (kernel#2, kernel#4, kernel#6, kernel#7)"), "{out}");
+    // Each routing under the name the script gave it (`semcheck.routings.routing`).
+    assert!(
+        out.contains(
+            "4 proved, 4 violation (kernel#2 (all-to-one), kernel#4 (remote-only), kernel#6 (random-0), kernel#7 (random-1))"
+        ),
+        "{out}"
+    );
     let (_, out, _) = run("2", &[("ROUTING", "generated"), ("COUNT", "tokens")], true);
     let doc = crate::common::document(&out);
     let sets = &doc["summary"]["value_sets"][0];
     assert_eq!(sets["routings"], 8, "{sets}");
-    assert_eq!(sets["violation"], serde_json::json!(["kernel#2", "kernel#4", "kernel#6", "kernel#7"]), "{sets}");
+    let violations = serde_json::json!([
+        "kernel#2 (all-to-one)",
+        "kernel#4 (remote-only)",
+        "kernel#6 (random-0)",
+        "kernel#7 (random-1)"
+    ]);
+    assert_eq!(sets["violation"], violations, "{sets}");
     // Every routing of one token per device and two of four experts (12 ordered choices
     // per token, 144 routings): with pairs counted, all proved; with tokens counted, the
     // 44 = 144 - 10 x 10 where some token picks both experts of the other device break it.

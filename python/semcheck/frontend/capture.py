@@ -106,7 +106,8 @@ class Capture:
                     continue
                 cap = Captured(eqn=eqn, shard_maps=shard_maps, call_loc=call_loc,
                                mosaic=mosaic[k] if mosaic and k < len(mosaic) else None,
-                               prefetch=values, prefetch_error=error, context=context, body=body)
+                               prefetch=values, prefetch_error=error, context=context, body=body,
+                               label=getattr(sys.modules.get("semcheck.routings"), "current", None))
                 self._keys[key] = cap
                 self.kernels.append(cap)
 

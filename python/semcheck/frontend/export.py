@@ -109,7 +109,8 @@ def document(script: dict, captured: list, devices: int, kernel: str | None, fai
         if len(group) > 1 and isinstance(rec.get("prefetch"), dict) and "operands" in rec["prefetch"]:
             first = next(k for k, c in zip(kernels + [rec], captured) if c is group[0])
             index = next(i for i, c in enumerate(group) if c is cap)
-            rec["prefetch"]["set"] = {"index": index + 1, "of": len(group), "group": first["name"]}
+            rec["prefetch"]["set"] = {"index": index + 1, "of": len(group), "group": first["name"],
+                                      **({"name": cap.label} if cap.label is not None else {})}
         kernels.append(rec)
     errors, warnings = [], []
     if kernel is not None:

@@ -45,6 +45,8 @@ class Captured:
     #: What tells this kernel from another but the values it was called with: kernels
     #: equal in it are one kernel checked over several sets of values (routings, say).
     body: Any = None
+    #: The name the script gave the routing it called the kernel with (``semcheck.routings.routing``).
+    label: str | None = None
 
 
 #: JAX's name for an argument a ``def kernel(*refs)`` kernel takes in its star: ``refs[3]``.

@@ -117,8 +117,15 @@ def main():
         routings = list(every(devices=N, tokens=T, top_k=K, experts=E))
     else:
         routings = [(ROUTING, {"spread": spread, "clash": clash}[ROUTING]())]
-    for _, r in routings:
-        run(jnp.asarray(r), x)
+    try:
+        from semcheck.routings import routing
+    except ImportError:  # run without semcheck: the routings are not named
+        import contextlib
+
+        routing = lambda _: contextlib.nullcontext()  # noqa: E731
+    for name, r in routings:
+        with routing(name):
+            run(jnp.asarray(r), x)
 
 
 main()
