@@ -77,4 +77,25 @@ def moe(x, w1, w2, w1_scale, w2_scale, gating):
                                  mesh=mesh, capacity=128, weight_format=host.WeightFormat.FP8)
 
 
-print(moe(x, w1, w2, w1_scale, w2_scale, gating).shape)
+
+def logits(routing):
+    """Router logits whose top 2 per token are ``routing``'s experts, in order (a
+    ``semcheck.routings`` table ``[n, 32, 2]``: shard d's token t is row 32 d + t)."""
+    r = jnp.asarray(routing).reshape(tokens, topk)
+    rows = jnp.arange(tokens)[:, None]
+    g = jnp.full((tokens, experts), -1.0, jnp.float32)
+    return g.at[rows, r[:, :1]].set(2.0).at[rows, r[:, 1:]].set(1.0)
+
+
+if os.environ.get("ROUTINGS") == "generated":
+    # The driver's routing, then semcheck's generated ones (all to one expert, local only,
+    # remote only, empty experts, random draws): one kernel checked per routing.
+    from semcheck.routings import generated, routing
+
+    tables = [("driver", gating)]
+    tables += [(name, logits(r)) for name, r in generated(devices=n, tokens=tokens // n, top_k=topk, experts=experts)]
+    for name, g in tables:
+        with routing(name):
+            print(moe(x, w1, w2, w1_scale, w2_scale, g).shape)
+else:
+    print(moe(x, w1, w2, w1_scale, w2_scale, gating).shape)

@@ -375,3 +375,65 @@ def test_a_while_condition_reads_a_table_at_the_loop_s_own_index(exports):
     reload = loop["body"][-1]
     assert reload["op"] == "scalar_load" and reload["var"] == before["var"]
     assert reload["index"] == {"op": "add", "args": [{"var": i}, {"const": 1}]}
+
+
+def test_a_semaphore_read_that_only_reaches_debug_output_is_read_and_noted(exports):
+    path = os.path.join(KERNELS, "semaphore_read_debug.py")
+    (k,) = exports.get(path, 2)["kernels"]
+    assert k["status"] == "ok" and k["errors"] == []
+    reads = [i for i in k["ignored"] if i["construct"] == "semaphore_read"]
+    # The printed read is listed with why it is not modelled; the one the helper discards
+    # leaves nothing to read.
+    assert [i["loc"]["line"] for i in reads] == [line_of(path, "# printed")]
+    assert reads[0]["why"] == "its value reaches only debug output, or nothing"
+    assert "debug_print" in {i["construct"] for i in k["ignored"]}
+    # A read whose value decides the amount of a wait stays refused, by name, where it steers.
+    (k,) = exports.get(path, 2, {"STEER": "1"})["kernels"]
+    assert k["status"] == "unsupported"
+    (err,) = k["errors"]
+    assert err["construct"] == "semaphore_read" and err["loc"]["line"] == line_of(path, "# steers")
+    assert "steers the kernel" in err["message"]
+
+
+def test_routing_from_a_vmem_input_is_read_with_the_values_the_script_passes(exports):
+    path = os.path.join(KERNELS, "moe_dispatch.py")
+    k = kernel(exports, "moe_dispatch", 2)
+    (route,) = k["prefetch"]["operands"]
+    assert route["name"] == "route_ref" and route["space"] == "vmem" and "set" not in k["prefetch"]
+    # A load of the table is one scalar load per element: the whole table, then this
+    # device's row (at an index computed from axis_index).
+    loads = [s for s in statements(k["body"]) if s["op"] == "scalar_load"]
+    assert len(loads) == 8 + 4
+    assert [evaluate(s["index"], {"x": 1}) for s in loads[8:]] == [4, 5, 6, 7]
+    # The device of each copy is computed from the loaded ids.
+    starts = [s for s in statements(k["body"]) if s["op"] == "dma_start" and s["dma"]["kind"] == "remote"]
+    assert len(starts) == 4 and starts[0]["loc"]["line"] == line_of(path, "c.start()", 1)
+    # Several routings: one kernel per set, each saying which of how many it is.
+    doc = exports.get(path, 2, {"ROUTING": "generated"})
+    sets = [k["prefetch"]["set"] for k in doc["kernels"]]
+    names = ["spread", "all-to-one", "local-only", "remote-only", "empty-experts", "random-0", "random-1", "random-2"]
+    assert sets == [{"index": i, "of": 8, "group": "kernel", "name": n} for i, n in enumerate(names, 1)]
+
+
+def test_generated_routings_are_what_they_say():
+    from semcheck.routings import FAMILIES, every, generated
+
+    n, t, k, e = 2, 3, 2, 4
+    got = dict(generated(devices=n, tokens=t, top_k=k, experts=e, random=2))
+    assert list(got)[:4] == list(FAMILIES[:4]) and len(got) == 6
+    per = e // n
+    for name, r in got.items():
+        assert r.shape == (n, t, k) and r.dtype.name == "int32"
+        assert all(len(set(row)) == k for row in r.reshape(-1, k)), name  # distinct experts per token
+        assert ((0 <= r) & (r < e)).all(), name
+    dev = lambda r: r // per  # noqa: E731
+    assert (got["all-to-one"][..., 0] == 0).all()
+    assert all((dev(got["local-only"][d]) == d).all() for d in range(n))
+    assert all((dev(got["remote-only"][d]) != d).all() for d in range(n))
+    assert set(got["empty-experts"].reshape(-1)) < set(range(e))
+    assert len(list(every(devices=1, tokens=2, top_k=1, experts=3))) == 9
+    from semcheck import routings
+
+    with routings.routing("all-to-one"):
+        assert routings.current == "all-to-one"
+    assert routings.current is None

@@ -295,3 +295,25 @@ def test_tokamax_fused_ep_moe_reads_its_index_windows_and_is_proved(exports, tok
         pytest.skip("the semcheck binary is not available (SEMCHECK_BIN)")
     verdicts = sp.check_file(os.path.join(EXTERNAL, "tokamax_fused_ep_moe.py"), devices=2)
     assert [v.verdict for v in verdicts if v.kernel == k["name"]] == ["proved"], verdicts
+
+
+def test_tokamax_fused_ep_moe_is_proved_over_generated_routings(tokamax):
+    """The driver's routing and semcheck.routings' generated ones (all to one expert, local
+    only, remote only, empty experts, 3 random draws) as router logits, one command: every
+    routing's tables are read with its values, and the kernel is proved for the 8."""
+    import shutil
+
+    binary = os.environ.get("SEMCHECK_BIN") or shutil.which("semcheck")
+    if not binary:
+        pytest.skip("the semcheck binary is not available (SEMCHECK_BIN)")
+    out = subprocess.run([binary, "check", os.path.join(EXTERNAL, "tokamax_fused_ep_moe.py"), "--devices", "2",
+                          "--json"], env={**os.environ, "ROUTINGS": "generated"}, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-4000:]
+    doc = json.loads(out.stdout)
+    (sets,) = doc["summary"]["value_sets"]
+    assert sets["routings"] == 8 and len(sets["proved"]) == 8, sets
+    # Each routing gives its own tables: the all-to-one routing sends device 1 no rows.
+    tables = [c["prefetch"] for c in doc["cases"]]
+    assert [t["set"]["index"] for t in tables] == list(range(1, 9))
+    rows = {o["name"]: o["values"] for o in tables[1]["operands"]}["expert_rows_sm"]
+    assert [r["values"] for r in rows] == [[64, 64], [0, 0]], rows

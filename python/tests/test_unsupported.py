@@ -14,7 +14,8 @@ UNSUPPORTED = os.path.join(KERNELS, "unsupported")
 
 CASES = [
     # file, construct, a text on the reported line
-    ("semaphore_read", "semaphore_read", "pl.semaphore_read(sem)"),
+    # A semaphore's value is refused where it steers the kernel (here: an amount).
+    ("semaphore_read", "semaphore_read", "pl.semaphore_wait(sem, n)"),
     ("dma_add", "dma_start(add=True)", "d.start(add=True)"),
     ("data_cond", "run-time data", "@pl.when(x_ref[0, 0] > 0)"),
     ("prefetch_unknown", "run-time data", "d.start()"),

@@ -64,6 +64,12 @@ pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
         }
         results.push(result);
     }
+    let sets = value_sets(&results);
+    if !args.output.machine() {
+        for set in &sets {
+            emit(&set.text());
+        }
+    }
     let mut code = worst(results.iter().flatten().map(|c| &c.outcome.verdict));
     if results.iter().any(Result::is_err) && code != EXIT_VIOLATION {
         code = EXIT_USAGE;
@@ -78,7 +84,11 @@ pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
                     Err((case, e)) => Checked::error_json(case, e),
                 })
                 .collect();
-            emit_document(&results_document("check", code, cases, summary(&results)));
+            let mut summary = summary(&results);
+            if !sets.is_empty() {
+                summary["value_sets"] = sets.iter().map(ValueSets::json).collect();
+            }
+            emit_document(&results_document("check", code, cases, summary));
         }
         OutputFormat::Sarif => emit_document(&super::sarif::log(
             results.iter().flatten(),
@@ -96,6 +106,108 @@ fn summary(results: &[Result<Checked, (Case, ModelError)>]) -> serde_json::Value
         "seconds": results.iter().flatten().map(|c| c.outcome.stats.seconds).sum::<f64>(),
         "peak_rss_bytes": semcheck::memory::peak_resident_bytes(),
     })
+}
+
+/// One kernel of a kernel file called with several sets of values for its integer inputs
+/// (the routings the script passes), at one mesh size: each set is a case of its own
+/// (`kernel`, `kernel#2`, ...), and together they are "checked for K routings".
+struct ValueSets {
+    path: std::path::PathBuf,
+    devices: usize,
+    /// The first set's kernel name.
+    group: String,
+    /// How many sets the script passed.
+    of: usize,
+    /// The sets checked: their kernel names and verdicts (`None`: an error).
+    checked: Vec<(String, Option<&'static str>)>,
+}
+
+impl ValueSets {
+    fn named(&self, verdict: Option<&str>) -> Vec<&str> {
+        self.checked.iter().filter(|(_, v)| v.as_deref() == verdict).map(|(n, _)| n.as_str()).collect()
+    }
+
+    fn text(&self) -> String {
+        let mut parts = Vec::new();
+        for (verdict, word) in [
+            (Some("proved"), "proved"),
+            (Some("violation"), "violation"),
+            (Some("incomplete"), "incomplete"),
+            (None, "error"),
+        ] {
+            let names = self.named(verdict);
+            if names.is_empty() {
+                continue;
+            }
+            if verdict == Some("proved") {
+                parts.push(format!("{} {word}", names.len()));
+            } else {
+                parts.push(format!("{} {word} ({})", names.len(), names.join(", ")));
+            }
+        }
+        let unchecked = self.of - self.checked.len();
+        if unchecked > 0 {
+            parts.push(format!("{unchecked} not checked"));
+        }
+        format!(
+            "{} N={}: kernel {}: checked for {} routings, the sets of values the script passes to its integer inputs (the verdicts cover these only): {}\n",
+            self.path.display(),
+            self.devices,
+            self.group,
+            self.of,
+            parts.join(", ")
+        )
+    }
+
+    fn json(&self) -> serde_json::Value {
+        json!({
+            "source": self.path.display().to_string(),
+            "devices": self.devices,
+            "kernel": self.group,
+            "routings": self.of,
+            "proved": self.named(Some("proved")),
+            "violation": self.named(Some("violation")),
+            "incomplete": self.named(Some("incomplete")),
+            "error": self.named(None),
+        })
+    }
+}
+
+/// The kernels of kernel files checked over several sets of values (`prefetch.set` of
+/// `python/SCHEMA.md`), in the order met.
+fn value_sets(results: &[Result<Checked, (Case, ModelError)>]) -> Vec<ValueSets> {
+    let mut sets: Vec<ValueSets> = Vec::new();
+    for r in results {
+        let (case, verdict) = match r {
+            Ok(c) => (&c.case, Some(c.outcome.verdict.name())),
+            Err((case, _)) => (case, None),
+        };
+        let semcheck::Source::Python { path, kernel: Some(name), .. } = &case.source else { continue };
+        let Some(set) =
+            semcheck::frontend::kernel_prefetch(path, case.devices, Some(name)).and_then(|p| p.get("set").cloned())
+        else {
+            continue;
+        };
+        let (Some(group), Some(of)) = (set["group"].as_str(), set["of"].as_u64()) else { continue };
+        // A routing the script named (`semcheck.routings.routing`) says its name.
+        let named = match set.get("name").and_then(|n| n.as_str()) {
+            Some(label) => format!("{name} ({label})"),
+            None => name.clone(),
+        };
+        let at = sets.iter().position(|s| s.path == *path && s.devices == case.devices && s.group == group);
+        let at = at.unwrap_or_else(|| {
+            sets.push(ValueSets {
+                path: path.clone(),
+                devices: case.devices,
+                group: group.to_string(),
+                of: of as usize,
+                checked: Vec::new(),
+            });
+            sets.len() - 1
+        });
+        sets[at].checked.push((named, verdict));
+    }
+    sets
 }
 
 /// Compiles and checks one case on the chosen engine; an error comes with its case.

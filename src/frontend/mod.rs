@@ -305,7 +305,9 @@ pub fn kernel(doc: &Document, path: &Path, name: Option<&str>) -> Result<import:
                 .and_then(|l| serde_json::from_value::<document::LocDoc>(l.clone()).ok())
                 .map(|l| format!(" at {}", l.short()))
                 .unwrap_or_default();
-            eprintln!("semcheck: note: kernel {}: `{what}`{at} only prints or times; not modelled", k.name);
+            // A construct read only because what it gives never reaches the protocol says why.
+            let why = i.get("why").and_then(|w| w.as_str()).unwrap_or("only prints or times");
+            eprintln!("semcheck: note: kernel {}: `{what}`{at}: {why}; not modelled", k.name);
         }
     }
     if let Some(note) = k.rest.get("prefetch").and_then(prefetch_note) {
@@ -389,8 +391,9 @@ fn prefetch_note(p: &serde_json::Value) -> Option<String> {
         .map(|o| {
             let name = o.get("name").and_then(|n| n.as_str()).unwrap_or("?");
             // An input the kernel copies into SMEM (an index window) says so.
-            let name = match o.get("copied").and_then(|c| c.as_bool()) {
-                Some(true) => format!("`{name}` (copied into SMEM)"),
+            let name = match (o.get("copied").and_then(|c| c.as_bool()), o.get("space").and_then(|c| c.as_str())) {
+                (Some(true), _) => format!("`{name}` (copied into SMEM or VMEM)"),
+                (_, Some("vmem")) => format!("`{name}` (in VMEM)"),
                 _ => format!("`{name}`"),
             };
             let per: Vec<(String, String)> = o
@@ -407,8 +410,16 @@ fn prefetch_note(p: &serde_json::Value) -> Option<String> {
             }
         })
         .collect();
+    // One of several sets of values the script passes (routings): which.
+    let set = p
+        .get("set")
+        .and_then(|s| {
+            let name = s.get("name").and_then(|n| n.as_str()).map(|n| format!(", `{n}`")).unwrap_or_default();
+            Some(format!(" (routing {} of the {} the script passes{name})", s.get("index")?, s.get("of")?))
+        })
+        .unwrap_or_default();
     Some(format!(
-        "read with the values the script passes to its scalar-prefetch and SMEM operands ({}); the verdict covers these values only",
+        "read with the values the script passes to its scalar-prefetch and SMEM operands and integer inputs ({}); the verdict covers these values only{set}",
         described.join("; ")
     ))
 }

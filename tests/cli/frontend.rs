@@ -449,7 +449,8 @@ fn semcheck_tpu_names_the_chip_a_kernel_asking_for_the_tpu_s_sizes_is_traced_for
 fn unsupported_and_refused_kernels_exit_2_naming_the_construct_and_line() {
     let dir = repo().join("python/tests/kernels/unsupported");
     for (file, needle) in [
-        ("semaphore_read.py", "semaphore_read.py:10: semaphore_read"),
+        // Refused where its value steers the kernel (a wait's amount), naming the read's line.
+        ("semaphore_read.py", "semaphore_read.py:11: semaphore_read: the value of `sem` that pl.semaphore_read gives at semaphore_read.py:10 steers"),
         ("pipelined_remote.py", "pipelined_remote.py:13: remote copy into a pipelined block"),
         ("dma_add.py", "dma_add.py:8: dma_start(add=True)"),
         ("barrier_no_cid.py", "collective_id has to be specified when using a custom barrier"),
@@ -599,4 +600,125 @@ fn expect_trace_simulate_and_replay_of_a_kernel_file() {
     assert_eq!(replayed.status.code(), Some(4), "{err}");
     assert!(err.contains("no longer reproduces: line "), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_descriptor_built_only_to_wait_is_checked_for_its_semaphore_and_bytes() {
+    let file = repo().join("python/tests/kernels/wait_descriptor.py");
+    let run = |env: Option<(&str, &str)>| {
+        let mut cmd = semcheck_cmd();
+        cmd.arg("check").arg(&file).args(["--devices", "2-3"]);
+        if let Some((k, v)) = env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // The mirrored descriptor's source runs past its block from N = 3: a wait touches no
+    // cell, so it is proved (it was refused as "slice out of range").
+    let (code, out, err) = run(None);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert_eq!(out.matches(": PROVED").count(), 2, "{out}");
+    // Its start as run-time data: proved, with a note naming the line.
+    let (code, out, err) = run(Some(("OFFSET", "data")));
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(err.contains("`run-time offset of a DMA wait's descriptor` at wait_descriptor.py:35"), "{err}");
+    // Its size as run-time data: the byte count depends on it, refused by name.
+    let (code, out, err) = run(Some(("SIZE", "data")));
+    assert_eq!(code, Some(2), "{out}{err}");
+    assert!(err.contains("wait_descriptor.py:35: run-time data: the size of a slice"), "{err}");
+    // Its semaphore picked by run-time data: what the wait waits on, refused by name.
+    let (code, out, err) = run(Some(("SEM", "data")));
+    assert_eq!(code, Some(2), "{out}{err}");
+    assert!(err.contains("wait_descriptor.py:35: run-time data: an index of the receive semaphore"), "{err}");
+    // A wait for fewer bytes than the copy brings: still caught.
+    let (code, out, err) = run(Some(("SIZE", "short")));
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(out.contains("VIOLATION (semaphore-leak)") && out.contains("recvs[0] is 512 at exit"), "{out}");
+}
+
+#[test]
+fn routing_from_an_input_is_read_with_the_values_the_script_passes_and_checked_over_many() {
+    let file = repo().join("python/tests/kernels/moe_dispatch.py");
+    let run = |devices: &str, env: &[(&str, &str)], json: bool| {
+        let mut cmd = semcheck_cmd();
+        cmd.arg("check").arg(&file).args(["--devices", devices]);
+        if json {
+            cmd.arg("--json");
+        }
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // Top-k ids in VMEM decide each copy's device, slot and kind (local or remote) and the
+    // count each device waits for: read with the script's routing, proved.
+    let (code, out, err) = run("2-3", &[], false);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert_eq!(out.matches(": PROVED").count(), 2, "{out}");
+    assert!(err.contains("`route_ref` (in VMEM) = [0, 2, 1, 3, 2, 0, 3, 1] on every device"), "{err}");
+    assert!(err.contains("the verdict covers these values only"), "{err}");
+    // Counting tokens instead of (token, expert) pairs: right for that routing, wrong for one
+    // where a token picks two experts of one device (a row's bytes never waited for).
+    let (code, out, err) = run("2", &[("COUNT", "tokens")], false);
+    assert_eq!(code, Some(0), "{out}{err}");
+    let (code, out, err) = run("2", &[("COUNT", "tokens"), ("ROUTING", "clash")], false);
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(out.contains("VIOLATION (outside-kernel)") && out.contains("-> d0 o_ref"), "{out}");
+    // The script's routing and the generated ones (all to one expert, local only, remote
+    // only, empty experts, 3 random draws), in one command.
+    let (code, out, err) = run("2", &[("ROUTING", "generated")], false);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(
+        out.contains("kernel kernel: checked for 8 routings")
+            && out.contains("(the verdicts cover these only): 8 proved"),
+        "{out}"
+    );
+    assert!(err.contains("(routing 8 of the 8 the script passes, `random-2`)"), "{err}");
+    let (code, out, err) = run("2", &[("ROUTING", "generated"), ("COUNT", "tokens")], false);
+    assert_eq!(code, Some(1), "{out}{err}");
+    // Each routing under the name the script gave it (`semcheck.routings.routing`).
+    assert!(
+        out.contains(
+            "4 proved, 4 violation (kernel#2 (all-to-one), kernel#4 (remote-only), kernel#6 (random-0), kernel#7 (random-1))"
+        ),
+        "{out}"
+    );
+    let (_, out, _) = run("2", &[("ROUTING", "generated"), ("COUNT", "tokens")], true);
+    let doc = crate::common::document(&out);
+    let sets = &doc["summary"]["value_sets"][0];
+    assert_eq!(sets["routings"], 8, "{sets}");
+    let violations = serde_json::json!([
+        "kernel#2 (all-to-one)",
+        "kernel#4 (remote-only)",
+        "kernel#6 (random-0)",
+        "kernel#7 (random-1)"
+    ]);
+    assert_eq!(sets["violation"], violations, "{sets}");
+    // Every routing of one token per device and two of four experts (12 ordered choices
+    // per token, 144 routings): with pairs counted, all proved; with tokens counted, the
+    // 44 = 144 - 10 x 10 where some token picks both experts of the other device break it.
+    let every = [("ROUTING", "every"), ("TOKENS", "1"), ("TOPK", "2")];
+    let (code, out, err) = run("2", &every, false);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(out.contains("checked for 144 routings") && out.contains("only): 144 proved"), "{out}");
+    let (code, out, err) = run("2", &[every[0], every[1], every[2], ("COUNT", "tokens")], false);
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(out.contains("checked for 144 routings") && out.contains("only): 100 proved, 44 violation"), "{out}");
+    // The table copied from HBM into VMEM scratch first: read with the copied values;
+    // read before the copy is waited for, a race on the scratch.
+    let (code, out, err) = run("2", &[("FETCH", "waited")], false);
+    assert_eq!(code, Some(0), "{out}{err}");
+    let (code, out, err) = run("2", &[("FETCH", "late")], false);
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(out.contains("race on d0 route_vmem") && out.contains("route_vmem@loads"), "{out}");
 }

@@ -33,6 +33,32 @@ impl Compiler<'_> {
         here: &Here<'_>,
         what: &str,
     ) -> Result<(Vec<CellId>, u32), ModelError> {
+        let (cells, bytes) = self.view_cells(r, on, here, what, Bounds::All)?;
+        Ok((cells.unwrap_or_default(), bytes))
+    }
+
+    /// The byte count of a view a DMA wait names, checked the way Mosaic checks a wait's
+    /// descriptor: its shape, and only the indices fixed when the kernel is compiled
+    /// (constants) against their dimensions. A wait touches no cell, so a slice computed
+    /// per device may run past its buffer (a receiver's descriptor built from the
+    /// sender's offsets only counts the bytes of a copy another device starts).
+    pub(super) fn wait_bytes(&self, r: &RefExpr, here: &Here<'_>, what: &str) -> Result<u32, ModelError> {
+        Ok(self.view_cells(r, here.device, here, what, Bounds::Static)?.1)
+    }
+
+    /// The cells of a view on `on` (`None` when an index computed per device is out of
+    /// range and `bounds` lets it be), and its byte count.
+    fn view_cells(
+        &self,
+        r: &RefExpr,
+        on: DeviceId,
+        here: &Here<'_>,
+        what: &str,
+        bounds: Bounds,
+    ) -> Result<(Option<Vec<CellId>>, u32), ModelError> {
+        // Whether an index out of range was let through (`Bounds::Static`): no cells then.
+        let mut outside = false;
+        let enforced = |e: &Expr| bounds == Bounds::All || matches!(e, Expr::Const(_));
         let decl = self.kernel.buffer(r.buffer).ok_or_else(|| {
             self.err(
                 here,
@@ -81,6 +107,11 @@ impl Compiler<'_> {
                             Index::At(e) => {
                                 let v = self.eval(e, here, what)?;
                                 if v < 0 || v >= dim.size as i64 {
+                                    if !enforced(e) {
+                                        outside = true;
+                                        view.dims.remove(k);
+                                        continue;
+                                    }
                                     let msg = oob(i, dim, format!("index {v}"), v, 1);
                                     return Err(self.err(here, what, ErrorKind::OutOfRange, msg));
                                 }
@@ -93,6 +124,14 @@ impl Compiler<'_> {
                                 // A constant size of 0 is a malformed view; a computed one copies nothing.
                                 let empty_ok = !matches!(size, Expr::Const(_));
                                 let last = v + (n - 1).max(0) * *step as i64;
+                                let past = v < 0 || (n > 0 && last >= dim.size as i64);
+                                if past && n >= 0 && !(enforced(start) && enforced(size)) {
+                                    outside = true;
+                                    let dim = &mut view.dims[k];
+                                    dim.size = n as usize;
+                                    k += 1;
+                                    continue;
+                                }
                                 if v < 0 || n < 0 || (n == 0 && !empty_ok) || (n > 0 && last >= dim.size as i64) {
                                     let ds = if *step == 1 {
                                         format!("ds({v}, {n})")
@@ -122,10 +161,14 @@ impl Compiler<'_> {
                 }
             }
         }
+        let count: usize = view.dims.iter().map(|d| d.size).product();
+        let bytes = count as u32 * decl.cell_bytes;
+        if outside {
+            return Ok((None, bytes));
+        }
         let base = self.base[on.index()][r.buffer.0 as usize];
         let cells: Vec<CellId> = view.cells().map(|offset| CellId(base + offset as u32)).collect();
-        let bytes = cells.len() as u32 * decl.cell_bytes;
-        Ok((cells, bytes))
+        Ok((Some(cells), bytes))
     }
 
     /// `hbm_buf[1]` or `x_ref[0,1],x_ref[1,1]` for a list of cells of one buffer.
@@ -181,6 +224,15 @@ impl Compiler<'_> {
         self.pool.extend(cells);
         CellSpan { start, len }
     }
+}
+
+/// Which indices of a view are checked against their dimensions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Bounds {
+    /// Every index: a view whose cells are read or written.
+    All,
+    /// Only constants, as Mosaic's verifier checks a DMA wait's descriptor.
+    Static,
 }
 
 /// ` (elements 16..48 of 32)`: cells `start..start + len` of a dimension of `size` cells,

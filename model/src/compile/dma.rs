@@ -3,7 +3,7 @@
 use super::{Compiler, Here};
 use crate::error::{ErrorKind, ModelError};
 use crate::expr::Expr;
-use crate::ir::{Dest, DmaDesc, SemKind, SemRef, WaitPart};
+use crate::ir::{Dest, DmaDesc, RefExpr, SemKind, SemRef, WaitPart};
 use crate::mesh::DeviceId;
 use crate::program::{CellId, Op, SemSlot};
 
@@ -52,25 +52,36 @@ impl Compiler<'_> {
         }
     }
 
+    /// The waits of a DMA descriptor's `.wait()` (`part`: both halves of a remote copy's,
+    /// or one). A wait is checked the way Mosaic checks it, not as the copy it may never
+    /// make: its semaphore, and the byte count of its views (equal for the source and the
+    /// destination), whose indices computed per device need not be in range (a receiver's
+    /// descriptor built from the sender's offsets only counts the bytes of a copy another
+    /// device starts); the destination device of a remote wait is not named.
     pub(super) fn dma_waits(
         &mut self,
         desc: &DmaDesc,
         part: WaitPart,
         here: &Here<'_>,
     ) -> Result<Vec<(Op, String)>, ModelError> {
-        // Resolving the start checks the descriptor exactly as `start` would.
-        let (start, _) = self.dma_start(desc, here)?;
         let mut waits = Vec::new();
-        match (start, desc) {
-            (Op::LocalDma { sem, bytes, .. }, _) => {
+        match desc {
+            DmaDesc::Local { src, dst, sem } => {
+                let what = format!("make_async_copy({} -> {}).wait()", self.buffer_name(src), self.buffer_name(dst));
+                let bytes = self.wait_amount(src, dst, here, &what)?;
+                let sem = self.sem(sem, here, &what, &[SemKind::Dma], here.device)?;
                 waits
                     .push((Op::Wait { sem, amount: bytes }, format!("wait {} {bytes} (dma wait)", self.sem_name(sem))));
             }
-            (Op::RemoteDma { send_sem, bytes, .. }, DmaDesc::Remote { recv_sem, .. }) => {
+            DmaDesc::Remote { src, dst, send_sem, recv_sem, .. } => {
+                let what =
+                    format!("make_async_remote_copy({} -> {}).wait()", self.buffer_name(src), self.buffer_name(dst));
+                let bytes = self.wait_amount(src, dst, here, &what)?;
                 if part != WaitPart::Recv {
+                    let send = self.sem(send_sem, here, &what, &[SemKind::Dma], here.device)?;
                     waits.push((
-                        Op::Wait { sem: send_sem, amount: bytes },
-                        format!("wait {} {bytes} (wait_send)", self.sem_name(send_sem)),
+                        Op::Wait { sem: send, amount: bytes },
+                        format!("wait {} {bytes} (wait_send)", self.sem_name(send)),
                     ));
                 }
                 if part != WaitPart::Send {
@@ -82,9 +93,24 @@ impl Compiler<'_> {
                     ));
                 }
             }
-            _ => unreachable!("dma_start returns a DMA op"),
         }
         Ok(waits)
+    }
+
+    /// The bytes a wait on a descriptor counts: its source's, which must be its
+    /// destination's ([`Compiler::wait_bytes`]).
+    fn wait_amount(&self, src: &RefExpr, dst: &RefExpr, here: &Here<'_>, what: &str) -> Result<u32, ModelError> {
+        let sb = self.wait_bytes(src, here, what)?;
+        let db = self.wait_bytes(dst, here, what)?;
+        if sb != db {
+            return Err(self.err(
+                here,
+                what,
+                ErrorKind::SizeMismatch,
+                format!("source is {sb} bytes; destination is {db} bytes"),
+            ));
+        }
+        Ok(sb)
     }
 
     pub(super) fn same_size(

@@ -101,6 +101,10 @@ class Accesses:
     def p_addupdate(self, eqn: Any, env: dict) -> None:
         ref = self.indexed(env, eqn.invars[0], eqn.invars[2:], eqn.params.get("tree"), "an accumulation")
         sid = self.scalar_state(ref)
+        if sid is not None and self.buffers[ref.id].space != "smem":
+            # An accumulation into VMEM integers read as scalar state: data on the next walk.
+            self.data_stored.add(ref.id)
+            sid = None
         if sid is not None:
             inc = self.read(env, eqn.invars[1])
             cur = self.scalar_load(ref, sid, eqn.invars[1].aval)

@@ -7,8 +7,9 @@ Every jaxpr variable is bound to one of:
 * :class:`RefB`: a buffer or semaphore, with the ``.at[...]`` views applied so far,
   composed into one selection per dimension of the declared array;
 * :class:`ValB`: data (an array or a scalar loaded from a buffer, and compute on it);
-* an index array (:class:`~semcheck.frontend.vectors.IdxVec`), or :data:`POISONED` (the
-  result of an equation that could not be translated).
+* an index array (:class:`~semcheck.frontend.vectors.IdxVec`), :class:`SemRead` (a
+  semaphore's value, accepted only where it reaches debug output), or :data:`POISONED`
+  (the result of an equation that could not be translated).
 """
 
 from __future__ import annotations
@@ -87,6 +88,17 @@ class ValB:
     shape: tuple
     dtype: str
     cellwise: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class SemRead:
+    """The value of a ``pl.semaphore_read`` (and anything computed from it): a semaphore's
+    count at one moment of one schedule. Accepted while it reaches only debug output (or
+    nothing); any use that steers the kernel (control flow, an index, an amount, a device
+    id, data stored into a buffer) is refused by name (``loc``: where it was read)."""
+
+    loc: Any
+    semaphore: str
 
 
 @dataclasses.dataclass(frozen=True)

@@ -98,14 +98,16 @@ class Capture:
                 if calls == [None]:
                     error = known.error or ("this call of the kernel did not run when the computation was run on the "
                                             "CPU (a branch not taken, or a loop that ran no iteration?)")
+            body = (eqn.primitive.name, str(kj), params, meshes)
             for values in calls:
-                key = (eqn.primitive.name, str(kj), params, meshes, _values_key(values))
+                key = (*body, _values_key(values))
                 if key in self._keys:
                     self._keys[key].invocations += 1
                     continue
                 cap = Captured(eqn=eqn, shard_maps=shard_maps, call_loc=call_loc,
                                mosaic=mosaic[k] if mosaic and k < len(mosaic) else None,
-                               prefetch=values, prefetch_error=error, context=context)
+                               prefetch=values, prefetch_error=error, context=context, body=body,
+                               label=getattr(sys.modules.get("semcheck.routings"), "current", None))
                 self._keys[key] = cap
                 self.kernels.append(cap)
 
@@ -309,8 +311,9 @@ MAX_COPIED_ELEMENTS = 1 << 16
 def _known_operands(gm: Any, kernel_jaxpr: Any) -> list[int]:
     """The operands of a ``pallas_call`` whose values the kernel may read as its scalar
     state: the scalar-prefetch operands, whole-array integer SMEM inputs, and when the
-    kernel copies something into SMEM by a DMA, its (not too large) integer inputs in
-    other memories, which such a copy may bring into SMEM (an index window, say)."""
+    kernel copies integers by a DMA or loads integers from VMEM, its (not too large)
+    integer inputs in other memories, which it may read that way (an index window, top-k
+    ids, a routing table)."""
     n = gm.num_index_operands
     out = list(range(n))
     copies = None
@@ -329,17 +332,31 @@ def _known_operands(gm: Any, kernel_jaxpr: Any) -> list[int]:
 
 
 def _copies_into_smem(jaxpr: Any) -> bool:
-    """Whether a kernel body starts a DMA into an SMEM buffer."""
+    """Whether a kernel body starts a DMA into an SMEM buffer or of integers, or loads
+    integers from a buffer outside SMEM: how it may read an integer input's values."""
     jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
     for eqn in jaxpr.eqns:
         if eqn.primitive.name == "dma_start":
             dst = jaxcompat.dma_operands(eqn).dst
             ref = getattr(dst, "ref", dst)
-            if jaxcompat.memory_space(getattr(ref, "aval", None)) == "smem":
+            aval = getattr(ref, "aval", None)
+            if jaxcompat.memory_space(aval) == "smem" or _integers(getattr(aval, "inner_aval", None)):
+                return True
+        if eqn.primitive.name in ("get", "load", "masked_load") and eqn.invars and eqn.outvars:
+            aval = getattr(eqn.invars[0], "aval", None)
+            if jaxcompat.memory_space(aval) != "smem" and _integers(eqn.outvars[0].aval):
                 return True
         if any(_copies_into_smem(sub) for sub in sub_jaxprs(eqn)):
             return True
     return False
+
+
+def _integers(aval: Any) -> bool:
+    dtype = getattr(aval, "dtype", None)
+    try:
+        return dtype is not None and np.dtype(dtype).kind in "iu"
+    except TypeError:  # a semaphore type
+        return False
 
 
 def _operands_known(eqn: Any) -> list[int]:

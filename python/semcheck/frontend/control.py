@@ -10,7 +10,7 @@ from jax._src import core as jax_core
 
 from . import exprs as E
 from . import jaxcompat
-from .bindings import CARRY, POISONED, ExprB, Poisoned, RefB, Tainted, ValB, itemsize, load_views
+from .bindings import CARRY, POISONED, ExprB, Poisoned, RefB, SemRead, Tainted, ValB, itemsize, load_views
 from .dataflow import used_later
 from .errors import Unsupported
 from .vectors import IdxVec
@@ -171,7 +171,9 @@ class Control:
             else:
                 # Recorded, and the body still walked (with this carry poisoned) for the
                 # constructs after it.
-                if k in bounds:
+                if isinstance(c, SemRead):
+                    self.errors.append(self.steers(c))
+                elif k in bounds:
                     self.errors.append(self.unsupported(
                         "run-time data", "the trip count of a loop (its bounds or its condition) depends on data "
                         "loaded from a buffer"))

@@ -91,6 +91,12 @@ def document(script: dict, captured: list, devices: int, kernel: str | None, fai
     from .kernel import build_kernel
 
     kernels, names = [], {}
+    # One kernel called with several sets of values (routings): each set says which of
+    # how many it is, and the first one's name (the group).
+    sets: dict = {}
+    for cap in captured:
+        if cap.prefetch is not None:
+            sets.setdefault(cap.body, []).append(cap)
     for cap in captured:
         t = time.perf_counter()
         rec = build_kernel(cap)
@@ -99,6 +105,12 @@ def document(script: dict, captured: list, devices: int, kernel: str | None, fai
         names[rec["name"]] = n
         if n > 1:
             rec["name"] = f"{rec['name']}#{n}"
+        group = sets.get(cap.body, [])
+        if len(group) > 1 and isinstance(rec.get("prefetch"), dict) and "operands" in rec["prefetch"]:
+            first = next(k for k, c in zip(kernels + [rec], captured) if c is group[0])
+            index = next(i for i, c in enumerate(group) if c is cap)
+            rec["prefetch"]["set"] = {"index": index + 1, "of": len(group), "group": first["name"],
+                                      **({"name": cap.label} if cap.label is not None else {})}
         kernels.append(rec)
     errors, warnings = [], []
     if kernel is not None:

@@ -373,6 +373,11 @@ def semaphore_wait_operands(eqn: Any) -> tuple[Any, Any, Any, Any]:
     return _args(eqn, 4, "(sem, transforms, value, decrement)")
 
 
+def semaphore_read_operands(eqn: Any) -> tuple[Any, Any]:
+    """``(sem, sem_transforms)`` of a ``semaphore_read``."""
+    return _args(eqn, 2, "(sem, transforms)")
+
+
 def masked_access_operands(eqn: Any) -> tuple[Any, Any, Any, Any]:
     """``(ref, transforms, mask, other)`` of a ``masked_load``, ``(ref, transforms, value,
     mask)`` of a ``masked_swap`` (``pl.load`` / ``pl.store``)."""

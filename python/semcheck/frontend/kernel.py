@@ -42,6 +42,11 @@ class Captured:
     prefetch_error: str | None = None
     #: The jaxpr the equation is in (``pl.kernel``'s wrapper, for jax 0.8/0.9's ``core_map``).
     context: Any = None
+    #: What tells this kernel from another but the values it was called with: kernels
+    #: equal in it are one kernel checked over several sets of values (routings, say).
+    body: Any = None
+    #: The name the script gave the routing it called the kernel with (``semcheck.routings.routing``).
+    label: str | None = None
 
 
 #: JAX's name for an argument a ``def kernel(*refs)`` kernel takes in its star: ``refs[3]``.
@@ -298,6 +303,7 @@ class KernelBuilder:
         if known:
             self.record["prefetch"] = {"operands": [
                 {"name": sc["name"], "shape": list(w.buffers[sc["buffer"]].shape), "values": sc["init"],
+                 "space": w.buffers[sc["buffer"]].space,
                  **({"copied": True} if sc["buffer"] in w.table_of else {})}
                 for sc in known]}
 

@@ -6,10 +6,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import itertools
+
 import numpy as np
 from jax._src import core as jax_core
 
 from . import exprs as E
+from . import vectors
+from .vectors import IdxVec
 from .bindings import BufferDecl, ExprB, RefB, Tainted, slice_step
 from .dataflow import used_later
 
@@ -25,10 +29,13 @@ MAX_SCALAR_ELEMENTS = 1 << 22
 class Scalars:
     """The :class:`~semcheck.frontend.walker.KernelWalker`'s SMEM scalar state."""
 
-    def scalar_state(self, ref: RefB) -> int | None:
+    def scalar_state(self, ref: RefB, window: tuple = ()) -> int | None:
         """The scalar array of a buffer the kernel uses as its own integer state: SMEM
-        integers that are scratch or an operand whose values are known, that no DMA
-        copies and no data is stored into (``data_smem``). Their loads and stores are
+        integers that are scratch or an operand whose values are known, and VMEM integers
+        whose values are known (an input the script passes, or a copy of one: ``window``
+        names a buffer being found as one), that no DMA copies and no data is stored into
+        (``data_smem``). A load of VMEM scalar state reads every element of its view
+        (:meth:`vector_load`). Their loads and stores are
         read when the program is compiled (SCHEMA.md ``scalar_load``); ``None`` for any
         other buffer."""
         if ref.what != "buffer":
@@ -36,9 +43,14 @@ class Scalars:
         if ref.id in self.scalar_of:
             return self.scalar_of[ref.id]
         decl = self.buffers[ref.id]
-        if decl.space != "smem" or np.dtype(decl.dtype).kind not in "iub":
+        if np.dtype(decl.dtype).kind not in "iub" or ref.id in self.data_smem:
             return None
-        if (decl.role != "scratch" and decl.known is None) or ref.id in self.data_smem:
+        if decl.space == "smem":
+            if decl.role != "scratch" and decl.known is None:
+                return None
+        elif decl.space != "vmem" or not (decl.known is not None or ref.id in self.windows or ref.id in window):
+            # VMEM integers are scalar state only when their values are known: an input
+            # the script passes (top-k ids, a routing table), or a copy of one (a window).
             return None
         elements = int(np.prod(decl.shape or (1,)))
         if ref.id in self.too_large:
@@ -75,6 +87,8 @@ class Scalars:
 
     def scalar_load(self, ref: RefB, sid: int, aval: Any) -> ExprB:
         """``ref[i]`` on SMEM scalar state: its value from here on, a variable."""
+        if self.buffers[ref.id].space != "smem":
+            return self.vector_load(ref, sid, aval)
         index = self.scalar_index(ref, "a load")
         if tuple(aval.shape) != ():
             raise self.unsupported("SMEM array access", f"a load of `{self.buffers[ref.id].name}` (SMEM integers the "
@@ -84,6 +98,42 @@ class Scalars:
             self.read_window(ref)
         self.emit_quiet({"op": "scalar_load", "var": var, "scalar": sid, "index": index})
         return ExprB(("var", var), "b" if np.dtype(aval.dtype).kind == "b" else "i")
+
+    def vector_load(self, ref: RefB, sid: int, aval: Any) -> Any:
+        """``ref[...]`` of an array of scalar state (VMEM integers whose values are known):
+        an index array (:class:`~semcheck.frontend.vectors.IdxVec`) of one scalar load per
+        element, so what the kernel computes from it (cumulative sums, counts, device ids)
+        is read with the values; as data, the load it is. Larger than an index array may
+        be: data."""
+        shape = tuple(int(n) for n in aval.shape)
+        if ref.id in self.windows:
+            self.read_window(ref)
+        data = self.load(ref, aval)
+        if ref.stages or not vectors.small(shape) or not all(isinstance(n, int) for n in ref.shape()):
+            return data
+        decl = self.buffers[ref.id]
+        ranges = []
+        for k, d in enumerate(ref.dims):
+            row = int(np.prod(decl.shape[k + 1:] or (1,)))
+            if d[0] == "at":
+                ranges.append([E.op("mul", d[1], E.const(row))])
+            else:
+                step = slice_step(d)
+                ranges.append([E.op("mul", E.op("add", d[1], E.const(i * step)), E.const(row)) for i in range(d[2])])
+        kind = "b" if np.dtype(aval.dtype).kind == "b" else "i"
+        exprs = []
+        for parts in itertools.product(*ranges):
+            flat: E.Expr = E.const(0)
+            for p in parts:
+                flat = E.op("add", flat, p)
+            var = self.fresh("vmem")
+            self.emit_quiet({"op": "scalar_load", "var": var, "scalar": sid, "index": flat})
+            exprs.append(("var", var))
+        if len(exprs) != int(np.prod(shape or (1,))):
+            return data
+        if shape == ():
+            return ExprB(exprs[0], kind)
+        return IdxVec(tuple(exprs), shape, kind, str(aval.dtype), data)
 
     def scalar_store(self, ref: RefB, sid: int, value: Any) -> None:
         """``ref[i] = value`` on SMEM scalar state: ``value`` must be an index value."""
@@ -129,7 +179,7 @@ class Scalars:
             return None
         if int(np.prod(sizes or (1,))) > MAX_COPIED_SCALARS:
             return None
-        sid = self.scalar_state(dst)
+        sid = self.scalar_state(dst, window=(dst.id,))
         if sid is None or ddecl.role != "scratch":
             return None
         if src.id not in self.table_of:
@@ -164,10 +214,14 @@ class Scalars:
         cell, as a copy into a private one-element buffer ``NAME@loads`` (so the checker
         sees a load the copy may not have landed for)."""
         probe = self.probes.get(ref.id)
+        decl = self.buffers[ref.id]
         if probe is None:
-            decl = self.buffers[ref.id]
-            bid = self.declare_buffer(BufferDecl(name=f"{decl.name}@loads", space="smem", role="scratch",
-                                                 shape=(1,), dtype=decl.dtype, itemsize=decl.itemsize))
+            # In SMEM, one scalar at a time; a VMEM window's loads read views of it, into
+            # the same view of a probe of its shape.
+            shape = (1,) if decl.space == "smem" else decl.shape
+            bid = self.declare_buffer(BufferDecl(name=f"{decl.name}@loads", space=decl.space, role="scratch",
+                                                 shape=shape, dtype=decl.dtype, itemsize=decl.itemsize))
             probe = self.probes[ref.id] = RefB("buffer", bid, (("at", E.const(0)),))
+        dst = probe if decl.space == "smem" else RefB("buffer", probe.id, ref.dims)
         leaf = ("load", ref, self.epoch, self.writes.get(ref.id, 0), self.loc, None)
-        self.emit({"op": "store", "dst": probe, "value": leaf, "cellwise": True})
+        self.emit({"op": "store", "dst": dst, "value": leaf, "cellwise": True})

@@ -13,7 +13,7 @@ from jax._src import tree_util
 
 from . import exprs as E
 from . import jaxcompat
-from .bindings import RefB, mesh_of, slice_step
+from .bindings import RefB, ValB, mesh_of, slice_step
 
 
 class Views:
@@ -82,7 +82,7 @@ class Views:
             aval = getattr(idx, "aval", None)
             if aval is not None and getattr(aval, "shape", ()) != ():
                 raise self.unsupported("gather indexing", f"{what} is indexed with an array (gather)")
-            return ("at", self.expr(env, idx, f"an index of {what}"))
+            return ("at", self.offset(env, idx, f"an index of {what}"))
         stride = idx.stride
         if not isinstance(stride, (int, np.integer)) or int(stride) < 1:
             raise self.unsupported("strided slice", f"{what} uses a slice with stride {stride}")
@@ -97,8 +97,24 @@ class Views:
             size = self.expr(env, size, f"the size of a slice of {what}")
             if size[0] == "const":
                 size = size[1]
-        start = self.expr(env, idx.start, f"the start of a slice of {what}")
+        start = self.offset(env, idx.start, f"the start of a slice of {what}")
         return ("slice", start, size, int(stride))
+
+    def offset(self, env: dict, x: Any, what: str) -> E.Expr:
+        """An index or a slice's start. In the descriptor of a DMA wait (``waiting``), run-time
+        data is read as 0: a wait counts the bytes of its views on its semaphore, and touches
+        no cell, so where its views start does not matter (Mosaic checks only their shapes);
+        noted in the kernel's ``ignored`` list."""
+        if getattr(self, "waiting", False):
+            b = self.read(env, x)
+            if isinstance(b, ValB):
+                note = {"construct": "run-time offset of a DMA wait's descriptor", "loc": self.loc,
+                        "why": "a wait counts only the bytes of its views on its semaphore, so where they start "
+                               "(run-time data here) does not matter"}
+                if note not in self.ignored:
+                    self.ignored.append(note)
+                return E.const(0)
+        return self.expr(env, x, what)
 
     def bitcast(self, ref: RefB, t: Any, what: str) -> RefB:
         """A bitcast view to a type of the same width reads the same cells."""

@@ -29,7 +29,8 @@ from . import exprs as E
 from . import jaxcompat
 from . import location
 from .accesses import Accesses
-from .bindings import POISONED, BufferDecl, ExprB, Poisoned, RefB, SemDecl, Tainted, ValB, itemsize, mesh_of
+from .bindings import (POISONED, BufferDecl, ExprB, Poisoned, RefB, SemDecl, SemRead, Tainted, ValB, itemsize,
+                       mesh_of)
 from .compute import Compute
 from .control import Control
 from .errors import Unsupported
@@ -110,6 +111,9 @@ class KernelWalker(Views, Compute, Scalars, Accesses, Control):
         self.probes: dict[int, RefB] = {}
         # The VMEM blocks Pallas's pipeline copies around grid steps (see blocks.py).
         self.pipelined: set[int] = set()
+        # Reading the descriptor of a DMA wait, and its buffer views (see Views.offset).
+        self.wait_dma = False
+        self.waiting = False
 
     def unsupported(self, construct: str, message: str) -> Unsupported:
         return Unsupported(construct, message, self.loc)
@@ -196,6 +200,8 @@ class KernelWalker(Views, Compute, Scalars, Accesses, Control):
                 raise self.unsupported("unbound variable", f"jaxpr variable {x} has no binding")
             if isinstance(env[x], Poisoned):
                 raise Tainted()
+            if isinstance(env[x], SemRead):
+                raise self.steers(env[x])
             if isinstance(env[x], IdxVec) and not raw:
                 return env[x].data
             return env[x]
@@ -250,7 +256,10 @@ class KernelWalker(Views, Compute, Scalars, Accesses, Control):
 
     def read_or_poisoned(self, env: dict, v: Any) -> Any:
         """The binding of ``v``, :data:`POISONED` included (for values handed on to a
-        sub-jaxpr, whose own equations skip what they cannot use)."""
+        sub-jaxpr, whose own equations skip what they cannot use), and a semaphore's value
+        (:class:`SemRead`), which the sub-jaxpr may only print."""
+        if isinstance(v, jax_core.Var) and isinstance(env.get(v), SemRead):
+            return env[v]
         try:
             return self.read(env, v, raw=True)
         except Tainted:
@@ -274,6 +283,12 @@ class KernelWalker(Views, Compute, Scalars, Accesses, Control):
         if name in IGNORED:
             self.ignored.append({"construct": name, "loc": self.loc})
             self.bind_outs(env, eqn, [ValB(("const", name), (), "", True)] * len(eqn.outvars))
+            return
+        read = next((env[x] for x in eqn.invars if isinstance(x, jax_core.Var) and isinstance(env.get(x), SemRead)),
+                    None)
+        if read is not None:
+            # Compute on a semaphore's value: still that value, for debug output only.
+            self.bind_outs(env, eqn, [read] * len(eqn.outvars))
             return
         if name in IDENTITY and len(eqn.invars) >= 1:
             self.bind_outs(env, eqn, [self.read(env, x, raw=True) for x in eqn.invars[: len(eqn.outvars)]])
@@ -313,7 +328,25 @@ class KernelWalker(Views, Compute, Scalars, Accesses, Control):
         self.bind_outs(env, eqn, [RefB("sem", self.barrier, ())])
 
     def p_semaphore_read(self, eqn: Any, env: dict) -> None:
-        raise self.unsupported("semaphore_read", "pl.semaphore_read gives run-time data (a semaphore's value)")
+        """``pl.semaphore_read``: a semaphore's count at one moment of one schedule. Read
+        only where its value reaches debug output (``pl.debug_print``) or nothing, which
+        the protocol never sees (listed in ``ignored``); any other use is refused where
+        it happens (:meth:`steers`)."""
+        (sem, transforms) = jaxcompat.semaphore_read_operands(eqn)
+        if transforms:
+            sem = jaxcompat.transformed_ref(sem, transforms)
+        sid, _ = self.sem_ref(env, sem, "the semaphore of semaphore_read")
+        self.ignored.append({"construct": "semaphore_read", "loc": self.loc,
+                             "why": "its value reaches only debug output, or nothing"})
+        self.bind_outs(env, eqn, [SemRead(self.loc, self.semaphores[sid].name)] * len(eqn.outvars))
+
+    def steers(self, read: SemRead) -> Unsupported:
+        """The error of a semaphore's value (``pl.semaphore_read``) used where it steers
+        the kernel: control flow, an index, an amount, a device id, stored data."""
+        return self.unsupported(
+            "semaphore_read", f"the value of `{read.semaphore}` that pl.semaphore_read gives at "
+            f"{location.short(read.loc)} steers the kernel here: a semaphore's count depends on the schedule, so "
+            "semcheck reads pl.semaphore_read only where its value reaches debug output (pl.debug_print) or nothing")
 
     def p_semaphore_signal(self, eqn: Any, env: dict) -> None:
         sem, transforms, inc, device_id, core_index = jaxcompat.semaphore_signal_operands(eqn)
@@ -346,6 +379,8 @@ class KernelWalker(Views, Compute, Scalars, Accesses, Control):
         self.emit({"op": "wait", "sem": (sid, idx), "amount": self.expr(env, value, "the amount of semaphore_wait")})
 
     def dma(self, env: dict, src: Any, dst: Any, dst_sem: Any, src_sem: Any, device_id: Any, id_type: Any) -> dict:
+        if self.wait_dma:
+            return self.wait_descriptor(env, src, dst, dst_sem, src_sem, device_id, id_type)
         s = self.buffer_view(env, src, "the DMA source")
         d = self.buffer_view(env, dst, "the DMA destination")
         self.written.add(d.id)
@@ -366,6 +401,26 @@ class KernelWalker(Views, Compute, Scalars, Accesses, Control):
         return {"kind": "remote", "src": s, "dst": d, "send_sem": self.sem_ref(env, src_sem, "the send semaphore"),
                 "recv_sem": self.sem_ref(env, dst_sem, "the receive semaphore"), "device": dest}
 
+    def wait_descriptor(self, env: dict, src: Any, dst: Any, dst_sem: Any, src_sem: Any, device_id: Any,
+                        id_type: Any) -> dict:
+        """The descriptor of a DMA wait, read as Mosaic reads it: its semaphores and the
+        shapes of its views (their offsets may be run-time data, see :meth:`offset`); its
+        device id is not read (a wait waits on this device's semaphore)."""
+        # Only the buffer views' offsets may be run-time data: the semaphores are waited on.
+        self.waiting = True
+        try:
+            s = self.buffer_view(env, src, "the DMA source")
+            d = self.buffer_view(env, dst, "the DMA destination")
+        finally:
+            self.waiting = False
+        if device_id is None and src_sem is None:
+            return {"kind": "local", "src": s, "dst": d, "sem": self.sem_ref(env, dst_sem, "the DMA semaphore"),
+                    "window": None}
+        if src_sem is None or device_id is None:
+            raise self.unsupported("dma", "a remote DMA needs both a send semaphore and a device id")
+        return {"kind": "remote", "src": s, "dst": d, "send_sem": self.sem_ref(env, src_sem, "the send semaphore"),
+                "recv_sem": self.sem_ref(env, dst_sem, "the receive semaphore"), "device": ("own",)}
+
     def p_dma_start(self, eqn: Any, env: dict) -> None:
         if eqn.params.get("add"):
             raise self.unsupported("dma_start(add=True)", "an accumulating DMA (add=True) is not supported")
@@ -384,6 +439,7 @@ class KernelWalker(Views, Compute, Scalars, Accesses, Control):
     def p_dma_wait(self, eqn: Any, env: dict) -> None:
         op = jaxcompat.dma_operands(eqn)
         id_type = eqn.params.get("device_id_type")
+        self.wait_dma = True
         try:
             if jaxcompat.dma_wait_is_send(eqn, op):
                 # wait_send: JAX swapped the descriptor (src<->dst, sems swapped).
@@ -396,5 +452,7 @@ class KernelWalker(Views, Compute, Scalars, Accesses, Control):
             if (u.construct, u.message) in self.failed_starts:
                 raise Tainted() from u
             raise
+        finally:
+            self.wait_dma = False
         self.emit({"op": "dma_wait", "part": part, "dma": d})
 
