@@ -550,7 +550,8 @@ impl Launch {
             body.iter().any(|s| {
                 matches!(
                     &s.kind,
-                    StmtKind::DmaStart(DmaDesc::Remote { .. }) | StmtKind::Signal { device: Dest::Mesh(_) | Dest::Axes(_) | Dest::Logical(_), .. }
+                    StmtKind::DmaStart(DmaDesc::Remote { .. })
+                        | StmtKind::Signal { device: Dest::Mesh(_) | Dest::Axes(_) | Dest::Logical(_), .. }
                 ) || any(s.children())
             })
         }

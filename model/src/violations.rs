@@ -66,7 +66,9 @@ impl Program {
         match self.lifecycle(target, pc) {
             Some((inv, running)) if (from < inv && inv <= to) || (inv == from && running) => Ok(()),
             Some((inv, false)) if inv == from => Err(format!("has not entered {}", name(from))),
-            Some((inv, _)) if inv < from => Err(format!("has not entered {} (it is still in {})", name(from), name(inv))),
+            Some((inv, _)) if inv < from => {
+                Err(format!("has not entered {} (it is still in {})", name(from), name(inv)))
+            }
             _ => Err(format!("has already left {}", name(to))),
         }
     }
@@ -107,7 +109,11 @@ impl Program {
         let id = self.sem_decl_of(slot);
         match launches.iter().rposition(|l| l.semaphores.contains(&id)) {
             Some(at) if at as u32 != self.kernel_of(k) && launches[at].hands_out.contains(&id) => {
-                format!(" ({} is handed out by {}, and no later kernel takes it)", self.sem_name(slot), launches[at].name)
+                format!(
+                    " ({} is handed out by {}, and no later kernel takes it)",
+                    self.sem_name(slot),
+                    launches[at].name
+                )
             }
             _ => String::new(),
         }

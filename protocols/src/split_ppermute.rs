@@ -1,10 +1,13 @@
 //! A split-phase `ppermute` (JAX's asynchronous remote copy, "Pallas Async Operations"):
-//! a program of four kernels. `start_kernel` meets its left neighbour at the barrier and
+//! a program of three kernels. `start_kernel` meets its left neighbour at the barrier and
 //! starts the copy of its shard into its right neighbour's `o_ref`, handing out the copy's
 //! two DMA semaphores while the copy is still in flight; `send_done_kernel` waits until
-//! the shard has been sent, `recv_done_kernel` until the neighbour's shard has arrived,
-//! and `use_kernel` then reads the received block (the compute a split-phase collective is
-//! written to overlap would go between the start and the done kernels).
+//! the shard has been sent, `recv_done_kernel` until the neighbour's shard has arrived
+//! (the compute a split-phase collective is written to overlap would go between the start
+//! and the done kernels). A kernel that reads the block after `recv_done_kernel` is not
+//! part of the program (nothing is in flight any more); the `early-read` mutant's
+//! `use_kernel` reads it before, and is. `protocols/pallas/split_ppermute.py` is the same
+//! program as JAX code.
 
 use semcheck_model::dsl::trace;
 use semcheck_model::ir::{Kernel, MemorySpace};
@@ -15,7 +18,7 @@ use crate::expect::{atom, expect};
 
 pub(crate) const PROTOCOL: Protocol = Protocol::new(
     "split_ppermute",
-    "right shift as a program of four kernels: start, send_done, recv_done, then a kernel that reads the block",
+    "right shift as a program of three kernels: start, send_done, recv_done",
     "JAX's Pallas async remote copy (docs/pallas/tpu async note; tests/pallas/tpu_pallas_async_test.py)",
     MeshKind::Ring,
     &[
@@ -49,12 +52,14 @@ pub(crate) const PROTOCOL: Protocol = Protocol::new(
 );
 
 fn kernel(n: usize, change: Option<Change>) -> Result<Kernel, ModelError> {
-    if let Some(c @ (Change::NoCapacity
-    | Change::SharedRecvSem
-    | Change::NoBarrier
-    | Change::NoFinalDrain
-    | Change::SingleBarrier
-    | Change::NoSignal)) = change
+    if let Some(
+        c @ (Change::NoCapacity
+        | Change::SharedRecvSem
+        | Change::NoBarrier
+        | Change::NoFinalDrain
+        | Change::SingleBarrier
+        | Change::NoSignal),
+    ) = change
     {
         return Err(unsupported("split_ppermute", c));
     }
@@ -89,23 +94,31 @@ fn kernel(n: usize, change: Option<Change>) -> Result<Kernel, ModelError> {
                 k.make_async_copy(&x_ref, &o_ref, sem).wait();
             })
         };
-        if change != Some(Change::EarlyRead) {
-            recv_done();
-        }
-        k.launch("use_kernel", |k| {
-            let y_ref = k.output("y_ref", MemorySpace::Hbm, &[]);
-            let sem = k.dma_semaphore("sem");
-            let copy = k.make_async_copy(&o_ref, &y_ref, &sem);
-            copy.start();
-            copy.wait();
-        });
+        let use_block = || {
+            k.launch("use_kernel", |k| {
+                let y_ref = k.output("y_ref", MemorySpace::Hbm, &[]);
+                let sem = k.dma_semaphore("sem");
+                let copy = k.make_async_copy(&o_ref, &y_ref, &sem);
+                copy.start();
+                copy.wait();
+            })
+        };
+        // A kernel that reads the received block is part of the program while a semaphore
+        // of the program is alive: before recv_done_kernel (early-read), or to the end when
+        // one is never taken (the send semaphore in no-send-done, the receive semaphore in
+        // wrong-semaphore). Read after the last done kernel, it is a kernel of its own, with
+        // nothing in flight, as in the correct program.
         if change == Some(Change::EarlyRead) {
-            recv_done();
+            use_block();
+        }
+        recv_done();
+        if matches!(change, Some(Change::NoSendDone | Change::WrongSemaphore)) {
+            use_block();
         }
     })
 }
 
 fn spec(n: usize) -> Spec {
-    let outputs = (0..n).map(|d| expect(d, "y_ref", &[], Expected::Sum(vec![atom((d + n - 1) % n, 0, 0)]))).collect();
+    let outputs = (0..n).map(|d| expect(d, "o_ref", &[], Expected::Sum(vec![atom((d + n - 1) % n, 0, 0)]))).collect();
     Spec { notation: Notation::Plain, outputs }
 }

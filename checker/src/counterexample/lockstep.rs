@@ -113,8 +113,12 @@ fn phases(program: &Program) -> (Vec<Vec<usize>>, Vec<String>) {
                         let g: Vec<String> = grid.iter().map(|i| i.to_string()).collect();
                         let run = if program.repeat > 1 { format!("#{} ", program.run_of(inv)) } else { String::new() };
                         match several {
-                            true if grid.is_empty() => format!("{run}{}", program.kernels[program.kernel_of(inv) as usize]),
-                            true => format!("{run}{} ({})", program.kernels[program.kernel_of(inv) as usize], g.join(",")),
+                            true if grid.is_empty() => {
+                                format!("{run}{}", program.kernels[program.kernel_of(inv) as usize])
+                            }
+                            true => {
+                                format!("{run}{} ({})", program.kernels[program.kernel_of(inv) as usize], g.join(","))
+                            }
                             false => format!("{run}({})", g.join(",")),
                         }
                     }

@@ -124,7 +124,11 @@ fn validate_declarations(kernel: &Kernel) -> Result<(), ModelError> {
     if kernel.is_program() {
         crate::compile::launch::validate(kernel)?;
     } else {
-        build_rules(kernel.has_custom_barrier(), kernel.collective_id, kernel.allow_collective_id_without_custom_barrier)?;
+        build_rules(
+            kernel.has_custom_barrier(),
+            kernel.collective_id,
+            kernel.allow_collective_id_without_custom_barrier,
+        )?;
     }
     for b in &kernel.buffers {
         if b.shape.contains(&0) {
