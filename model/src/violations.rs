@@ -96,19 +96,20 @@ impl Program {
                 "`{}`: {}{} is {value} at exit, not 0",
                 self.describe_op(d, pc),
                 self.sem_full_name(slot),
-                self.handed_out_note(slot, self.invocation_of(d, pc))
+                self.handed_out_note(slot)
             ),
         )
     }
 
     /// ` (send_sem is handed out by start_kernel, and no later kernel takes it)` for a semaphore of a
-    /// program of several kernels checked at the exit of invocation `k`, a kernel that does
-    /// not take it; empty otherwise.
-    fn handed_out_note(&self, slot: SemSlot, k: u32) -> String {
+    /// program of several kernels that the last kernel taking it hands out (a
+    /// `pltpu.SEMAPHORE`-space output no later kernel takes: it is checked at the program's
+    /// end); empty otherwise.
+    fn handed_out_note(&self, slot: SemSlot) -> String {
         let launches = self.ir.launches();
         let id = self.sem_decl_of(slot);
         match launches.iter().rposition(|l| l.semaphores.contains(&id)) {
-            Some(at) if at as u32 != self.kernel_of(k) && launches[at].hands_out.contains(&id) => {
+            Some(at) if launches[at].hands_out.contains(&id) => {
                 format!(
                     " ({} is handed out by {}, and no later kernel takes it)",
                     self.sem_name(slot),
@@ -151,7 +152,7 @@ impl Program {
             crate::program::Op::RemoteDma { send_sem, .. } => Some(send_sem),
             _ => None,
         };
-        let note = sem.map(|s| self.handed_out_note(s, inv)).unwrap_or_default();
+        let note = sem.map(|s| self.handed_out_note(s)).unwrap_or_default();
         Violation::new(
             Rule::SemaphoreLeak,
             vec![d],
