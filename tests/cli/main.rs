@@ -14,6 +14,7 @@ mod frontend;
 mod hostile;
 mod hygiene;
 mod mutate;
+mod programs;
 mod replay_safety;
 mod sarif;
 mod sizes;
