@@ -12,7 +12,8 @@ protocol per device, and the checker runs them as one program (``python/SCHEMA.m
 order the script runs them: each jaxpr variable is a *value*, flowing positionally into
 ``jit``/``shard_map`` bodies and out of them, through the iterations of a ``scan`` with a
 static length (unrolled), and from one computation to the next when the script passes a
-placeholder result of one (a semaphore array, say) to another. Every kernel equation
+placeholder result of one (a semaphore array, say) to another, or one array of its own to
+both. Every kernel equation
 executed is a :class:`Call` with the values of its operands and results. Kernels inside a
 ``lax.cond`` or a ``while_loop`` are *unordered*: whether and how often they run is not
 static, so they are never part of a program (and a note says so when they pass
@@ -107,7 +108,8 @@ class Tracker:
         self._next = 0
         #: value -> (call, result position) of the kernel that produced it.
         self.producer: dict[int, tuple[int, int]] = {}
-        #: ``id`` of a placeholder array the capture returned -> (the array, its value).
+        #: ``id`` of an array a computation took or returned (a placeholder result of an
+        #: earlier one) -> (the array, its value).
         self._placeholders: dict[int, tuple[Any, int]] = {}
         #: How many times each kernel equation has run (its captured records in turn).
         self._runs: dict[int, int] = {}
@@ -128,7 +130,12 @@ class Tracker:
         ins = []
         for a in args:
             known = self._placeholders.get(id(a))
-            ins.append(known[1] if known is not None and known[0] is a else self._fresh())
+            if known is None or known[0] is not a:
+                # An array of the script's own: one value in every computation it is
+                # passed to (kept, so that its id is not reused).
+                known = (a, self._fresh())
+                self._placeholders[id(a)] = known
+            ins.append(known[1])
         ctx = _Context(name, kernels_of, call_loc)
         outs = self._walk(jaxpr, ins, ctx, True)
         for obj, node in zip(results, outs):
