@@ -372,7 +372,7 @@ pub fn kernel(doc: &Document, path: &Path, name: Option<&str>) -> Result<import:
             }
             None => {
                 let one = import_kernel(k, path).map_err(|e| match target {
-                    Target::Program(p) => e.context(&format!("program {}", p.name)),
+                    Target::Program(p) => e.context(format!("program {}", p.name)),
                     Target::Kernel(_) => e,
                 })?;
                 imported.push((i, one));
