@@ -103,3 +103,14 @@ def test_a_start_kernel_with_scalar_prefetch_has_its_values_read(exports):
     assert "error" not in prefetch, prefetch
     (operand,) = prefetch["operands"]
     assert [v["values"] for v in operand["values"]] == [[1], [2]]
+
+
+def test_kernels_of_a_program_cut_a_shared_array_alike(exports):
+    """The start kernel copies halves, the done kernel waits on whole blocks: both cut
+    x and the block into halves."""
+    doc = doc_of(exports, os.path.join(KERNELS, "split_two_jits.py"), env={"HALVES": "1"})
+    (p,) = doc["programs"]
+    start, done = (doc["kernels"][k] for k in p["kernels"])
+    for k in (start, done):
+        assert [(b["name"], b["shape"], b["cell"]) for b in k["buffers"][:2]] == [
+            ("x_ref", [2], [4, 128]), ("o_ref", [2], [4, 128])], k["name"]

@@ -124,6 +124,9 @@ fn kernels_of_two_jitted_functions_linked_through_the_script_are_one_program() {
         assert_eq!(case["verdict"], "proved");
         assert_eq!(case["kernel"], "start+done");
     }
+    // The start kernel sends halves, the done kernel waits on whole blocks: one cut.
+    let (code, _, stderr) = check("python/tests/kernels/split_two_jits.py", "2", &[("HALVES", "1")]);
+    assert_eq!(code, 0, "{stderr}");
     // A done kernel that takes the receive semaphore but never waits on it: the copy lands
     // after the program ended.
     let (code, doc, _) = check("python/tests/kernels/split_two_jits.py", "2", &[("WAIT", "send")]);

@@ -2,7 +2,8 @@
 script calls in turn, the semaphores passing through the script (the way libraries that
 overlap a collective with the caller's compute write it): one program of two kernels.
 `WAIT=send` makes the done kernel wait for the send only: it takes the receive semaphore
-but never waits on it, so the copy may land after the program has ended."""
+but never waits on it, so the copy may land after the program has ended. `HALVES=1` sends
+the block as two halves."""
 
 import functools
 import os
@@ -14,6 +15,7 @@ from jax.experimental.pallas import tpu as pltpu
 from _harness import N, P
 
 WAIT = os.environ.get("WAIT", "both")
+HALVES = os.environ.get("HALVES") == "1"
 SEM = pl.BlockSpec(memory_space=pltpu.SEMAPHORE)
 ANY = pl.BlockSpec(memory_space=pl.ANY)
 mesh = jax.make_mesh((N,), ("x",))
@@ -23,7 +25,11 @@ shard = functools.partial(jax.shard_map, mesh=mesh, check_vma=False)
 
 def start_kernel(x_ref, o_ref, send_sem, recv_sem):
     right = lax.rem(lax.axis_index("x") + 1, N)
-    pltpu.make_async_remote_copy(x_ref, o_ref, send_sem.at[0], recv_sem.at[0], device_id=(right,)).start()
+    # HALVES=1: two copies of half a block each, on the same semaphores (the done kernel,
+    # which waits for the whole block, then cuts its arrays into the same halves).
+    for h in (pl.ds(0, 4), pl.ds(4, 4)) if HALVES else (slice(None),):
+        pltpu.make_async_remote_copy(x_ref.at[h], o_ref.at[h], send_sem.at[0], recv_sem.at[0],
+                                     device_id=(right,)).start()
 
 
 @jax.jit
