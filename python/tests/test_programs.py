@@ -114,3 +114,11 @@ def test_kernels_of_a_program_cut_a_shared_array_alike(exports):
     for k in (start, done):
         assert [(b["name"], b["shape"], b["cell"]) for b in k["buffers"][:2]] == [
             ("x_ref", [2], [4, 128]), ("o_ref", [2], [4, 128])], k["name"]
+
+
+@pytest.mark.parametrize("n", (3, 4))
+def test_a_staggered_loop_is_one_program_run_once_per_copy(exports, n):
+    doc = doc_of(exports, os.path.join(KERNELS, "split_staggered.py"), n)
+    (p,) = doc["programs"]
+    assert names(doc, p) == ["start_kernel", "send_done_kernel", "recv_done_kernel"]
+    assert p["invocations"] == n - 1

@@ -149,6 +149,19 @@ fn the_bidirectional_split_phase_permute_is_proved_and_a_loop_of_it_too() {
 }
 
 #[test]
+fn a_staggered_loop_of_split_phase_copies_is_proved() {
+    let (code, doc, stderr) = check("python/tests/kernels/split_staggered.py", "3-4", &[]);
+    assert_eq!(code, 0, "{stderr}");
+    for case in cases(&doc) {
+        assert_eq!(case["verdict"], "proved", "{case}");
+        assert_eq!(
+            case["program_kernels"],
+            serde_json::json!(["start_kernel", "send_done_kernel", "recv_done_kernel"])
+        );
+    }
+}
+
+#[test]
 fn a_kernel_of_a_program_named_with_kernel_is_checked_alone() {
     // Alone, the start kernel leaks the semaphores it hands out (no word of a program).
     let (code, doc, _) = check_kernel("protocols/pallas/split_ppermute.py", "start_kernel");
