@@ -327,4 +327,22 @@ mod tests {
         let msg = doc.check_errors("k.py").unwrap_err().to_string();
         assert!(msg.contains("the script's traceback ends with:"), "{msg}");
     }
+
+    #[test]
+    fn a_program_naming_a_missing_kernel_or_linking_backwards_is_malformed() {
+        let doc = |programs: &str| {
+            format!(
+                r#"{{"format": "{FORMAT}", "devices": 2, "kernels": [{{"name": "a", "status": "ok"}}, {{"name": "b", "status": "ok"}}], "programs": [{programs}]}}"#
+            )
+        };
+        let ok = doc(r#"{"name": "p", "kernels": [0, 1], "links": [{"from": [0, 3], "to": [1, 1]}]}"#);
+        let parsed = Document::parse(&ok, "d.json").unwrap();
+        assert_eq!(parsed.programs[0].links, vec![LinkDoc { from: (0, 3), to: (1, 1) }]);
+        assert!(parsed.kernels.iter().all(|k| k.standalone), "absent: checked alone too");
+        let missing = Document::parse(&doc(r#"{"name": "p", "kernels": [0, 2]}"#), "d.json").unwrap_err().to_string();
+        assert!(missing.contains("program p names kernel 2, which is not there"), "{missing}");
+        let backwards = doc(r#"{"name": "p", "kernels": [0, 1], "links": [{"from": [1, 0], "to": [0, 1]}]}"#);
+        let e = Document::parse(&backwards, "d.json").unwrap_err().to_string();
+        assert!(e.contains("links step 1 to step 0"), "{e}");
+    }
 }
