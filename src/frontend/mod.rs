@@ -386,6 +386,9 @@ pub fn kernel(doc: &Document, path: &Path, name: Option<&str>) -> Result<import:
     }
     let imported = match target {
         Target::Kernel(k) => {
+            if let Some(note) = passed_semaphores_note(doc, k) {
+                eprintln!("semcheck: note: kernel {}: {note}", k.name);
+            }
             let one = imported.pop().expect("one kernel").1;
             if one.kernel.implicit_entry_barrier() != one.implicit_entry_barrier {
                 return Err(ModelError::new(
@@ -403,6 +406,33 @@ pub fn kernel(doc: &Document, path: &Path, name: Option<&str>) -> Result<import:
         Target::Program(p) => program::merge(p, &steps, imported.into_iter().map(|(_, k)| k).collect())?,
     };
     Ok(imported)
+}
+
+/// For a kernel checked alone that takes or hands out semaphores (`pltpu.SEMAPHORE`-space
+/// operands): what that means for its verdict, and the program to check instead, if any.
+fn passed_semaphores_note(doc: &Document, k: &KernelDoc) -> Option<String> {
+    let passed: Vec<&str> = k
+        .rest
+        .get("semaphores")?
+        .as_array()?
+        .iter()
+        .filter(|s| s.get("role").and_then(|r| r.as_str()).is_some_and(|r| r != "scratch"))
+        .filter_map(|s| s.get("name").and_then(|n| n.as_str()))
+        .collect();
+    if passed.is_empty() {
+        return None;
+    }
+    let index = doc.kernels.iter().position(|d| std::ptr::eq(d, k))?;
+    let programs: Vec<&str> =
+        doc.programs.iter().filter(|p| p.kernels.contains(&index)).map(|p| p.name.as_str()).collect();
+    let instead = match programs.as_slice() {
+        [] => String::new(),
+        names => format!("; the program it belongs to is checked with --kernel {}", names.join(" or --kernel ")),
+    };
+    Some(format!(
+        "it takes or hands out semaphores ({}) that other kernels wait on or signal; checked alone, a semaphore it hands out is a leak and one it takes starts at 0{instead}",
+        passed.join(", ")
+    ))
 }
 
 /// The compiled program of a kernel of a file: imported, then compiled against the

@@ -164,8 +164,13 @@ fn a_staggered_loop_of_split_phase_copies_is_proved() {
 #[test]
 fn a_kernel_of_a_program_named_with_kernel_is_checked_alone() {
     // Alone, the start kernel leaks the semaphores it hands out (no word of a program).
-    let (code, doc, _) = check_kernel("protocols/pallas/split_ppermute.py", "start_kernel");
+    let (code, doc, stderr) = check_kernel("protocols/pallas/split_ppermute.py", "start_kernel");
     assert_eq!(code, 1);
+    assert!(
+        stderr.contains("it takes or hands out semaphores (send_sem, recv_sem)")
+            && stderr.contains("the program it belongs to is checked with --kernel permute"),
+        "{stderr}"
+    );
     let case = crate::common::only_case(&doc);
     assert_eq!(case["kernel"], "start_kernel");
     assert_eq!(case["program_kernels"], Value::Null);
