@@ -49,6 +49,21 @@ struct Draft {
     barrier: Option<SemId>,
     cell_bytes: u32,
     errors: Vec<String>,
+    /// The launch being traced ([`KernelBuilder::launch`]), if any.
+    launch: Option<LaunchDraft>,
+    /// The barrier semaphore of each `collective_id` of a program's launches.
+    barriers: Vec<(Option<u32>, SemId)>,
+}
+
+/// What a launch being traced has set: its compiler parameters, and the semaphores it
+/// declared or hands out.
+#[derive(Default)]
+struct LaunchDraft {
+    grid: Vec<usize>,
+    collective_id: Option<u32>,
+    skip_device_barrier: bool,
+    declared: Vec<SemId>,
+    hands_out: Vec<SemId>,
 }
 
 /// The tracer a kernel body receives; every DSL call records into it.
@@ -81,6 +96,8 @@ pub fn trace(name: &str, body: impl FnOnce(&KernelBuilder)) -> Result<Kernel, Mo
             barrier: None,
             cell_bytes: DEFAULT_CELL_BYTES,
             errors: Vec::new(),
+            launch: None,
+            barriers: Vec::new(),
         }),
     };
     body(&builder);
@@ -251,19 +268,78 @@ impl KernelBuilder {
         self.with(|d| d.blocks.pop().unwrap_or_default())
     }
 
-    /// `grid=(...)`: the grid every device walks, row-major.
+    /// `grid=(...)`: the grid every device walks, row-major (the launch's, inside
+    /// [`KernelBuilder::launch`]).
     pub fn grid(&self, dims: &[usize]) {
-        self.with(|d| d.kernel.grid = dims.to_vec());
+        self.with(|d| match &mut d.launch {
+            Some(l) => l.grid = dims.to_vec(),
+            None => d.kernel.grid = dims.to_vec(),
+        });
     }
 
-    /// `CompilerParams(collective_id=id)`.
+    /// `CompilerParams(collective_id=id)` (the launch's, inside [`KernelBuilder::launch`]).
     pub fn collective_id(&self, id: u32) {
-        self.with(|d| d.kernel.collective_id = Some(id));
+        self.with(|d| match &mut d.launch {
+            Some(l) => l.collective_id = Some(id),
+            None => d.kernel.collective_id = Some(id),
+        });
     }
 
-    /// `CompilerParams(skip_device_barrier=True)`: no implicit entry barrier.
+    /// `CompilerParams(skip_device_barrier=True)`: no implicit entry barrier (the
+    /// launch's, inside [`KernelBuilder::launch`]).
     pub fn skip_device_barrier(&self) {
-        self.with(|d| d.kernel.skip_device_barrier = true);
+        self.with(|d| match &mut d.launch {
+            Some(l) => l.skip_device_barrier = true,
+            None => d.kernel.skip_device_barrier = true,
+        });
+    }
+
+    /// One `pallas_call` of a *program of several kernels* ([`crate::ir::Launch`]): `body`
+    /// traces its kernel (its grid, `collective_id`, scratch and statements); what it
+    /// returns (semaphores it hands out, say) is returned. Buffers and semaphores declared
+    /// outside every launch are the program's, shared by the launches that use them; a
+    /// semaphore declared inside a launch is its own, unless it hands it out
+    /// ([`KernelBuilder::hand_out`]) for later launches to take. A kernel traced with
+    /// launches is a program: every statement of its body is a launch.
+    #[track_caller]
+    pub fn launch<'k, R>(&'k self, name: &str, body: impl FnOnce(&'k KernelBuilder) -> R) -> R {
+        let nested = self.with(|d| d.launch.replace(LaunchDraft::default()).is_some());
+        if nested {
+            self.with(|d| d.errors.push(format!("launch `{name}` inside another launch")));
+        }
+        self.with(|d| d.blocks.push(Vec::new()));
+        let out = body(self);
+        let stmts = self.with(|d| d.blocks.pop().unwrap_or_default());
+        let draft = self.with(|d| d.launch.take()).unwrap_or_default();
+        let mut used = Vec::new();
+        if let Err(e) = crate::compile::launch_uses(&stmts, &mut used) {
+            self.with(|d| d.errors.push(e.message().to_string()));
+        }
+        let mut semaphores: Vec<SemId> = draft.declared.iter().chain(&used).chain(&draft.hands_out).copied().collect();
+        semaphores.sort();
+        semaphores.dedup();
+        let launch = crate::ir::Launch {
+            name: name.to_string(),
+            grid: draft.grid,
+            collective_id: draft.collective_id,
+            skip_device_barrier: draft.skip_device_barrier,
+            allow_collective_id_without_custom_barrier: false,
+            semaphores,
+            hands_out: draft.hands_out,
+            body: stmts,
+        };
+        self.push(StmtKind::Launch(Box::new(launch)));
+        out
+    }
+
+    /// Inside [`KernelBuilder::launch`]: the launch hands `sem` out (a
+    /// `pltpu.SEMAPHORE`-space output), so it lives on after the launch.
+    pub fn hand_out(&self, sem: &Sem<'_>) {
+        self.own(sem.k, "the semaphore");
+        self.with(|d| match &mut d.launch {
+            Some(l) => l.hands_out.push(sem.r.sem),
+            None => d.errors.push("hand_out outside a launch".into()),
+        });
     }
 
     /// Sets the byte size of each cell for buffers declared after this call.
@@ -303,6 +379,12 @@ impl KernelBuilder {
         self.declare(name, BufferRole::Output, space, shape, false)
     }
 
+    /// An output aliased to an input (`input_output_aliases`): one buffer, holding the
+    /// input at entry and checked as an output at exit.
+    pub fn input_output(&self, name: &str, space: MemorySpace, shape: &[usize]) -> Ref<'_> {
+        self.declare(name, BufferRole::InputOutput, space, shape, false)
+    }
+
     /// A scratch buffer of this device (`scratch_shapes`).
     pub fn scratch(&self, name: &str, space: MemorySpace, shape: &[usize]) -> Ref<'_> {
         self.declare(name, BufferRole::Scratch, space, shape, false)
@@ -319,7 +401,11 @@ impl KernelBuilder {
                 d.errors.push(format!("semaphore array `{name}` has length 0"));
             }
             d.kernel.semaphores.push(SemDecl { name: name.to_string(), kind, len, scoped });
-            SemId(d.kernel.semaphores.len() as u32 - 1)
+            let id = SemId(d.kernel.semaphores.len() as u32 - 1);
+            if let Some(l) = &mut d.launch {
+                l.declared.push(id);
+            }
+            id
         });
         Sem { k: self, r: SemRef { sem: id, index: None } }
     }
@@ -346,6 +432,16 @@ impl KernelBuilder {
 
     /// `pltpu.get_barrier_semaphore()`: the collective's barrier semaphore.
     pub fn get_barrier_semaphore(&self) -> Sem<'_> {
+        // In a program of several kernels, the barrier semaphore of the launch's collective.
+        if let Some(cid) = self.with(|d| d.launch.as_ref().map(|l| l.collective_id)) {
+            if let Some(id) = self.with(|d| d.barriers.iter().find(|b| b.0 == cid).map(|b| b.1)) {
+                self.with(|d| d.launch.as_mut().map(|l| l.declared.push(id)));
+                return Sem { k: self, r: SemRef { sem: id, index: None } };
+            }
+            let sem = self.semaphore("barrier", SemKind::Barrier, None, false);
+            self.with(|d| d.barriers.push((cid, sem.r.sem)));
+            return sem;
+        }
         if let Some(id) = self.with(|d| d.barrier) {
             return Sem { k: self, r: SemRef { sem: id, index: None } };
         }

@@ -370,6 +370,7 @@ impl Stmt {
     pub fn children(&self) -> &[Stmt] {
         match &self.kind {
             StmtKind::When { body, .. } | StmtKind::Scoped { body, .. } | StmtKind::Loop { body, .. } => body,
+            StmtKind::Launch(launch) => &launch.body,
             _ => &[],
         }
     }
@@ -378,6 +379,7 @@ impl Stmt {
     pub fn children_mut(&mut self) -> Option<&mut Vec<Stmt>> {
         match &mut self.kind {
             StmtKind::When { body, .. } | StmtKind::Scoped { body, .. } | StmtKind::Loop { body, .. } => Some(body),
+            StmtKind::Launch(launch) => Some(&mut launch.body),
             _ => None,
         }
     }
@@ -429,6 +431,9 @@ pub enum StmtKind {
         /// The statements of the scope.
         body: Vec<Stmt>,
     },
+    /// One kernel of a program of several kernels (see [`Launch`]): only at the top of a
+    /// [`Kernel`]'s body, every statement of which is then a launch.
+    Launch(Box<Launch>),
     /// `desc.start()`
     DmaStart(DmaDesc),
     /// `desc.wait()`, `desc.wait_send()` or `desc.wait_recv()`.
@@ -501,6 +506,68 @@ pub enum StmtKind {
         /// Its elements read (as many as `dst`).
         src: ScalarRange,
     },
+}
+
+/// One kernel (one `pallas_call`) of a *program of several kernels*: kernels of one jitted
+/// program that hand semaphores (`pltpu.SEMAPHORE`-space operands), and so DMAs still in
+/// flight, from one to the next. A [`Kernel`] whose body is a sequence of launches is
+/// such a program: every device runs the launches in order, each entered and exited like
+/// a kernel of its own (JAX's entry barrier and `collective_id` rules apply per launch),
+/// while the program's buffers and semaphores (its declarations) keep their contents from
+/// one launch to the next. See [`crate::semantics::CHOICES`] (`programs-of-kernels`) for
+/// what is carried and when the exit rules apply.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Launch {
+    /// The kernel's name (`recv_done_kernel`), in every label and message.
+    pub name: String,
+    /// Its grid.
+    pub grid: Vec<usize>,
+    /// Its `CompilerParams(collective_id=...)`.
+    pub collective_id: Option<u32>,
+    /// Its `CompilerParams(skip_device_barrier=True)`.
+    #[serde(default)]
+    pub skip_device_barrier: bool,
+    /// Its `CompilerParams(allow_collective_id_without_custom_barrier=True)`.
+    #[serde(default)]
+    pub allow_collective_id_without_custom_barrier: bool,
+    /// The semaphores it takes: its semaphore operands (inputs and outputs), scratch,
+    /// scoped and barrier semaphores. Its body uses no other.
+    pub semaphores: Vec<SemId>,
+    /// Among them, those it hands out (its `pltpu.SEMAPHORE`-space outputs): such a
+    /// semaphore lives on after the kernel, until the last later launch that takes it
+    /// exits, or to the end of the program when none does.
+    #[serde(default)]
+    pub hands_out: Vec<SemId>,
+    /// The body, run once per grid index.
+    pub body: Vec<Stmt>,
+}
+
+impl Launch {
+    /// Whether the launch talks to another device (a remote copy, or a signal with a
+    /// `device_id`, in any branch): Mosaic's `has_communication`.
+    pub fn communicates(&self) -> bool {
+        fn any(body: &[Stmt]) -> bool {
+            body.iter().any(|s| {
+                matches!(
+                    &s.kind,
+                    StmtKind::DmaStart(DmaDesc::Remote { .. })
+                        | StmtKind::Signal { device: Dest::Mesh(_) | Dest::Axes(_) | Dest::Logical(_), .. }
+                ) || any(s.children())
+            })
+        }
+        any(&self.body)
+    }
+
+    /// Whether it takes the barrier semaphore (JAX's "custom barrier").
+    pub fn has_custom_barrier(&self, kernel: &Kernel) -> bool {
+        self.semaphores.iter().any(|&s| kernel.semaphore(s).is_some_and(|d| d.kind == SemKind::Barrier))
+    }
+
+    /// Whether JAX inserts its entry barrier: the launch communicates, has no custom
+    /// barrier and does not set `skip_device_barrier` (as [`Kernel::implicit_entry_barrier`]).
+    pub fn implicit_entry_barrier(&self, kernel: &Kernel) -> bool {
+        self.communicates() && !self.has_custom_barrier(kernel) && !self.skip_device_barrier
+    }
 }
 
 /// A strided block of elements of a scalar array: for every `i` with `i[k] < dims[k].0`,
@@ -620,6 +687,23 @@ impl Kernel {
     /// `skip_device_barrier`.
     pub fn implicit_entry_barrier(&self) -> bool {
         self.communicates() && !self.has_custom_barrier() && !self.skip_device_barrier
+    }
+
+    /// The launches of a program of several kernels, in order (see [`Launch`]); empty for
+    /// a kernel that is not one.
+    pub fn launches(&self) -> Vec<&Launch> {
+        self.body
+            .iter()
+            .filter_map(|s| match &s.kind {
+                StmtKind::Launch(l) => Some(&**l),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Whether the kernel is a program of several kernels: its body is launches.
+    pub fn is_program(&self) -> bool {
+        self.body.iter().any(|s| matches!(s.kind, StmtKind::Launch(_)))
     }
 
     /// Every statement of the body in pre-order (a `when` or scope before its body), with

@@ -27,6 +27,8 @@
 //!   with them (window soundness, confluence);
 //! * [`stmt_text`]: a statement in the kernel's own words, for reports;
 //! * [`mutate`]: single-edit mutants of a kernel (which synchronisation is load-bearing);
+//! * [`remap`]: renumbering a kernel's buffers and semaphores, to merge the kernels of a
+//!   program of several kernels ([`ir::Launch`]);
 //! * [`coverage`]: the statements a check never executed (a proof that is vacuous there).
 //!
 //! ## What counts as a bug: the rules
@@ -132,6 +134,7 @@ pub mod mesh;
 pub mod mutate;
 pub mod program;
 pub mod reduction;
+pub mod remap;
 pub mod ring;
 pub mod semantics;
 pub mod spec;

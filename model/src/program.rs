@@ -222,6 +222,16 @@ pub struct Program {
     pub cell_slots: CellSlots,
     /// The formulas of [`ComputeKind::Formula`] operations.
     pub formulas: Vec<crate::formula::Formula>,
+    /// The kernels each run of the program goes through, in order: the kernel alone, or
+    /// the launches of a program of several kernels ([`crate::ir::Launch`]). Invocation
+    /// `k` of a device (its `k`-th `Enter` .. `Exit`) runs kernel `k % kernels.len()` of
+    /// run `k / kernels.len()`.
+    pub kernels: Vec<String>,
+    /// Per semaphore of a device (an index into [`Program::sem_decls`]), the last kernel
+    /// of a run (an index into [`Program::kernels`]) in which it is alive: the exit rules
+    /// check it at that kernel's exit, and a signal or a DMA landing may reach it until
+    /// then. 0 for every semaphore of a single kernel.
+    pub sem_last: Vec<u32>,
 }
 
 impl Program {
@@ -266,6 +276,19 @@ impl Program {
     /// The kind of a semaphore slot.
     pub fn sem_kind(&self, slot: SemSlot) -> SemKind {
         self.sem_decls[slot.0 as usize % self.sems_per_device].0.kind
+    }
+
+    /// The declaration (in the kernel's IR) a semaphore slot is an element of.
+    pub fn sem_decl_of(&self, slot: SemSlot) -> crate::ir::SemId {
+        let mut local = slot.0 as usize % self.sems_per_device;
+        for (i, decl) in self.ir.semaphores.iter().enumerate() {
+            let len = decl.len.unwrap_or(1);
+            if local < len {
+                return crate::ir::SemId(i as u32);
+            }
+            local -= len;
+        }
+        crate::ir::SemId(self.ir.semaphores.len() as u32)
     }
 
     /// A semaphore's name, e.g. `recv_sems[1]`.
@@ -318,11 +341,52 @@ impl Program {
         self.devices[device.index()].info[pc as usize].invocation
     }
 
+    /// Whether this is a program of several kernels (see [`Program::kernels`]).
+    pub fn has_several_kernels(&self) -> bool {
+        self.ir.is_program()
+    }
+
+    /// The kernel (an index into [`Program::kernels`]) invocation `k` runs.
+    pub fn kernel_of(&self, k: u32) -> u32 {
+        k % self.kernels.len().max(1) as u32
+    }
+
+    /// The run (0-based, up to `repeat`) invocation `k` belongs to.
+    pub fn run_of(&self, k: u32) -> u32 {
+        k / self.kernels.len().max(1) as u32
+    }
+
+    /// Whether invocation `k` is the first kernel of its run: its `Enter` starts the
+    /// program afresh (buffers and semaphores reset).
+    pub fn starts_run(&self, k: u32) -> bool {
+        self.kernel_of(k) == 0
+    }
+
+    /// Whether invocation `k` is the last kernel of its run: its `Exit` checks the outputs
+    /// and everything still alive.
+    pub fn ends_run(&self, k: u32) -> bool {
+        self.kernel_of(k) as usize + 1 >= self.kernels.len()
+    }
+
+    /// The last invocation in which semaphore `slot` is alive, for an operation of
+    /// invocation `k` that reaches it (a signal, or a DMA that lands on it): `k` for a
+    /// semaphore of the kernel alone, a later kernel's for one the kernel hands on.
+    pub fn alive_until(&self, slot: SemSlot, k: u32) -> u32 {
+        let last = self.sem_last[slot.0 as usize % self.sems_per_device];
+        k + last.saturating_sub(self.kernel_of(k))
+    }
+
+    /// Whether semaphore `slot` is checked at the exit of invocation `k`: it is alive in no
+    /// later kernel of the run.
+    pub fn checked_at_exit(&self, slot: SemSlot, k: u32) -> bool {
+        self.sem_last[slot.0 as usize % self.sems_per_device] <= self.kernel_of(k)
+    }
+
     /// The operation's label prefixed with its device and grid index, e.g.
     /// `d1 (2) wait capacity_sem 1`.
     pub fn describe_op(&self, device: DeviceId, pc: u32) -> String {
         let info = &self.devices[device.index()].info[pc as usize];
-        let inv = if self.repeat > 1 { format!("#{} ", info.invocation) } else { String::new() };
+        let inv = if self.repeat > 1 { format!("#{} ", self.run_of(info.invocation)) } else { String::new() };
         if info.grid.is_empty() {
             format!("{device} {inv}{}", info.label)
         } else {

@@ -162,7 +162,9 @@ impl Program {
         let op = dp.ops[pc as usize];
         let inv = dp.info[pc as usize].invocation;
         match op {
-            Op::Enter => {
+            // The first kernel of a run starts the program afresh; a later kernel of a
+            // program of several kernels finds what the earlier ones left.
+            Op::Enter if self.starts_run(inv) => {
                 let off = self.cell_offset();
                 for &(cell, v) in &dp.reset {
                     state[off + cell.0 as usize] = v.0;
@@ -174,6 +176,7 @@ impl Program {
                     }
                 }
             }
+            Op::Enter => {}
             Op::EntryBarrier => {}
             Op::Exit => {
                 // The exit checks look at other devices' pcs and at whether every
@@ -183,7 +186,7 @@ impl Program {
             }
             Op::Signal { target, sem, inc } => {
                 if self.sem_kind(sem) != SemKind::Barrier {
-                    self.inside_kernel(state, target, inv)
+                    self.inside_kernels_at(self.pc(state, target), target, inv, self.alive_until(sem, inv))
                         .map_err(|why| self.signal_outside_kernel(d, pc, target, sem, &why))?;
                 }
                 state[self.sem_offset() + sem.0 as usize] += inc;
@@ -241,9 +244,31 @@ impl Program {
         Ok(())
     }
 
-    /// `Ok` if `target` is running invocation `k`, else why not.
-    fn inside_kernel(&self, state: &[u32], target: DeviceId, k: u32) -> Result<(), String> {
-        self.inside_kernel_at(self.pc(state, target), target, k)
+    /// `Ok` if the DMA `key`, started in invocation `k`, may land in `target` now: the
+    /// target has entered that invocation and not yet left the last one in which the
+    /// semaphore the landing increments is alive (the same invocation, unless a kernel of a
+    /// program hands the semaphore on); else why not.
+    pub(crate) fn landing_inside(&self, state: &[u32], key: DmaKey, target: DeviceId) -> Result<(), String> {
+        let k = self.invocation_of(key.issuer, key.pc);
+        let sem = match self.dma_op(key) {
+            Op::LocalDma { sem, .. } => sem,
+            Op::RemoteDma { recv_sem, .. } => recv_sem,
+            _ => unreachable!("landing of a DMA"),
+        };
+        self.inside_kernels_at(self.pc(state, target), target, k, self.alive_until(sem, k))
+    }
+
+    /// Whether the exit rules of invocation `k` look at the DMA `key` still in flight: the
+    /// semaphore its issuer waits on (a local copy's, a remote copy's send semaphore) is
+    /// alive in no later kernel of the run.
+    pub fn dma_checked_at_exit(&self, key: DmaKey, k: u32) -> bool {
+        let started = self.invocation_of(key.issuer, key.pc);
+        let sem = match self.dma_op(key) {
+            Op::LocalDma { sem, .. } => sem,
+            Op::RemoteDma { send_sem, .. } => send_sem,
+            _ => return true,
+        };
+        self.alive_until(sem, started) <= k
     }
 
     /// The checks of `d`'s exit at `pc`, on the state with `d` already past it.
@@ -258,11 +283,15 @@ impl Program {
             }
         }
         let inv = dp.info[pc as usize].invocation;
+        if !self.ends_run(inv) {
+            // Outputs are the program's: checked when its last kernel exits.
+            wrong.clear();
+        }
         let others_done = self.mesh.devices().filter(|&e| e != d).all(|e| {
             let epc = self.pc(state, e);
             self.lifecycle(e, epc).is_none_or(|(i, _)| i > inv)
         });
-        if others_done {
+        if others_done && self.ends_run(inv) {
             for &(cell, want) in &self.shared_expected {
                 let got = self.cell_value(state, cell);
                 if got != want {
@@ -283,7 +312,7 @@ impl Program {
             }
             return Err(self.wrong_result(d, inv, cell, &shown_got, &shown_want, wrong.len()));
         }
-        for rec in self.dmas(state).filter(|r| r.key.issuer == d) {
+        for rec in self.dmas(state).filter(|r| r.key.issuer == d && self.dma_checked_at_exit(r.key, inv)) {
             let pending = match self.dma_op(rec.key) {
                 Op::LocalDma { .. } => Some("not done"),
                 _ if rec.flags & SENT == 0 => Some("not yet sent"),
@@ -297,7 +326,7 @@ impl Program {
         for i in 0..self.sems_per_device {
             let slot = SemSlot((first + i) as u32);
             let v = self.sem_value(state, slot);
-            if v != 0 && self.sem_kind(slot) != SemKind::Barrier {
+            if v != 0 && self.sem_kind(slot) != SemKind::Barrier && self.checked_at_exit(slot, inv) {
                 return Err(self.semaphore_leak(d, pc, slot, v));
             }
         }
@@ -383,8 +412,7 @@ impl Program {
             Op::RemoteDma { dst, recv_sem, bytes, target, .. } => (dst, recv_sem, bytes, target, rec.flags | RECEIVED),
             _ => unreachable!("landing of a DMA"),
         };
-        let inv = self.invocation_of(key.issuer, key.pc);
-        self.inside_kernel(next, target, inv).map_err(|why| self.landing_outside_kernel(key, target, &why))?;
+        self.landing_inside(next, key, target).map_err(|why| self.landing_outside_kernel(key, target, &why))?;
         let off = self.cell_offset();
         for (i, c) in self.span(dst).iter().enumerate() {
             next[off + c.0 as usize] = next[rec.offset + 1 + i];
@@ -403,8 +431,7 @@ impl Program {
             Op::RemoteDma { dst, recv_sem, bytes, target, .. } => (dst, recv_sem, bytes, target, false),
             _ => unreachable!("landing of a DMA"),
         };
-        let inv = self.invocation_of(key.issuer, key.pc);
-        self.inside_kernel(next, target, inv).map_err(|why| self.landing_outside_kernel(key, target, &why))?;
+        self.landing_inside(next, key, target).map_err(|why| self.landing_outside_kernel(key, target, &why))?;
         let word = rec.offset + 1 + i;
         let cell = self.span(dst)[i];
         next[self.cell_offset() + cell.0 as usize] = next[word];

@@ -128,6 +128,7 @@ pub fn dma(kernel: &Kernel, d: &DmaDesc) -> String {
 pub fn statement(kernel: &Kernel, stmt: &Stmt) -> String {
     match &stmt.kind {
         StmtKind::When { cond, .. } => format!("@pl.when({})", expr(cond)),
+        StmtKind::Launch(l) => format!("pallas_call({})", l.name),
         StmtKind::Scoped { sems, .. } => {
             let names: Vec<String> = sems
                 .iter()

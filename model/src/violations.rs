@@ -55,13 +55,35 @@ impl Program {
     /// Rule 5's test: `Ok` if `target`, at `pc`, is running invocation `k`, else why not
     /// (`has not entered invocation 1 (it is still in invocation 0)`, ...).
     pub fn inside_kernel_at(&self, pc: u32, target: DeviceId, k: u32) -> Result<(), String> {
+        self.inside_kernels_at(pc, target, k, k)
+    }
+
+    /// Rule 5's test for what lives on from invocation `from` to invocation `to` (a
+    /// semaphore a kernel of a program hands on): `Ok` if `target`, at `pc`, has entered
+    /// `from` and not yet left `to`, else why not.
+    pub fn inside_kernels_at(&self, pc: u32, target: DeviceId, from: u32, to: u32) -> Result<(), String> {
+        let name = |k: u32| self.invocation_name(k);
         match self.lifecycle(target, pc) {
-            Some((inv, true)) if inv == k => Ok(()),
-            Some((inv, false)) if inv == k => Err(format!("has not entered invocation {k}")),
-            Some((inv, _)) if inv < k => {
-                Err(format!("has not entered invocation {k} (it is still in invocation {inv})"))
+            Some((inv, running)) if (from < inv && inv <= to) || (inv == from && running) => Ok(()),
+            Some((inv, false)) if inv == from => Err(format!("has not entered {}", name(from))),
+            Some((inv, _)) if inv < from => {
+                Err(format!("has not entered {} (it is still in {})", name(from), name(inv)))
             }
-            _ => Err(format!("has already left invocation {k}")),
+            _ => Err(format!("has already left {}", name(to))),
+        }
+    }
+
+    /// How messages name invocation `k`: `invocation 2`, or in a program of several
+    /// kernels the kernel, and the run when there are several (`recv_done_kernel`,
+    /// `start_kernel of run 1`).
+    pub fn invocation_name(&self, k: u32) -> String {
+        if !self.has_several_kernels() {
+            return format!("invocation {k}");
+        }
+        let kernel = &self.kernels[self.kernel_of(k) as usize];
+        match self.repeat > 1 {
+            true => format!("{kernel} of run {}", self.run_of(k)),
+            false => kernel.clone(),
         }
     }
 
@@ -70,8 +92,32 @@ impl Program {
         Violation::new(
             Rule::SemaphoreLeak,
             vec![d],
-            format!("`{}`: {} is {value} at exit, not 0", self.describe_op(d, pc), self.sem_full_name(slot)),
+            format!(
+                "`{}`: {}{} is {value} at exit, not 0",
+                self.describe_op(d, pc),
+                self.sem_full_name(slot),
+                self.handed_out_note(slot)
+            ),
         )
+    }
+
+    /// ` (send_sem is handed out by start_kernel, and no later kernel takes it)` for a semaphore of a
+    /// program of several kernels that the last kernel taking it hands out (a
+    /// `pltpu.SEMAPHORE`-space output no later kernel takes: it is checked at the program's
+    /// end); empty otherwise.
+    fn handed_out_note(&self, slot: SemSlot) -> String {
+        let launches = self.ir.launches();
+        let id = self.sem_decl_of(slot);
+        match launches.iter().rposition(|l| l.semaphores.contains(&id)) {
+            Some(at) if launches[at].hands_out.contains(&id) => {
+                format!(
+                    " ({} is handed out by {}, and no later kernel takes it)",
+                    self.sem_name(slot),
+                    launches[at].name
+                )
+            }
+            _ => String::new(),
+        }
     }
 
     /// Rule 4: barrier semaphore `slot` is `value` once every device has finished.
@@ -90,7 +136,8 @@ impl Program {
             Rule::WrongResult,
             vec![d],
             format!(
-                "{d} exits (invocation {inv}) with {} = {got} but the specification says {want}{}",
+                "{d} exits ({}) with {} = {got} but the specification says {want}{}",
+                self.invocation_name(inv),
                 self.cell_full_name(cell),
                 if wrong > 1 { format!(" ({wrong} wrong cells in all)") } else { String::new() }
             ),
@@ -100,10 +147,20 @@ impl Program {
     /// Rule 4: `d` exits invocation `inv` while its DMA `key` is `pending` (`not done`,
     /// `not yet sent`).
     pub fn dma_outstanding_at_exit(&self, d: DeviceId, inv: u32, key: DmaKey, pending: &str) -> Violation {
+        let sem = match self.dma_op(key) {
+            crate::program::Op::LocalDma { sem, .. } => Some(sem),
+            crate::program::Op::RemoteDma { send_sem, .. } => Some(send_sem),
+            _ => None,
+        };
+        let note = sem.map(|s| self.handed_out_note(s)).unwrap_or_default();
         Violation::new(
             Rule::SemaphoreLeak,
             vec![d],
-            format!("{d} exits (invocation {inv}) while its DMA `{}` is {pending}", self.describe_op(d, key.pc)),
+            format!(
+                "{d} exits ({}) while its DMA `{}` is {pending}{note}",
+                self.invocation_name(inv),
+                self.describe_op(d, key.pc)
+            ),
         )
         .with_dma(key)
     }

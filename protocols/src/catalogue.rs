@@ -29,6 +29,12 @@ pub enum Change {
     SingleBarrier,
     /// Drop the producer's signal and the consumer's wait.
     NoSignal,
+    /// Drop the kernel that waits for a split-phase copy's send semaphore.
+    NoSendDone,
+    /// Hand the kernel that waits for the received data the send semaphore.
+    WrongSemaphore,
+    /// Read the received block before the kernel that waits for it.
+    EarlyRead,
 }
 
 /// A named one-idea change to a protocol.
@@ -164,7 +170,7 @@ pub(crate) fn unsupported(protocol: &str, change: Change) -> ModelError {
 
 /// Every protocol, in the order of the seeds.
 pub fn catalogue() -> &'static [Protocol] {
-    static ALL: [Protocol; 7] = [
+    static ALL: [Protocol; 8] = [
         crate::ppermute::PROTOCOL,
         crate::all_gather::PROTOCOL,
         crate::psum::PROTOCOL,
@@ -172,6 +178,7 @@ pub fn catalogue() -> &'static [Protocol] {
         crate::tc_exchange::PROTOCOL,
         crate::producer_consumer::PROTOCOL,
         crate::guarded_shift::PROTOCOL,
+        crate::split_ppermute::PROTOCOL,
     ];
     &ALL
 }
@@ -217,7 +224,17 @@ mod tests {
     fn a_kernel_refuses_a_change_it_does_not_implement() {
         use Change::*;
         for p in catalogue() {
-            for c in [NoCapacity, SharedRecvSem, NoBarrier, NoFinalDrain, SingleBarrier, NoSignal] {
+            for c in [
+                NoCapacity,
+                SharedRecvSem,
+                NoBarrier,
+                NoFinalDrain,
+                SingleBarrier,
+                NoSignal,
+                NoSendDone,
+                WrongSemaphore,
+                EarlyRead,
+            ] {
                 if p.mutants.iter().any(|m| m.change == c) {
                     continue;
                 }

@@ -15,6 +15,7 @@ mod ppermute;
 mod producer_consumer;
 mod psum;
 mod psum_scatter;
+mod split_ppermute;
 mod tc_exchange;
 
 pub use catalogue::{catalogue, find, Change, MeshKind, Mutant, Protocol};

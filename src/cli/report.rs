@@ -210,6 +210,7 @@ impl Checked {
             "kind": "case",
             "kernel": kernel.unwrap_or_else(|| self.program.kernel.clone()),
             "kernel_defined_at": defined,
+            "program_kernels": self.program.has_several_kernels().then(|| self.program.kernels.clone()),
             "frontend": frontend,
             "prefetch": prefetch,
             "verdict": self.outcome.verdict.name(),

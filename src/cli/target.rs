@@ -133,8 +133,7 @@ impl CaseArgs {
                             continue;
                         }
                     };
-                    let names: Vec<String> =
-                        semcheck::frontend::default_kernels(&doc).iter().map(|k| k.name.clone()).collect();
+                    let names: Vec<String> = semcheck::frontend::default_kernels(&doc);
                     if names.len() > 1 {
                         for name in names {
                             let src = Source::Python { path: path.clone(), kernel: Some(name), expect: expect.clone() };

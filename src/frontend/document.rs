@@ -135,9 +135,48 @@ pub struct KernelDoc {
     /// The script's invocations of it.
     #[serde(default)]
     pub invocations: Option<u32>,
+    /// Whether the script calls it outside every program of several kernels (so it is
+    /// checked alone too); `true` in a document of an older front end.
+    #[serde(default = "yes")]
+    pub standalone: bool,
     /// The rest: mesh, grid, entry, buffers, semaphores, body.
     #[serde(flatten)]
     pub rest: BTreeMap<String, Value>,
+}
+
+/// Two arguments of a program's kernels that hold one value: argument `to.1` of the
+/// program's step `to.0` is what argument `from.1` of the earlier step `from.0` holds (a
+/// semaphore it hands out, a buffer it wrote, an array passed to both).
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+pub struct LinkDoc {
+    /// `(step, argument)` of the earlier kernel.
+    pub from: (usize, usize),
+    /// `(step, argument)` of the later kernel.
+    pub to: (usize, usize),
+}
+
+/// A program of several kernels (`programs` of `python/SCHEMA.md`): kernels of one run of
+/// the script that hand semaphores, and so DMAs in flight, from one to the next.
+#[derive(Clone, Debug, Deserialize)]
+pub struct ProgramDoc {
+    /// Its name (the jitted functions that run it, `permute`, `begin+finish`).
+    pub name: String,
+    /// Its kernels, as indices into the document's `kernels`, in the order every device
+    /// runs them (a kernel may run several times).
+    pub kernels: Vec<usize>,
+    /// The arguments that hold one value.
+    #[serde(default)]
+    pub links: Vec<LinkDoc>,
+    /// The script's call of (the first of) its jitted functions.
+    #[serde(default)]
+    pub call: Option<LocDoc>,
+    /// How many times the script ran it.
+    #[serde(default)]
+    pub invocations: Option<u32>,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// A document.
@@ -156,6 +195,9 @@ pub struct Document {
     /// The kernels.
     #[serde(default)]
     pub kernels: Vec<KernelDoc>,
+    /// The programs of several kernels (none in a document of an older front end).
+    #[serde(default)]
+    pub programs: Vec<ProgramDoc>,
     /// Top-level errors.
     #[serde(default)]
     pub errors: Vec<ErrorDoc>,
@@ -181,7 +223,27 @@ impl Document {
             Some(f) => return Err(bad(format!("format `{f}`, this semcheck reads `{FORMAT}`"))),
             None => return Err(bad(format!("no `format` key: not a document of `{FORMAT}`"))),
         }
-        serde_json::from_value(v).map_err(|e| bad(format!("malformed document: {e}")))
+        let doc: Document = serde_json::from_value(v).map_err(|e| bad(format!("malformed document: {e}")))?;
+        for p in &doc.programs {
+            if let Some(k) = p.kernels.iter().find(|&&k| k >= doc.kernels.len()) {
+                return Err(bad(format!(
+                    "malformed document: program {} names kernel {k}, which is not there",
+                    p.name
+                )));
+            }
+            for l in &p.links {
+                if l.from.0 >= l.to.0 || l.to.0 >= p.kernels.len() {
+                    return Err(bad(format!(
+                        "malformed document: program {} links step {} to step {} (a link runs from an earlier step to a later one of its {} kernels)",
+                        p.name,
+                        l.from.0,
+                        l.to.0,
+                        p.kernels.len()
+                    )));
+                }
+            }
+        }
+        Ok(doc)
     }
 
     /// The TPU chip the script was traced for (`SEMCHECK_TPU`), if any.
@@ -236,6 +298,7 @@ mod tests {
             producer: Value::Null,
             script: Value::Null,
             kernels: vec![],
+            programs: vec![],
             errors: vec![error(INTERNAL_ERROR)],
             warnings: vec![],
             files: BTreeMap::new(),
@@ -255,6 +318,7 @@ mod tests {
             producer: Value::Null,
             script: Value::Null,
             kernels: vec![],
+            programs: vec![],
             errors: vec![e],
             warnings: vec![],
             files: BTreeMap::new(),
@@ -262,5 +326,23 @@ mod tests {
         };
         let msg = doc.check_errors("k.py").unwrap_err().to_string();
         assert!(msg.contains("the script's traceback ends with:"), "{msg}");
+    }
+
+    #[test]
+    fn a_program_naming_a_missing_kernel_or_linking_backwards_is_malformed() {
+        let doc = |programs: &str| {
+            format!(
+                r#"{{"format": "{FORMAT}", "devices": 2, "kernels": [{{"name": "a", "status": "ok"}}, {{"name": "b", "status": "ok"}}], "programs": [{programs}]}}"#
+            )
+        };
+        let ok = doc(r#"{"name": "p", "kernels": [0, 1], "links": [{"from": [0, 3], "to": [1, 1]}]}"#);
+        let parsed = Document::parse(&ok, "d.json").unwrap();
+        assert_eq!(parsed.programs[0].links, vec![LinkDoc { from: (0, 3), to: (1, 1) }]);
+        assert!(parsed.kernels.iter().all(|k| k.standalone), "absent: checked alone too");
+        let missing = Document::parse(&doc(r#"{"name": "p", "kernels": [0, 2]}"#), "d.json").unwrap_err().to_string();
+        assert!(missing.contains("program p names kernel 2, which is not there"), "{missing}");
+        let backwards = doc(r#"{"name": "p", "kernels": [0, 1], "links": [{"from": [1, 0], "to": [0, 1]}]}"#);
+        let e = Document::parse(&backwards, "d.json").unwrap_err().to_string();
+        assert!(e.contains("links step 1 to step 0"), "{e}");
     }
 }

@@ -14,6 +14,7 @@ pub mod document;
 pub mod env;
 pub mod import;
 pub mod interpreter;
+pub mod program;
 pub mod spec;
 
 use std::collections::HashMap;
@@ -25,7 +26,7 @@ use std::time::Instant;
 
 use semcheck_model::{compile, ErrorKind, ModelError, Program};
 
-use document::{Document, KernelDoc};
+use document::{Document, KernelDoc, ProgramDoc};
 
 /// The exports made by this process, by (file, device count).
 type Exports = Mutex<HashMap<(PathBuf, usize), Arc<Document>>>;
@@ -207,34 +208,79 @@ fn failed_export(path: &Path, py: &env::PythonEnv, status: ExitStatus, stderr: &
     ModelError::new(ErrorKind::Environment, msg)
 }
 
-/// The kernels of a document a check covers by default: those that communicate, and
-/// those the front end could not read whole (whether they communicate is unknown, and
-/// the check must say why it cannot check them).
-pub fn default_kernels(doc: &Document) -> Vec<&KernelDoc> {
-    doc.kernels.iter().filter(|k| k.communicates || k.status != "ok").collect()
+/// What a check of a kernel file covers: one kernel, or a program of several kernels
+/// (kernels that hand semaphores, and so DMAs in flight, from one to the next).
+#[derive(Clone, Copy, Debug)]
+pub enum Target<'d> {
+    /// A kernel checked alone.
+    Kernel(&'d KernelDoc),
+    /// A program of several kernels, checked as one protocol per device.
+    Program(&'d ProgramDoc),
 }
 
-/// The kernel named `name`, or the one kernel to check when `name` is `None`.
-pub fn choose<'d>(doc: &'d Document, path: &Path, name: Option<&str>) -> Result<&'d KernelDoc, ModelError> {
-    let all: Vec<String> = doc
-        .kernels
+impl<'d> Target<'d> {
+    /// Its name (`--kernel NAME` picks it).
+    pub fn name(&self) -> &'d str {
+        match self {
+            Target::Kernel(k) => &k.name,
+            Target::Program(p) => &p.name,
+        }
+    }
+
+    /// The document's records of its kernels, in the order they run (a kernel alone: itself).
+    pub fn kernels(&self, doc: &'d Document) -> Vec<&'d KernelDoc> {
+        match self {
+            Target::Kernel(k) => vec![*k],
+            Target::Program(p) => p.kernels.iter().map(|&k| &doc.kernels[k]).collect(),
+        }
+    }
+}
+
+/// What a check of a document covers by default: its programs of several kernels, and
+/// the kernels the script calls outside every program that communicate or that the front
+/// end could not read whole (whether they communicate is unknown, and the check must say
+/// why it cannot check them).
+pub fn default_targets(doc: &Document) -> Vec<Target<'_>> {
+    let programs = doc.programs.iter().map(Target::Program);
+    let kernels =
+        doc.kernels.iter().filter(|k| k.standalone && (k.communicates || k.status != "ok")).map(Target::Kernel);
+    programs.chain(kernels).collect()
+}
+
+/// The kernels of a document a check covers by default, by name: see [`default_targets`].
+pub fn default_kernels(doc: &Document) -> Vec<String> {
+    default_targets(doc).iter().map(|t| t.name().to_string()).collect()
+}
+
+/// The kernel or program named `name` (a program first), or the one to check when `name`
+/// is `None`.
+pub fn choose<'d>(doc: &'d Document, path: &Path, name: Option<&str>) -> Result<Target<'d>, ModelError> {
+    let mut all: Vec<String> = doc
+        .programs
         .iter()
-        .map(|k| match (k.status.as_str(), k.communicates) {
-            ("ok", true) => k.name.clone(),
-            ("ok", false) => format!("{} (does not communicate)", k.name),
-            (status, _) => format!("{} ({status})", k.name),
+        .map(|p| {
+            let names: Vec<&str> = p.kernels.iter().map(|&k| doc.kernels[k].name.as_str()).collect();
+            format!("{} (program: {})", p.name, names.join(", "))
         })
         .collect();
+    all.extend(doc.kernels.iter().map(|k| match (k.status.as_str(), k.communicates) {
+        ("ok", true) => k.name.clone(),
+        ("ok", false) => format!("{} (does not communicate)", k.name),
+        (status, _) => format!("{} ({status})", k.name),
+    }));
     if let Some(n) = name {
-        return doc.kernels.iter().find(|k| k.name == n).ok_or_else(|| {
+        if let Some(p) = doc.programs.iter().find(|p| p.name == n) {
+            return Ok(Target::Program(p));
+        }
+        return doc.kernels.iter().find(|k| k.name == n).map(Target::Kernel).ok_or_else(|| {
             ModelError::new(
                 ErrorKind::UnknownName,
                 format!("{} has no kernel `{n}`; its kernels: {}", path.display(), all.join(", ")),
             )
         });
     }
-    match default_kernels(doc).as_slice() {
-        [one] => Ok(one),
+    match default_targets(doc).as_slice() {
+        [one] => Ok(*one),
         [] => Err(ModelError::new(
             ErrorKind::Unsupported,
             format!(
@@ -248,17 +294,15 @@ pub fn choose<'d>(doc: &'d Document, path: &Path, name: Option<&str>) -> Result<
             format!(
                 "{} has several communicating kernels; pick one with --kernel: {}",
                 path.display(),
-                many.iter().map(|k| k.name.as_str()).collect::<Vec<_>>().join(", ")
+                many.iter().map(|t| t.name()).collect::<Vec<_>>().join(", ")
             ),
         )),
     }
 }
 
-/// The imported kernel (status checked: unsupported and refused kernels are errors that
-/// name the construct, its line, and JAX's reason).
-pub fn kernel(doc: &Document, path: &Path, name: Option<&str>) -> Result<import::Imported, ModelError> {
-    doc.check_errors(&path.display().to_string())?;
-    let k = choose(doc, path, name)?;
+/// The kernel record, imported (status checked: unsupported and refused kernels are
+/// errors that name the construct, its line, and JAX's reason; notes about it printed).
+fn import_kernel(k: &KernelDoc, path: &Path) -> Result<import::Imported, ModelError> {
     match k.status.as_str() {
         "ok" => {}
         "unsupported" => {
@@ -292,11 +336,6 @@ pub fn kernel(doc: &Document, path: &Path, name: Option<&str>) -> Result<import:
             ))
         }
     }
-    for w in &doc.warnings {
-        if let Some(m) = w.get("message").and_then(|m| m.as_str()) {
-            eprintln!("semcheck: note: {}: {m}", path.display());
-        }
-    }
     if let Some(ignored) = k.rest.get("ignored").and_then(|v| v.as_array()) {
         for i in ignored {
             let what = i.get("construct").and_then(|c| c.as_str()).unwrap_or("?");
@@ -316,19 +355,86 @@ pub fn kernel(doc: &Document, path: &Path, name: Option<&str>) -> Result<import:
     if let Some(m) = k.rest.get("entry").and_then(|e| e.get("mosaic")) {
         tracing::debug!("kernel {}: Mosaic's TPU lowering on this host: {m}", k.name);
     }
-    let imported = import::import(k)?;
-    if imported.kernel.implicit_entry_barrier() != imported.implicit_entry_barrier {
-        return Err(ModelError::new(
-            ErrorKind::BadDeclaration,
-            format!(
-                "kernel {}: the front end and the checker disagree on JAX's implicit entry barrier ({} vs {}); this is a semcheck bug",
-                k.name,
-                imported.implicit_entry_barrier,
-                imported.kernel.implicit_entry_barrier()
-            ),
-        ));
+    import::import(k)
+}
+
+/// The imported kernel, or a program of several kernels merged into one kernel of
+/// launches ([`program::merge`]).
+pub fn kernel(doc: &Document, path: &Path, name: Option<&str>) -> Result<import::Imported, ModelError> {
+    doc.check_errors(&path.display().to_string())?;
+    let target = choose(doc, path, name)?;
+    let steps = target.kernels(doc);
+    // Each kernel once: its errors and notes.
+    let mut imported: Vec<(usize, import::Imported)> = Vec::new();
+    for (i, k) in steps.iter().enumerate() {
+        match steps[..i].iter().position(|e| std::ptr::eq(*e, *k)) {
+            Some(j) => {
+                let again = imported.iter().find(|(s, _)| *s == j).expect("imported before").1.clone();
+                imported.push((i, again));
+            }
+            None => {
+                let one = import_kernel(k, path).map_err(|e| match target {
+                    Target::Program(p) => e.context(format!("program {}", p.name)),
+                    Target::Kernel(_) => e,
+                })?;
+                imported.push((i, one));
+            }
+        }
     }
+    for w in &doc.warnings {
+        if let Some(m) = w.get("message").and_then(|m| m.as_str()) {
+            eprintln!("semcheck: note: {}: {m}", path.display());
+        }
+    }
+    let imported = match target {
+        Target::Kernel(k) => {
+            if let Some(note) = passed_semaphores_note(doc, k) {
+                eprintln!("semcheck: note: kernel {}: {note}", k.name);
+            }
+            let one = imported.pop().expect("one kernel").1;
+            if one.kernel.implicit_entry_barrier() != one.implicit_entry_barrier {
+                return Err(ModelError::new(
+                    ErrorKind::BadDeclaration,
+                    format!(
+                        "kernel {}: the front end and the checker disagree on JAX's implicit entry barrier ({} vs {}); this is a semcheck bug",
+                        k.name,
+                        one.implicit_entry_barrier,
+                        one.kernel.implicit_entry_barrier()
+                    ),
+                ));
+            }
+            one
+        }
+        Target::Program(p) => program::merge(p, &steps, imported.into_iter().map(|(_, k)| k).collect())?,
+    };
     Ok(imported)
+}
+
+/// For a kernel checked alone that takes or hands out semaphores (`pltpu.SEMAPHORE`-space
+/// operands): what that means for its verdict, and the program to check instead, if any.
+fn passed_semaphores_note(doc: &Document, k: &KernelDoc) -> Option<String> {
+    let passed: Vec<&str> = k
+        .rest
+        .get("semaphores")?
+        .as_array()?
+        .iter()
+        .filter(|s| s.get("role").and_then(|r| r.as_str()).is_some_and(|r| r != "scratch"))
+        .filter_map(|s| s.get("name").and_then(|n| n.as_str()))
+        .collect();
+    if passed.is_empty() {
+        return None;
+    }
+    let index = doc.kernels.iter().position(|d| std::ptr::eq(d, k))?;
+    let programs: Vec<&str> =
+        doc.programs.iter().filter(|p| p.kernels.contains(&index)).map(|p| p.name.as_str()).collect();
+    let instead = match programs.as_slice() {
+        [] => String::new(),
+        names => format!("; the program it belongs to is checked with --kernel {}", names.join(" or --kernel ")),
+    };
+    Some(format!(
+        "it takes or hands out semaphores ({}) that other kernels wait on or signal; checked alone, a semaphore it hands out is a leak and one it takes starts at 0{instead}",
+        passed.join(", ")
+    ))
 }
 
 /// The compiled program of a kernel of a file: imported, then compiled against the
@@ -353,7 +459,8 @@ pub fn program(
         None => {
             let (spec, note) = spec::lockstep_spec(&imported.kernel, &imported.mesh, repeat)?;
             if let Some(n) = note {
-                eprintln!("semcheck: note: kernel {}: {n}", imported.kernel.name);
+                let what = if imported.kernel.is_program() { "program" } else { "kernel" };
+                eprintln!("semcheck: note: {what} {}: {n}", imported.kernel.name);
             }
             spec
         }
@@ -443,13 +550,18 @@ fn short_json(v: Option<&serde_json::Value>) -> String {
 /// `python/SCHEMA.md`), if it has any.
 pub fn kernel_prefetch(path: &Path, devices: usize, name: Option<&str>) -> Option<serde_json::Value> {
     let doc = document(path, devices).ok()?;
-    choose(&doc, path, name).ok()?.rest.get("prefetch").cloned()
+    match choose(&doc, path, name).ok()? {
+        Target::Kernel(k) => k.rest.get("prefetch").cloned(),
+        Target::Program(_) => None,
+    }
 }
 
 /// Where a kernel of a file is defined: `(file, line, function)`.
 pub fn kernel_location(path: &Path, devices: usize, name: Option<&str>) -> Option<(String, u32, String)> {
     let doc = document(path, devices).ok()?;
-    let k = choose(&doc, path, name).ok()?;
+    // A program: where its first kernel is defined.
+    let target = choose(&doc, path, name).ok()?;
+    let k = *target.kernels(&doc).first()?;
     let f = k.function.as_ref()?;
     Some((f.file.clone(), f.line, f.function.clone().unwrap_or_else(|| k.name.clone())))
 }

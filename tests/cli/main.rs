@@ -17,6 +17,7 @@ mod html;
 mod hygiene;
 mod interpret;
 mod mutate;
+mod programs;
 mod replay_after_fix;
 mod replay_safety;
 mod sarif;

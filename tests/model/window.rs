@@ -100,8 +100,17 @@ impl Tally {
     }
 }
 
+/// The ring protocols of one kernel: a window refuses a program of several kernels
+/// (`split_ppermute`; see `a_window_refuses_a_program_of_several_kernels`).
 fn ring_protocols() -> impl Iterator<Item = &'static semcheck::protocols::Protocol> {
-    catalogue().iter().filter(|p| p.mesh_kind == MeshKind::Ring)
+    catalogue().iter().filter(|p| p.mesh_kind == MeshKind::Ring && !p.kernel(2, None).is_ok_and(|k| k.is_program()))
+}
+
+#[test]
+fn a_window_refuses_a_program_of_several_kernels() {
+    let program = semcheck::catalogue_program("split_ppermute", None, 4, 1).unwrap();
+    let Err(e) = Window::new(&program, DeviceId(0), 1) else { panic!("a window of a program of several kernels") };
+    assert!(format!("{e:?}").contains("program of several kernels"), "{e:?}");
 }
 
 /// Every ring catalogue case (protocol, mutant, its repeat count) at N = 2..=`top`,

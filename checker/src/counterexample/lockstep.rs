@@ -86,9 +86,15 @@ fn phases(program: &Program) -> (Vec<Vec<usize>>, Vec<String>) {
     for (d, dp) in program.devices.iter().enumerate() {
         // Group the ops by (invocation, grid index); Enter and the entry barrier join the
         // group that follows them, Exit the one before.
+        // In a program of several kernels, each kernel's body is a group of its own even
+        // without a grid.
         let n = dp.ops.len();
-        let mut key: Vec<Option<(u32, &[usize])>> =
-            dp.info.iter().map(|i| (!i.grid.is_empty()).then_some((i.invocation, i.grid.as_slice()))).collect();
+        let several = program.has_several_kernels();
+        let mut key: Vec<Option<(u32, &[usize])>> = dp
+            .info
+            .iter()
+            .map(|i| (!i.grid.is_empty() || (several && i.stmt.is_some())).then_some((i.invocation, i.grid.as_slice())))
+            .collect();
         for pc in 0..n {
             if key[pc].is_none() && !matches!(dp.ops[pc], Op::Exit) {
                 key[pc] = (pc + 1..n).find_map(|q| key[q]);
@@ -105,8 +111,16 @@ fn phases(program: &Program) -> (Vec<Vec<usize>>, Vec<String>) {
                 let name = match key[pc] {
                     Some((inv, grid)) => {
                         let g: Vec<String> = grid.iter().map(|i| i.to_string()).collect();
-                        let inv = if program.repeat > 1 { format!("#{inv} ") } else { String::new() };
-                        format!("{inv}({})", g.join(","))
+                        let run = if program.repeat > 1 { format!("#{} ", program.run_of(inv)) } else { String::new() };
+                        match several {
+                            true if grid.is_empty() => {
+                                format!("{run}{}", program.kernels[program.kernel_of(inv) as usize])
+                            }
+                            true => {
+                                format!("{run}{} ({})", program.kernels[program.kernel_of(inv) as usize], g.join(","))
+                            }
+                            false => format!("{run}({})", g.join(",")),
+                        }
                     }
                     None => "body".to_string(),
                 };
@@ -141,7 +155,8 @@ fn phases(program: &Program) -> (Vec<Vec<usize>>, Vec<String>) {
             };
             let prologue_has_grid = pcs[..prologue_len].iter().any(|&pc| !dp.info[pc].grid.is_empty());
             if prologue_len > 0 && prologue_has_grid {
-                let inv = if program.repeat > 1 { format!("#{} ", dp.info[pcs[0]].invocation) } else { String::new() };
+                let inv = dp.info[pcs[0]].invocation;
+                let inv = if program.repeat > 1 { format!("#{} ", program.run_of(inv)) } else { String::new() };
                 split.push((format!("{inv}prologue"), pcs[..prologue_len].to_vec()));
                 split.push((name.clone(), pcs[prologue_len..].to_vec()));
             } else {

@@ -103,16 +103,20 @@ impl Lifecycle {
         self.0.store(inv << 2 | AFTER, Ordering::SeqCst);
     }
 
-    /// `Ok` if the device is running invocation `k`, else why not (the model's wording).
-    pub(crate) fn inside(&self, k: u32) -> Result<(), String> {
+    /// `Ok` if the device has entered invocation `from` and not yet left invocation `to`
+    /// (the same one, unless a kernel of a program hands a semaphore on), else why not
+    /// (the model's wording, [`Program::inside_kernels_at`]).
+    pub(crate) fn inside(&self, from: u32, to: u32, program: &Program) -> Result<(), String> {
         let w = self.0.load(Ordering::SeqCst);
         let (inv, phase) = (w >> 2, w & 3);
+        let name = |k: u32| program.invocation_name(k);
         match phase {
-            INSIDE if inv == k => Ok(()),
-            BEFORE if inv == k => Err(format!("has not entered invocation {k}")),
-            AFTER if inv + 1 == k => Err(format!("has not entered invocation {k} (it is still in invocation {inv})")),
-            _ if inv < k => Err(format!("has not entered invocation {k} (it is still in invocation {inv})")),
-            _ => Err(format!("has already left invocation {k}")),
+            INSIDE if from <= inv && inv <= to => Ok(()),
+            AFTER if from <= inv && inv < to => Ok(()),
+            BEFORE if inv == from => Err(format!("has not entered {}", name(from))),
+            AFTER if inv + 1 == from => Err(format!("has not entered {} (it is still in {})", name(from), name(inv))),
+            _ if inv < from => Err(format!("has not entered {} (it is still in {})", name(from), name(inv))),
+            _ => Err(format!("has already left {}", name(to))),
         }
     }
 }

@@ -11,6 +11,7 @@ mod cells;
 mod compute;
 mod dma;
 mod expect;
+mod launch;
 
 use crate::error::{ErrorKind, ModelError};
 use crate::expr::{EvalEnv, Expr};
@@ -21,6 +22,12 @@ use crate::program::{CellId, CellInfo, ComputeKind, DeviceProgram, Op, OpInfo, P
 use crate::semantics::Semantics;
 use crate::spec::Spec;
 use crate::value::{Atom, ValueId, ValueTable};
+
+/// The semaphores `body` (a launch's statements) uses, appended to `out`; an error for a
+/// launch nested in it.
+pub fn launch_uses(body: &[Stmt], out: &mut Vec<crate::ir::SemId>) -> Result<(), ModelError> {
+    launch::uses(body, out)
+}
 
 /// The largest pc a packed state can hold.
 pub const MAX_OPS_PER_DEVICE: usize = 1 << 18;
@@ -81,6 +88,8 @@ pub fn compile(kernel: &Kernel, mesh: &Mesh, spec: &Spec, repeat: u32) -> Result
         dependencies: Default::default(),
         cell_slots: Default::default(),
         formulas: c.formulas,
+        kernels: launch::kernel_names(kernel),
+        sem_last: launch::semaphore_lifetimes(kernel, &c.sem_base, c.sems_per_device),
     };
     program.dependencies = crate::reduction::Dependencies::build(&program);
     Ok(program)
@@ -112,18 +121,14 @@ pub fn input_ordinal(kernel: &Kernel, buffer: usize) -> Option<u16> {
 /// JAX's build rules for `collective_id` (`jax/_src/tpu_custom_call.py`), with JAX's own
 /// wording: a kernel JAX refuses to build is refused here too.
 fn validate_declarations(kernel: &Kernel) -> Result<(), ModelError> {
-    let custom = kernel.has_custom_barrier();
-    if custom && kernel.collective_id.is_none() {
-        return Err(ModelError::new(
-            ErrorKind::JaxRefuses,
-            "collective_id has to be specified when using a custom barrier (get_barrier_semaphore() needs CompilerParams(collective_id=...))",
-        ));
-    }
-    if !custom && kernel.collective_id.is_some() && !kernel.allow_collective_id_without_custom_barrier {
-        return Err(ModelError::new(
-            ErrorKind::JaxRefuses,
-            "collective_id has to be unspecified or None when not using a custom barrier (JAX refuses to build this kernel; drop collective_id, or set allow_collective_id_without_custom_barrier)",
-        ));
+    if kernel.is_program() {
+        crate::compile::launch::validate(kernel)?;
+    } else {
+        build_rules(
+            kernel.has_custom_barrier(),
+            kernel.collective_id,
+            kernel.allow_collective_id_without_custom_barrier,
+        )?;
     }
     for b in &kernel.buffers {
         if b.shape.contains(&0) {
@@ -141,6 +146,24 @@ fn validate_declarations(kernel: &Kernel) -> Result<(), ModelError> {
         return Err(ModelError::new(
             ErrorKind::BadDeclaration,
             format!("grid {:?} has a zero-sized dimension", kernel.grid),
+        ));
+    }
+    Ok(())
+}
+
+/// JAX's two rules for `collective_id`, for a kernel that does (`custom`) or does not
+/// take the barrier semaphore.
+pub(crate) fn build_rules(custom: bool, collective_id: Option<u32>, allow: bool) -> Result<(), ModelError> {
+    if custom && collective_id.is_none() {
+        return Err(ModelError::new(
+            ErrorKind::JaxRefuses,
+            "collective_id has to be specified when using a custom barrier (get_barrier_semaphore() needs CompilerParams(collective_id=...))",
+        ));
+    }
+    if !custom && collective_id.is_some() && !allow {
+        return Err(ModelError::new(
+            ErrorKind::JaxRefuses,
+            "collective_id has to be unspecified or None when not using a custom barrier (JAX refuses to build this kernel; drop collective_id, or set allow_collective_id_without_custom_barrier)",
         ));
     }
     Ok(())
@@ -186,6 +209,9 @@ fn validate_accesses(kernel: &Kernel) -> Result<(), ModelError> {
 
 struct Compiler<'a> {
     kernel: &'a Kernel,
+    /// The name of the kernel being compiled, for messages: the launch's in a program of
+    /// several kernels.
+    name: String,
     mesh: &'a Mesh,
     /// `base[device][buffer]`, or the shared base for shared buffers.
     base: Vec<Vec<u32>>,
@@ -253,6 +279,7 @@ impl<'a> Compiler<'a> {
         let sems_per_device = sem_decls.len();
         Ok(Compiler {
             kernel,
+            name: kernel.name.clone(),
             mesh,
             base,
             initial: vec![ValueId::UNDEF; cells.len()],
@@ -283,40 +310,71 @@ impl<'a> Compiler<'a> {
     }
 
     fn device_program(&mut self, d: DeviceId, repeat: u32) -> Result<DeviceProgram, ModelError> {
-        let mut out = Emitter { ops: Vec::new(), info: Vec::new(), stmt: None, loc: None, quiet: Vec::new() };
+        let mut out =
+            Emitter { ops: Vec::new(), info: Vec::new(), stmt: None, loc: None, quiet: Vec::new(), prefix: None };
         let mut enter_pc = Vec::new();
         let mut exit_pc = Vec::new();
         let coords = self.mesh.coords(d);
-        let grid = self.kernel.grid.clone();
-        let total: usize = grid.iter().product();
-        for inv in 0..repeat {
-            // SMEM scalar state: the caller's values at every entry, the rest undefined.
-            let mut memory = self.scalar_memory(&coords);
-            enter_pc.push(out.ops.len() as u32);
-            out.push(Op::Enter, format!("enter {}", self.kernel.name), inv, &[]);
-            if self.kernel.implicit_entry_barrier() {
-                out.push(Op::EntryBarrier, "entry barrier (implicit)".into(), inv, &[]);
+        // A kernel is one launch of its own body; a program of several kernels, its launches
+        // in order, each an invocation of its own (its statement ids come after the launch's).
+        let kernel = self.kernel;
+        let units: Vec<Unit<'_>> = if kernel.is_program() {
+            let mut id = 0u32;
+            let mut units = Vec::new();
+            for stmt in &kernel.body {
+                if let StmtKind::Launch(l) = &stmt.kind {
+                    let barrier = l.implicit_entry_barrier(kernel);
+                    units.push(Unit { name: &l.name, grid: &l.grid, body: &l.body, first: id + 1, barrier });
+                }
+                id += stmt.subtree_len();
             }
-            for flat in 0..total {
-                let ids = unravel(flat, &grid);
-                let mut here = Here {
-                    device: d,
-                    mesh: self.mesh,
-                    coords: &coords,
-                    grid: &grid,
-                    program_ids: ids,
-                    invocation: inv,
-                    vars: Vec::new(),
-                    memory,
-                    loc: None,
-                };
-                self.walk(&self.kernel.body, 0, &mut here, &mut out)?;
-                memory = here.memory;
-                self.check_size(d, out.ops.len())?;
+            units
+        } else {
+            let barrier = kernel.implicit_entry_barrier();
+            vec![Unit { name: &kernel.name, grid: &kernel.grid, body: &kernel.body, first: 0, barrier }]
+        };
+        let several = units.len() > 1 || kernel.is_program();
+        let mut inv = 0u32;
+        for _ in 0..repeat {
+            for unit in &units {
+                self.name = unit.name.to_string();
+                out.prefix = several.then(|| unit.name.to_string());
+                // SMEM scalar state: the caller's values at every entry, the rest undefined.
+                let mut memory = self.scalar_memory(&coords);
+                enter_pc.push(out.ops.len() as u32);
+                out.push(Op::Enter, format!("enter {}", unit.name), inv, &[]);
+                if unit.barrier {
+                    let label = match several {
+                        true => format!("entry barrier of {} (implicit)", unit.name),
+                        false => "entry barrier (implicit)".into(),
+                    };
+                    out.push(Op::EntryBarrier, label, inv, &[]);
+                }
+                let total: usize = unit.grid.iter().product();
+                for flat in 0..total {
+                    let ids = unravel(flat, unit.grid);
+                    let mut here = Here {
+                        device: d,
+                        mesh: self.mesh,
+                        coords: &coords,
+                        grid: unit.grid,
+                        program_ids: ids,
+                        invocation: inv,
+                        vars: Vec::new(),
+                        memory,
+                        loc: None,
+                    };
+                    self.walk(unit.body, unit.first, &mut here, &mut out)?;
+                    memory = here.memory;
+                    self.check_size(d, out.ops.len())?;
+                }
+                exit_pc.push(out.ops.len() as u32);
+                out.push(Op::Exit, format!("exit {}", unit.name), inv, &[]);
+                inv += 1;
             }
-            exit_pc.push(out.ops.len() as u32);
-            out.push(Op::Exit, format!("exit {}", self.kernel.name), inv, &[]);
         }
+        out.prefix = None;
+        self.name = kernel.name.clone();
         self.check_size(d, out.ops.len())?;
         self.ops_total += out.ops.len();
         let reset = self
@@ -404,7 +462,7 @@ impl<'a> Compiler<'a> {
     }
 
     fn check_size(&self, d: DeviceId, ops: usize) -> Result<(), ModelError> {
-        let name = &self.kernel.name;
+        let name = &self.name;
         if ops >= MAX_OPS_PER_DEVICE {
             return Err(ModelError::new(
                 ErrorKind::TooLarge,
@@ -428,7 +486,7 @@ impl<'a> Compiler<'a> {
         let at = here.loc.as_ref().map(|l| format!(" @ {l}")).unwrap_or_default();
         ModelError::new(
             kind,
-            format!("kernel {}: {what}{at} on {} at grid ({}): {problem}", self.kernel.name, here.device, g.join(",")),
+            format!("kernel {}: {what}{at} on {} at grid ({}): {problem}", self.name, here.device, g.join(",")),
         )
     }
 
@@ -451,6 +509,14 @@ impl<'a> Compiler<'a> {
                     }
                 }
                 StmtKind::Scoped { body, .. } => self.walk(body, id + 1, here, out)?,
+                StmtKind::Launch(l) => {
+                    return Err(self.err(
+                        here,
+                        &format!("kernel {}", l.name),
+                        ErrorKind::BadDeclaration,
+                        "a launch of a kernel is only allowed at the top of a program of several kernels".into(),
+                    ));
+                }
                 StmtKind::Loop { vars, init, count, cond, next, body } => {
                     self.run_loop(vars, init, *count, cond.as_ref(), next, body, id + 1, here, out)?;
                 }
@@ -677,10 +743,29 @@ struct Emitter {
     loc: Option<String>,
     /// See [`DeviceProgram::quiet`].
     quiet: Vec<(u32, StmtId)>,
+    /// In a program of several kernels, the kernel whose statements are compiled: every
+    /// label of its body starts with `kernel: `.
+    prefix: Option<String>,
+}
+
+/// What one invocation of a device's program runs: a kernel, or one launch of a program
+/// of several kernels.
+struct Unit<'k> {
+    name: &'k str,
+    grid: &'k [usize],
+    body: &'k [Stmt],
+    /// The statement id of the body's first statement.
+    first: u32,
+    /// Whether JAX's implicit entry barrier runs after its entry.
+    barrier: bool,
 }
 
 impl Emitter {
     fn push(&mut self, op: Op, label: String, invocation: u32, grid: &[usize]) {
+        let label = match (&self.prefix, self.stmt) {
+            (Some(kernel), Some(_)) => format!("{kernel}: {label}"),
+            _ => label,
+        };
         let label = match &self.loc {
             Some(loc) => format!("{label} @ {loc}"),
             None => label,

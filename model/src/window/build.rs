@@ -44,7 +44,8 @@ pub fn ring_distance(a: DeviceId, b: DeviceId, n: usize) -> usize {
 }
 
 /// The conditions every window rests on, checked on the compiled program: a ring mesh
-/// (one axis), no buffer shared between devices, and the default hardware assumptions.
+/// (one axis), no buffer shared between devices, one kernel (not a program of several),
+/// and the default hardware assumptions.
 pub fn check_conditions(program: &Program) -> Result<(), Inapplicable> {
     let axes = program.mesh.axes();
     if axes.len() != 1 {
@@ -56,6 +57,12 @@ pub fn check_conditions(program: &Program) -> Result<(), Inapplicable> {
     }
     if let Some(b) = program.buffers.iter().find(|b| b.shared) {
         return Err(Inapplicable::new(format!("buffer `{}` is shared between devices", b.name)));
+    }
+    if program.has_several_kernels() {
+        return Err(Inapplicable::new(format!(
+            "it is a program of several kernels ({}), whose semaphores live from one kernel to the next; the window's argument is made for one kernel",
+            program.kernels.join(", ")
+        )));
     }
     if !program.semantics.is_default() {
         return Err(Inapplicable::new(format!(

@@ -132,12 +132,15 @@ class BufferDecl:
 @dataclasses.dataclass
 class SemDecl:
     """A semaphore (or array of them) of the kernel: ``kind`` is ``dma``, ``regular`` or
-    ``barrier``."""
+    ``barrier``; ``role`` is ``input``, ``output`` or ``input_output`` (an input aliased
+    to an output: taken and handed back out) for a ``pltpu.SEMAPHORE``-space operand (one
+    a kernel takes from, or hands to, another kernel), else ``scratch``."""
 
     name: str
     kind: str
     shape: tuple[int, ...]
     scoped: bool = False
+    role: str = "scratch"
 
 
 #: The snapshot mark of a data carry's load: its buffer changes only at the end of an

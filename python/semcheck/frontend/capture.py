@@ -43,6 +43,7 @@ from . import jaxcompat, location
 from .dataflow import KERNELS, fed_by_kernels, sub_jaxprs
 from .errors import FrontendFailure, Unsupported, internal_error
 from .kernel import Captured, note_traced_names
+from .programs import Tracker
 
 
 #: Where the host callbacks of :meth:`Capture.prefetch_values` deliver: ``(lowered call,
@@ -62,6 +63,8 @@ class Capture:
         #: The error record of a failure of the front end while the script ran (an
         #: ``internal error``, or a JAX layout it does not know): the script was stopped.
         self.failure: dict | None = None
+        #: The kernels' calls in the order they ran, and the values between them.
+        self.tracker = Tracker()
 
     # -- finding kernel equations -------------------------------------------------
 
@@ -79,7 +82,10 @@ class Capture:
             for sub in sub_jaxprs(eqn):
                 self.find(sub, ctx, out)
 
-    def record(self, found: list, call_loc: dict | None, mosaic: list | None, known: Known) -> None:
+    def record(self, found: list, call_loc: dict | None, mosaic: list | None, known: Known) -> dict[int, list]:
+        """Records the kernels ``found`` (once per kernel and set of prefetched values);
+        returns the records of each equation, by ``id``, in the order its calls ran."""
+        kernels_of: dict[int, list] = {}
         for k, (eqn, shard_maps, context) in enumerate(found):
             kj = jaxcompat.kernel_jaxpr(eqn)
             meshes = tuple((str(m), tuple(sorted(a))) for m, a in shard_maps)
@@ -103,6 +109,7 @@ class Capture:
                 key = (*body, _values_key(values))
                 if key in self._keys:
                     self._keys[key].invocations += 1
+                    kernels_of.setdefault(id(eqn), []).append(self._keys[key])
                     continue
                 cap = Captured(eqn=eqn, shard_maps=shard_maps, call_loc=call_loc,
                                mosaic=mosaic[k] if mosaic and k < len(mosaic) else None,
@@ -110,6 +117,8 @@ class Capture:
                                label=getattr(sys.modules.get("semcheck.routings"), "current", None))
                 self._keys[key] = cap
                 self.kernels.append(cap)
+                kernels_of.setdefault(id(eqn), []).append(cap)
+        return kernels_of
 
     # -- the hook -----------------------------------------------------------------
 
@@ -146,10 +155,12 @@ class Capture:
         mosaic = self.lower_for_tpu(args, jaxpr, kw, len(found)) if self.lower else None
         known = self.prefetch_values(original, args, jaxpr, kw, found)
         known.fed = fed_by_kernels(jaxpr.jaxpr, _operands_known)
-        self.record(found, _caller(), mosaic, known)
+        call_loc = _caller()
+        kernels_of = self.record(found, call_loc, mosaic, known)
         mesh = next((a.sharding.mesh for a in args if isinstance(getattr(a, "sharding", None),
                                                                   jax.sharding.NamedSharding)), None)
         outs = [_placeholder(aval, sharding, mesh) for aval, sharding in zip(jaxpr.out_avals, kw["out_shardings"])]
+        self.tracker.computation(jaxpr.jaxpr, args, str(kw.get("name") or "jit"), kernels_of, call_loc, outs)
         return outs, None, None, []
 
     def prefetch_values(self, original: Any, args: Any, jaxpr: Any, kw: dict, found: list) -> Known:
@@ -177,7 +188,9 @@ class Capture:
                     ids = [lax.axis_index(a) for a in names]
                     jax.debug.callback(lambda *v: _SINK.append((key, which, v[: len(ids)], v[len(ids):])),
                                        *ids, *(operands[k] for k in which))
-                return [jax.numpy.zeros(a.shape, a.dtype) for a in outs]
+                # A semaphore the kernel hands out is lowered as its physical integers.
+                phys = [jaxcompat.physical_aval(a) if jaxcompat.is_extended(a) else a for a in outs]
+                return [jax.numpy.zeros(a.shape, a.dtype) for a in phys]
 
             return mlir.lower_fun(fake, multiple_results=True)(ctx, *in_nodes)
 
@@ -320,7 +333,8 @@ def _known_operands(gm: Any, kernel_jaxpr: Any) -> list[int]:
     for k, bm in enumerate(gm.block_mappings[: gm.num_inputs]):
         space = jaxcompat.memory_space(bm.transformed_block_aval)
         trivial = bm.has_trivial_window() if callable(bm.has_trivial_window) else bm.has_trivial_window
-        if not trivial or np.dtype(bm.array_aval.dtype).kind not in "iub":
+        # A semaphore operand (an extended dtype) carries no values.
+        if not trivial or jaxcompat.is_extended(bm.array_aval) or np.dtype(bm.array_aval.dtype).kind not in "iub":
             continue
         if space != "smem":
             if copies is None:
@@ -389,16 +403,22 @@ def _placeholder(aval: Any, sharding: Any, mesh: Any = None) -> Any:
     """Zeros of ``aval``, placed as the computation would have placed its result: its
     out sharding, else (an eager ``shard_map``, whose results are sharded by their
     type) the aval's own spec on the mesh of the arguments."""
-    z = np.zeros(aval.shape, dtype=aval.dtype)
-    try:
-        if isinstance(sharding, jax.sharding.Sharding):
-            return jax.device_put(z, sharding)
-        spec = getattr(getattr(aval, "sharding", None), "spec", None)
-        if mesh is not None and spec is not None:
-            return jax.device_put(z, jax.sharding.NamedSharding(mesh, spec))
-    except Exception:  # noqa: BLE001 - fall back to the default device
-        pass
-    return jax.device_put(z)
+    def place(z: Any) -> Any:
+        try:
+            if isinstance(sharding, jax.sharding.Sharding):
+                return jax.device_put(z, sharding)
+            spec = getattr(getattr(aval, "sharding", None), "spec", None)
+            if mesh is not None and spec is not None:
+                return jax.device_put(z, jax.sharding.NamedSharding(mesh, spec))
+        except Exception:  # noqa: BLE001 - fall back to the default device
+            pass
+        return jax.device_put(z)
+
+    if jaxcompat.is_extended(aval):
+        # A semaphore a kernel hands out: an array of its semaphore type, which the
+        # script may pass to a later computation's kernel.
+        return jaxcompat.extended_zeros(aval, place)
+    return place(np.zeros(aval.shape, dtype=aval.dtype))
 
 
 def _caller() -> dict | None:

@@ -86,8 +86,11 @@ class Granularity:
     """Computes the cell size of every buffer dimension of a walked kernel."""
 
     def __init__(self, buffers: list[BufferDecl], body: list[dict], mesh_axes: dict[str, int],
-                 grid: tuple[int, ...], scalars: list[dict] = ()):
+                 grid: tuple[int, ...], scalars: list[dict] = (), forced: dict[int, list[int]] | None = None):
         self.buffers = buffers
+        #: Per buffer, a cell size per dimension its cells must divide (imposed by the
+        #: other kernels of a program that share the array).
+        self.forced = forced or {}
         self.scalars = list(scalars)
         self.body = body
         self.mesh_axes = mesh_axes
@@ -114,9 +117,11 @@ class Granularity:
                 self.visit(self.body, env)
         g: dict[Any, int] = {}
         for b, decl in enumerate(self.buffers):
+            forced = self.forced.get(b, [])
             for k, size in enumerate(decl.shape):
                 root = self.uf.find((b, k))
-                g[root] = math.gcd(g.get(root, 0), size, *self.points.get((b, k), ()))
+                extra = [forced[k]] if k < len(forced) else []
+                g[root] = math.gcd(g.get(root, 0), size, *self.points.get((b, k), ()), *extra)
         out = []
         for b, decl in enumerate(self.buffers):
             out.append([g[self.uf.find((b, k))] or 1 for k in range(len(decl.shape))])

@@ -82,10 +82,13 @@ def _files(obj: Any, out: set) -> None:
             _files(v, out)
 
 
-def document(script: dict, captured: list, devices: int, kernel: str | None, failure: dict | None = None) -> dict:
+def document(script: dict, captured: list, devices: int, kernel: str | None, failure: dict | None = None,
+             tracker: Any = None) -> dict:
     """Builds the document from the script record and the captured kernels. ``failure``:
     the front end's own failure while the script ran, which stopped it (a top-level
-    error, whatever was captured before)."""
+    error, whatever was captured before). ``tracker``: the order the kernels ran in and
+    the values between them (:mod:`~semcheck.frontend.programs`), for the programs of
+    several kernels."""
     import jax
 
     from .kernel import build_kernel
@@ -113,20 +116,29 @@ def document(script: dict, captured: list, devices: int, kernel: str | None, fai
                                       **({"name": cap.label} if cap.label is not None else {})}
         kernels.append(rec)
     errors, warnings = [], []
+    programs: list = []
+    if tracker is not None:
+        from .programs import export_programs
+
+        def rebuild(k: int, forced: dict) -> dict:
+            return {**build_kernel(captured[k], forced), "name": kernels[k]["name"]}
+
+        programs = export_programs(tracker, captured, kernels, rebuild)
+        warnings.extend({"message": note} for note in tracker.notes)
     if kernel is not None:
-        chosen = [k for k in kernels if k["name"] == kernel]
-        if not chosen:
+        kernels, programs, found = _select(kernels, programs, kernel)
+        if not found:
             errors.append({"construct": "kernel not found",
                            "message": f"no kernel named `{kernel}`; the script has: "
                                       + (", ".join(k["name"] for k in kernels) or "no kernels"),
                            "loc": None})
-        kernels = chosen
     if failure is not None:
         errors.append(failure)
     elif script["status"] != "ok":
         if kernels:
-            warnings.append({"message": "the script raised after its kernels were captured; kernel outputs are "
-                                        "zero-filled placeholders, so host-side checks of the results fail",
+            warnings.append({"message": "the script raised after its kernels were captured (kernel outputs are "
+                                        "zero-filled placeholders, so host-side checks of the results fail); "
+                                        "any kernel it would have called after that point was not captured",
                              "error": script["error"]})
         else:
             errors.append(script["error"])
@@ -137,7 +149,19 @@ def document(script: dict, captured: list, devices: int, kernel: str | None, fai
         errors.append({"construct": "device count", "loc": None,
                        "message": f"JAX sees {jax.device_count()} devices, not the {devices} requested "
                                   "(does the script set XLA_FLAGS itself?)"})
-    return _document(script, kernels, devices, errors, warnings)
+    return _document(script, kernels, devices, errors, warnings, programs)
+
+
+def _select(kernels: list, programs: list, name: str) -> tuple[list, list, bool]:
+    """The kernel named ``name`` (no program), or the program named ``name`` and its
+    kernels (renumbered); and whether either was found."""
+    program = next((p for p in programs if p["name"] == name), None)
+    if program is None:
+        chosen = [k for k in kernels if k["name"] == name]
+        return chosen, [], bool(chosen)
+    keep = sorted(set(program["kernels"]))
+    renumber = {old: new for new, old in enumerate(keep)}
+    return [kernels[k] for k in keep], [{**program, "kernels": [renumber[k] for k in program["kernels"]]}], True
 
 
 def _producer() -> dict:
@@ -148,13 +172,15 @@ def _producer() -> dict:
             "tpu": os.environ.get(TPU_VARIABLE) or None}
 
 
-def _document(script: dict, kernels: list, devices: int, errors: list, warnings: list) -> dict:
+def _document(script: dict, kernels: list, devices: int, errors: list, warnings: list,
+              programs: list | None = None) -> dict:
     doc = {
         "format": FORMAT,
         "producer": _producer(),
         "devices": devices,
         "script": script,
         "kernels": kernels,
+        "programs": programs or [],
         "errors": errors,
         "warnings": warnings,
     }
@@ -210,7 +236,7 @@ def export_file(path: str, devices: int, kernel: str | None = None, argv: list[s
         cap = Capture(lower=lower)
         done = run_script(path, list(argv or []), cap)
         done["sha256"] = sha256(os.path.abspath(path))
-        return document(done, cap.kernels, devices, kernel, cap.failure)
+        return document(done, cap.kernels, devices, kernel, cap.failure, cap.tracker)
 
     return _guarded(script, devices, run)
 
@@ -232,6 +258,6 @@ def export_call(fn: Any, args: tuple, kwargs: dict, devices: int, kernel: str | 
         done = capture_call(fn, args, kwargs, cap)
         if done.get("file"):
             done["sha256"] = sha256(done["file"])
-        return document(done, cap.kernels, devices, kernel, cap.failure)
+        return document(done, cap.kernels, devices, kernel, cap.failure, cap.tracker)
 
     return _guarded(script, devices, run)

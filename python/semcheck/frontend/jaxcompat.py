@@ -440,6 +440,40 @@ def memory_space(aval: Any) -> str:
 
 
 # ---------------------------------------------------------------------------------------
+# Semaphore-typed arrays (the ``pltpu.SEMAPHORE``-space operands a kernel hands out): an
+# extended dtype (``dma_sem``, ``semaphore``) whose arrays are ``jax._src.earray.EArray``
+# over a physical integer array. The same private API under 0.8, 0.9 and 0.10.
+
+
+def is_extended(aval: Any) -> bool:
+    """Whether an aval's dtype is one of JAX's extended dtypes (a semaphore type, a
+    PRNG key), which NumPy cannot make arrays of."""
+    from jax._src import dtypes
+
+    dtype = getattr(aval, "dtype", None)
+    return dtype is not None and dtypes.issubdtype(dtype, dtypes.extended)
+
+
+def physical_aval(aval: Any) -> Any:
+    """The aval of the physical array an extended-dtype array of ``aval`` is made of
+    (``int32[]`` for a semaphore)."""
+    from jax._src import core as jax_core
+
+    element = aval.dtype._rules.physical_element_aval(aval.dtype)
+    return jax_core.ShapedArray(tuple(aval.shape) + tuple(element.shape), element.dtype)
+
+
+def extended_zeros(aval: Any, place: Callable[[Any], Any]) -> Any:
+    """An array of extended-dtype ``aval`` over physical zeros placed by ``place`` (a
+    ``device_put``), usable as a jitted computation's argument."""
+    import numpy as np
+    from jax._src import earray
+
+    phys = physical_aval(aval)
+    return earray.EArray(aval, place(np.zeros(phys.shape, phys.dtype)))
+
+
+# ---------------------------------------------------------------------------------------
 # Kernel equations
 
 

@@ -133,8 +133,15 @@ def _compiler_param(cp: Any, name: str, default: Any = None) -> Any:
 class KernelBuilder:
     """Builds the kernel record of one captured equation."""
 
-    def __init__(self, cap: Captured):
+    def __init__(self, cap: Captured, forced: dict[int, list[int]] | None = None):
         self.cap = cap
+        #: Cell sizes a program of several kernels imposes on some buffers (by buffer
+        #: index: a size per dimension that the buffer's cells must divide), so that the
+        #: kernels that share an array cut it alike.
+        self.forced = forced or {}
+        #: Per kernel argument, what it was declared as: ``{"buffer": i}``,
+        #: ``{"semaphore": i}`` or ``None`` (not read).
+        self.arguments: list[dict | None] = []
         #: The kernel launch, read for the installed JAX (``None`` when it cannot be:
         #: ``call_error`` says why).
         self.call: jaxcompat.KernelCall | None = None
@@ -220,8 +227,15 @@ class KernelBuilder:
         pipelined = self.pipelined_blocks(call.grid_mapping) if call.grid_mapping is not None else {}
         shared = kind == "tensorcore"
         out_start = roles.index("output") if "output" in roles else len(roles)
+        self.arguments = [None] * len(invars)
         for i, (v, role) in enumerate(zip(invars, roles)):
             src = [k for k, o in aliases.items() if o == i - out_start] if role == "output" else []
+            if src and isinstance(env.get(invars[src[0]]), RefB) and env[invars[src[0]]].what == "sem":
+                # A semaphore operand handed back out: the same semaphore.
+                env[v] = env[invars[src[0]]]
+                self.arguments[i] = {"semaphore": env[v].id}
+                w.semaphores[env[v].id].role = "input_output"
+                continue
             if src and (src[0] in pipelined) != (i in pipelined):
                 w.errors.append(Unsupported("BlockSpec pipelining", f"`{names[i]}` is aliased to `{names[src[0]]}`, "
                                             "and Pallas pipelines the blocks of only one of them", self.pipeline_loc()))
@@ -234,14 +248,20 @@ class KernelBuilder:
                     decl.role = "input_output"
                     decl.aliases.append(names[i])
                     env[v] = in_ref
+                    self.arguments[i] = {"buffer": in_ref.id}
                     continue
             w.loc = self.function_loc
             if i in pipelined:
                 self.pipeline(w, env, v, i, pipelined[i], names[i], role, src[0] if src else None)
+                arrays = [p.array for p in self.pipes if p.index == i]
+                self.arguments[i] = {"buffer": arrays[0]} if arrays else None
                 continue
             try:
                 env[v] = w.ref_binding(v.aval, names[i], role, scoped=False, shared_hbm=shared,
                                        default_space=call.default_space)
+                self.arguments[i] = {"buffer" if env[v].what == "buffer" else "semaphore": env[v].id}
+                if env[v].what == "sem":
+                    w.semaphores[env[v].id].role = role
                 if self.cap.prefetch is not None and all(i in vs for vs in self.cap.prefetch.values()):
                     w.buffers[env[v].id].known = {c: vs[i] for c, vs in self.cap.prefetch.items()}
             except Unsupported as u:
@@ -401,13 +421,15 @@ class KernelBuilder:
             if refused is not None:
                 rec["status"] = "refused"
                 rec["refusal"] = refused.record()
-            gran = cells.Granularity(w.buffers, w.body, axes, grid, w.scalars)
+            gran = cells.Granularity(w.buffers, w.body, axes, grid, w.scalars, forced=self.forced)
             g = gran.run()
             self.kept = gran.kept
             rec["buffers"] = [self.buffer_json(b, g[i], self.kept.get(i, set())) for i, b in enumerate(w.buffers)]
             rec["semaphores"] = [{"name": s.name, "kind": s.kind, "shape": list(s.shape),
-                                  "len": int(np.prod(s.shape)) if s.shape else None, "scoped": s.scoped}
+                                  "len": int(np.prod(s.shape)) if s.shape else None, "scoped": s.scoped,
+                                  "role": s.role}
                                  for s in w.semaphores]
+            rec["arguments"] = self.arguments
             rec["body"] = [self.stmt_json(s, w.buffers, g) for s in w.body]
             rec["scalars"] = [{"name": sc["name"], "len": sc["len"], "init": sc["init"]} for sc in w.scalars]
         except Refused as r:
@@ -540,13 +562,14 @@ def _has_shared(w: KernelWalker) -> bool:
     return any(b.shared for b in w.buffers)
 
 
-def build_kernel(cap: Captured) -> dict:
-    """The kernel record of ``cap``. A failure of the front end's own code while reading
-    it makes the kernel ``unsupported`` with one ``internal error`` (SCHEMA.md), at the
-    user's statement it was reading when known: the other kernels are still read."""
+def build_kernel(cap: Captured, forced: dict[int, list[int]] | None = None) -> dict:
+    """The kernel record of ``cap`` (with the cell sizes ``forced`` on some buffers, see
+    :class:`KernelBuilder`). A failure of the front end's own code while reading it makes
+    the kernel ``unsupported`` with one ``internal error`` (SCHEMA.md), at the user's
+    statement it was reading when known: the other kernels are still read."""
     builder = None
     try:
-        builder = KernelBuilder(cap)
+        builder = KernelBuilder(cap, forced)
         return builder.build()
     except Exception as e:  # noqa: BLE001 - semcheck's failure, reported as such
         name = builder.name if builder is not None else str(cap.eqn.params.get("name") or cap.eqn.primitive.name)

@@ -37,7 +37,9 @@ pub(super) struct World {
     pub(super) fifo: Option<FifoGate>,
     pub(super) dma_threads: std::sync::Mutex<Vec<sync::thread::JoinHandle<()>>>,
     pub(super) lifecycle: Vec<Lifecycle>,
-    pub(super) unsent: Vec<AtomicU32>,
+    /// Per device, the DMAs it started that are not yet sent (a local copy: not done).
+    /// Plain `std`: changed inside a start's or a completion's one step.
+    pub(super) unsent: Vec<std::sync::Mutex<Vec<DmaKey>>>,
     finished: AtomicU32,
     /// Device threads that have stopped (finished or not), to close shared DMA queues.
     done: AtomicU32,
@@ -63,12 +65,12 @@ impl World {
         World {
             memory: Memory::new(&program, &reference),
             sems: (0..program.num_sems()).map(|_| Semaphore::default()).collect(),
-            gate: EntryGate::new(program.repeat),
+            gate: EntryGate::new(program.repeat * program.kernels.len() as u32),
             queues,
             fifo: FifoGate::of(&program, config.dma),
             dma_threads: std::sync::Mutex::new(Vec::new()),
             lifecycle: (0..n).map(|_| Lifecycle::new()).collect(),
-            unsent: (0..n).map(|_| AtomicU32::new(0)).collect(),
+            unsent: (0..n).map(|_| std::sync::Mutex::new(Vec::new())).collect(),
             finished: AtomicU32::new(0),
             done: AtomicU32::new(0),
             sink,
@@ -202,16 +204,18 @@ impl World {
         let step = Event::Step(d);
         match dp.ops[pc as usize] {
             Op::Enter => {
-                // Semaphores start at 0: only later invocations need the reset.
+                // Semaphores start at 0: only later runs need the reset (a later kernel of a
+                // program of several kernels finds what the earlier ones left).
                 let first = d.index() * p.sems_per_device;
-                for i in (0..p.sems_per_device).filter(|_| inv > 0) {
+                let reset = p.starts_run(inv);
+                for i in (0..p.sems_per_device).filter(|_| inv > 0 && reset) {
                     let slot = SemSlot((first + i) as u32);
                     if p.sem_kind(slot) != SemKind::Barrier {
                         this.sems[slot.0 as usize].reset();
                     }
                 }
                 this.effect(step, || {
-                    for &(cell, v) in &dp.reset {
+                    for &(cell, v) in dp.reset.iter().filter(|_| reset) {
                         this.memory.write(cell, &this.reference.concrete(p, v));
                     }
                     this.lifecycle[d.index()].enter(inv);
@@ -231,7 +235,7 @@ impl World {
                             return Ok(());
                         }
                         this.lifecycle[target.index()]
-                            .inside(inv)
+                            .inside(inv, p.alive_until(sem, inv), p)
                             .map_err(|why| p.signal_outside_kernel(d, pc, target, sem, &why))
                     })
                 })?;
@@ -247,7 +251,7 @@ impl World {
                     let fifo = (p.semantics.dma_order == DmaOrder::PairFifo).then_some(key);
                     this.race(this.memory.check(p, s, t, &p.describe_op(d, pc), d, fifo))?;
                     this.memory.start_dma(s, t, key);
-                    this.unsent[d.index()].fetch_add(1, SeqCst);
+                    this.unsent[d.index()].lock().unwrap_or_else(|e| e.into_inner()).push(key);
                     this.pending.fetch_add(this.completion_events(op), SeqCst);
                     let turn = this.fifo.as_ref().map(|g| g.ticket(p, key));
                     Ok(Arc::new(Job::new(key, s.len(), turn)))
@@ -335,7 +339,7 @@ impl World {
             }
         }
         let last = DeviceId(p.num_devices() as u16 - 1);
-        if let Some(v) = self.wrong_result(&wrong, last, p.repeat - 1) {
+        if let Some(v) = self.wrong_result(&wrong, last, p.repeat * p.kernels.len() as u32 - 1) {
             self.fail(v);
         }
     }
@@ -347,7 +351,8 @@ impl World {
         let n = p.num_devices() as u32;
         let dp = &p.devices[d.index()];
         let mut wrong: Vec<(CellId, ValueId, Box<[f32]>)> = Vec::new();
-        for &(cell, want) in &dp.expected {
+        // Outputs are the program's: checked when its last kernel exits.
+        for &(cell, want) in dp.expected.iter().filter(|_| p.ends_run(inv)) {
             let got = self.memory.read(cell);
             if !self.reference.matches(p, want, &got) {
                 wrong.push((cell, want, got));
@@ -356,13 +361,19 @@ impl World {
         if let Some(v) = self.wrong_result(&wrong, d, inv) {
             return Err(v);
         }
-        let pending = self.unsent[d.index()].load(SeqCst);
+        let pending = self.unsent[d.index()]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .filter(|&&k| p.dma_checked_at_exit(k, inv))
+            .count();
         if pending > 0 {
             return Err(Violation::new(
                 Rule::SemaphoreLeak,
                 vec![d],
                 format!(
-                    "{d} exits (invocation {inv}) while {pending} DMA(s) it started are not yet sent (or not done)"
+                    "{d} exits ({}) while {pending} DMA(s) it started are not yet sent (or not done)",
+                    p.invocation_name(inv)
                 ),
             ));
         }
@@ -370,7 +381,7 @@ impl World {
         for i in 0..p.sems_per_device {
             let slot = SemSlot((first + i) as u32);
             let v = self.sems[slot.0 as usize].value();
-            if v != 0 && p.sem_kind(slot) != SemKind::Barrier {
+            if v != 0 && p.sem_kind(slot) != SemKind::Barrier && p.checked_at_exit(slot, inv) {
                 return Err(p.semaphore_leak(d, pc, slot, v));
             }
         }

@@ -200,7 +200,7 @@ impl World {
         self.sems[send_sem.0 as usize].signal_after(bytes, || {
             self.effect(Event::Sent(job.key), || {
                 self.payload(job, 0..src.len as usize);
-                self.unsent[job.key.issuer.index()].fetch_sub(1, SeqCst);
+                self.unsent[job.key.issuer.index()].lock().unwrap_or_else(|e| e.into_inner()).retain(|&k| k != job.key);
                 self.pending.fetch_sub(1, SeqCst);
                 Ok(())
             })
@@ -228,7 +228,7 @@ impl World {
             self.effect(event, || {
                 let inv = p.invocation_of(key.issuer, key.pc);
                 self.lifecycle[target.index()]
-                    .inside(inv)
+                    .inside(inv, p.alive_until(sem, inv), p)
                     .map_err(|why| p.landing_outside_kernel(key, target, &why))?;
                 let cells = p.span(dst);
                 for (i, v) in self.payload(job, which.clone()) {
@@ -238,7 +238,7 @@ impl World {
                 self.pending.fetch_sub(1, SeqCst);
                 let complete = job.left.fetch_sub(which.len() as u32, SeqCst) == which.len() as u32;
                 if complete && local {
-                    self.unsent[key.issuer.index()].fetch_sub(1, SeqCst);
+                    self.unsent[key.issuer.index()].lock().unwrap_or_else(|e| e.into_inner()).retain(|&k| k != key);
                 }
                 Ok(complete)
             })
