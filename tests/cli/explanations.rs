@@ -42,13 +42,27 @@ fn every_catalogue_mutant_is_explained_in_a_few_events_of_its_schedule_ending_wh
         let explanation = v["explanation"].as_array().unwrap_or_else(|| panic!("{what}: no explanation"));
         assert!(!explanation.is_empty(), "{what}");
         assert!(explanation.len() <= MOST, "{what}: {} points:\n{explanation:#?}", explanation.len());
-        // It ends at the breaking event.
-        let last = explanation.last().unwrap();
-        assert_eq!(last["index"], v["breaking_event"], "{what}: {last}");
-        assert_ne!(last["role"], "summary", "{what}");
+        // A deadlock ends with every stuck device (not an event: its wait never happens);
+        // no other violation has one.
+        let (blocked, explanation): (Vec<&Value>, Vec<&Value>) =
+            explanation.iter().partition(|p| p["role"] == "blocked");
+        if v["rule"] == "deadlock" {
+            assert!(!blocked.is_empty(), "{what}: no stuck device");
+            assert!(blocked.iter().all(|p| p["index"].is_null() && p["device"].is_u64()), "{what}: {blocked:?}");
+            let tail = &v["explanation"].as_array().unwrap()[explanation.len()..];
+            assert!(tail.iter().all(|p| p["role"] == "blocked"), "{what}: the stuck devices come last");
+        } else {
+            assert!(blocked.is_empty(), "{what}: {blocked:?}");
+        }
+        // Any other ends at the breaking event.
+        let last = *explanation.last().unwrap();
+        if v["rule"] != "deadlock" {
+            assert_eq!(last["index"], v["breaking_event"], "{what}: {last}");
+            assert_ne!(last["role"], "summary", "{what}");
+        }
         // Every point is an event of the schedule, named as the schedule names it, with its
         // source line when the event has one.
-        for p in explanation {
+        for &p in &explanation {
             let i = p["index"].as_u64().unwrap_or_else(|| panic!("{what}: a point outside the schedule: {p}"));
             assert!(i >= 1 && i as usize <= events.len(), "{what}: {p}");
             if p["role"] == "summary" {

@@ -184,6 +184,19 @@ impl Slicer<'_> {
             if let Some(last) = (0..self.run.events.len()).rev().find(|&i| self.run.events[i] == Event::Step(d)) {
                 self.follow_gate(core, last, 1, true);
             }
+            // What took what it waits for: the device's last earlier wait on the same
+            // semaphore (with the increments it consumed), when nothing is left to come.
+            if let Op::Wait { sem, .. } = p.devices[d.index()].ops[pc as usize] {
+                let consumed = (0..self.run.events.len()).rev().find(|&i| {
+                    self.run.events[i] == Event::Step(d)
+                        && matches!(self.op_at(i), Some((_, _, Op::Wait { sem: s, .. })) if s == sem)
+                });
+                if let Some(i) = consumed {
+                    let note =
+                        format!("consumed what {} held: the wait {d} is stuck at needs it again", p.sem_full_name(sem));
+                    core.add(i, Role::Wait, Some(note), false, 1);
+                }
+            }
         }
     }
 

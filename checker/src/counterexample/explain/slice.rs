@@ -234,12 +234,20 @@ impl<'a> Slicer<'a> {
             match self.op_at(p) {
                 Some((_, _, Op::Wait { .. })) if self.synchronises(p) => return Some(Gate::Wait(p)),
                 Some((_, _, Op::EntryBarrier)) => return Some(Gate::EntryBarrier(p)),
-                Some((d, pc, Op::Enter)) if self.program.invocation_of(d, pc) > 0 => return Some(Gate::Reenter(p)),
+                // Entering the next kernel of a program is program order, not a gate; a
+                // new run of it (or of a kernel alone, with `--repeat`) is one.
+                Some((d, pc, Op::Enter)) if self.new_run(d, pc) => return Some(Gate::Reenter(p)),
                 _ => {}
             }
             at = self.prev_step(p);
         }
         None
+    }
+
+    /// Whether the `Enter` at `pc` starts a run of the program after the first.
+    fn new_run(&self, d: DeviceId, pc: u32) -> bool {
+        let k = self.program.invocation_of(d, pc);
+        k > 0 && self.program.kernel_of(k) == 0
     }
 
     /// Adds the gate of step `i` at `hop`, unless it is a handshake (summarised).
@@ -262,7 +270,12 @@ impl<'a> Slicer<'a> {
             }
             Gate::Reenter(e) => {
                 let (d, pc, _) = self.op_at(e).expect("a step");
-                let note = format!("{d} enters the kernel again (invocation {})", self.program.invocation_of(d, pc));
+                let k = self.program.invocation_of(d, pc);
+                let note = if self.program.has_several_kernels() {
+                    format!("{d} starts the program again (run {})", self.program.run_of(k) + 1)
+                } else {
+                    format!("{d} enters the kernel again (invocation {k})")
+                };
                 core.add(e, Role::Reenter, Some(note), false, hop);
             }
         }
