@@ -13,7 +13,16 @@ fn list_json_has_every_protocol_and_mutant() {
     let names: Vec<&str> = v.as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
     assert_eq!(
         names,
-        ["ppermute", "all_gather", "psum", "psum_scatter", "tc_exchange", "producer_consumer", "guarded_shift"]
+        [
+            "ppermute",
+            "all_gather",
+            "psum",
+            "psum_scatter",
+            "tc_exchange",
+            "producer_consumer",
+            "guarded_shift",
+            "split_ppermute"
+        ]
     );
     let psum = &v[2];
     let mutants: Vec<&str> = psum["mutants"].as_array().unwrap().iter().map(|m| m["name"].as_str().unwrap()).collect();
