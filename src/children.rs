@@ -41,6 +41,21 @@ pub fn spawn(cmd: &mut Command) -> io::Result<Child> {
     Ok(child)
 }
 
+/// Registers the group `pgid` of a process semcheck did not spawn itself but that a
+/// process it spawned made for it (a child the export server forked: it leads a group of
+/// its own): [`kill_all`] kills it and [`resident_bytes`] counts it, until [`forget`].
+pub fn adopt(pgid: i32) {
+    let mut all = groups();
+    if pgid > 1 && !all.contains(&pgid) {
+        all.push(pgid);
+    }
+}
+
+/// Unregisters a group [`adopt`]ed earlier, once whoever made it has ended it.
+pub fn forget(pgid: i32) {
+    groups().retain(|&g| g != pgid);
+}
+
 /// Whether the leader `pid` has exited, without reaping it (`waitid` with `WNOWAIT`).
 fn has_exited(pid: i32) -> io::Result<bool> {
     // SAFETY: `waitid` writes only into `info`, a zeroed `siginfo_t` we own.

@@ -125,6 +125,10 @@ struct UnitScratch {
     have_bounds: Vec<bool>,
     avail: Vec<u64>,
     used: Vec<u64>,
+    /// The cells [`Program::cell_dependents`] is asked about, as a set: `marks[c] ==
+    /// stamp` (a new stamp per question, so the set is never cleared cell by cell).
+    marks: Vec<u32>,
+    stamp: u32,
 }
 
 /// Which event of an in-flight DMA a unit stands for.
@@ -142,6 +146,27 @@ enum DmaPart {
 }
 
 impl UnitScratch {
+    /// Makes `cells` the set [`UnitScratch::marked`] answers for (`total`: the number of
+    /// cells of the program).
+    fn mark(&mut self, cells: &[CellId], total: usize) {
+        if self.marks.len() < total {
+            self.marks.resize(total, 0);
+        }
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            self.marks.fill(0);
+            self.stamp = 1;
+        }
+        for c in cells {
+            self.marks[c.0 as usize] = self.stamp;
+        }
+    }
+
+    /// Whether `c` is one of the cells last [`UnitScratch::mark`]ed.
+    fn marked(&self, c: CellId) -> bool {
+        self.marks[c.0 as usize] == self.stamp
+    }
+
     /// Numbers the units of the DMAs in `dmas`, from unit `n` on, and notes which may land
     /// in `state`.
     fn number(&mut self, program: &Program, state: &[u32], n: usize) {
@@ -375,13 +400,17 @@ impl Program {
     fn cell_dependents(
         &self,
         state: &[u32],
-        s: &UnitScratch,
+        s: &mut UnitScratch,
         u: Unit,
         me: Option<DeviceId>,
         cells: &[CellId],
         write: bool,
         found: &mut Vec<Unit>,
     ) {
+        // Membership in `cells` in constant time: a copy's span may have thousands of
+        // cells, and so may the accesses it is compared with.
+        s.mark(cells, self.accesses.len());
+        let s = &*s;
         let n = self.num_devices();
         for c in cells {
             for a in &self.accesses[c.0 as usize] {
@@ -407,9 +436,10 @@ impl Program {
             // cells` each cell's own landing, while it has not landed.
             let hits = |span: CellSpan| {
                 let span = self.span(span);
+                let any = r.landing_pending() && !self.lands_by_cell(r) && span.iter().any(|&c| s.marked(c));
                 s.pending_landings(state, j).filter(move |&l| match s.owner(l).1 {
-                    DmaPart::Cell(i) => cells.contains(&span[i]),
-                    _ => cells.iter().any(|c| span.contains(c)),
+                    DmaPart::Cell(i) => s.marked(span[i]),
+                    _ => any,
                 })
             };
             // The landing writes the destination.

@@ -169,6 +169,9 @@ pub struct Document {
     /// document read from a file).
     #[serde(skip)]
     pub interpreter: Option<(std::path::PathBuf, super::interpreter::Origin)>,
+    /// The wall-clock seconds the export took (`None` for a document read from a file).
+    #[serde(skip)]
+    pub export_seconds: Option<f64>,
 }
 
 impl Document {
@@ -240,6 +243,7 @@ mod tests {
             warnings: vec![],
             files: BTreeMap::new(),
             interpreter: None,
+            export_seconds: None,
         };
         let msg = doc.check_errors("k.py").unwrap_err().to_string();
         assert_eq!(msg.matches("traceback ends with").count(), 1, "{msg}");
@@ -259,6 +263,7 @@ mod tests {
             warnings: vec![],
             files: BTreeMap::new(),
             interpreter: None,
+            export_seconds: None,
         };
         let msg = doc.check_errors("k.py").unwrap_err().to_string();
         assert!(msg.contains("the script's traceback ends with:"), "{msg}");

@@ -232,6 +232,14 @@ def param(eqn: Any, name: str) -> Any:
 # Private modules
 
 
+def backend_started() -> bool:
+    """Whether JAX has started a backend in this process (after which its device count is
+    fixed). Private: ``xla_bridge._backends``, the same in 0.8 to 0.10."""
+    from jax._src import xla_bridge
+
+    return bool(getattr(xla_bridge, "_backends", True))
+
+
 def source_info_util() -> Any:
     from jax._src import source_info_util as s
 
