@@ -172,6 +172,9 @@ pub struct Document {
     /// The wall-clock seconds the export took (`None` for a document read from a file).
     #[serde(skip)]
     pub export_seconds: Option<f64>,
+    /// The export's peak resident memory in bytes, when measured (the export server's).
+    #[serde(skip)]
+    pub export_peak_bytes: Option<u64>,
 }
 
 impl Document {
@@ -244,6 +247,7 @@ mod tests {
             files: BTreeMap::new(),
             interpreter: None,
             export_seconds: None,
+            export_peak_bytes: None,
         };
         let msg = doc.check_errors("k.py").unwrap_err().to_string();
         assert_eq!(msg.matches("traceback ends with").count(), 1, "{msg}");
@@ -264,6 +268,7 @@ mod tests {
             files: BTreeMap::new(),
             interpreter: None,
             export_seconds: None,
+            export_peak_bytes: None,
         };
         let msg = doc.check_errors("k.py").unwrap_err().to_string();
         assert!(msg.contains("the script's traceback ends with:"), "{msg}");

@@ -208,11 +208,11 @@ fn finish_export(mut job: Job) -> Result<Document, ModelError> {
             server::submit(&job.py, &job.pythonpath, &path, job.devices, &job.out, &job.err_path, job.tpu.as_deref())
                 .and_then(|r| r.wait());
     }
-    let (status, seconds) = match status {
-        Some((s, seconds)) => (Ok(s), seconds),
+    let (status, seconds, peak) = match status {
+        Some(e) => (Ok(e.status), e.seconds, Some(e.max_rss_bytes)),
         None => {
             let start = Instant::now();
-            (export_in_process(&job), start.elapsed().as_secs_f64())
+            (export_in_process(&job), start.elapsed().as_secs_f64(), None)
         }
     };
     tracing::info!(
@@ -230,6 +230,7 @@ fn finish_export(mut job: Job) -> Result<Document, ModelError> {
     let mut doc = Document::parse(&text, &format!("the export of {}", path.display()))?;
     doc.interpreter = Some((job.py.python.clone(), job.py.origin));
     doc.export_seconds = Some(seconds);
+    doc.export_peak_bytes = peak;
     Ok(doc)
 }
 
@@ -557,6 +558,26 @@ pub fn frontend_json(path: &Path, devices: usize) -> Option<serde_json::Value> {
         None => (producer("python"), serde_json::json!("document")),
     };
     Some(serde_json::json!({"python": python, "origin": origin, "jax": producer("jax"), "jaxlib": producer("jaxlib")}))
+}
+
+/// The wall-clock seconds this process's export of `path` at `devices` took (`None` for
+/// a document read from a file, or one not exported).
+pub fn export_seconds(path: &Path, devices: usize) -> Option<f64> {
+    if is_document(path) {
+        return None;
+    }
+    let key = (path.to_path_buf(), devices);
+    cache().lock().unwrap_or_else(|e| e.into_inner()).get(&key)?.export_seconds
+}
+
+/// The peak resident memory, in bytes, of this process's export of `path` at `devices`,
+/// when the export server measured it.
+pub fn export_peak_bytes(path: &Path, devices: usize) -> Option<u64> {
+    if is_document(path) {
+        return None;
+    }
+    let key = (path.to_path_buf(), devices);
+    cache().lock().unwrap_or_else(|e| e.into_inner()).get(&key)?.export_peak_bytes
 }
 
 /// The hash of the script a document was exported from (for trace files).

@@ -45,12 +45,23 @@ pub(crate) struct Server {
 /// What the server has reported.
 #[derive(Default)]
 struct State {
-    /// The ended exports, by request id: how the child ended, and its wall-clock seconds.
-    done: HashMap<u64, (ExitStatus, f64)>,
+    /// The ended exports, by request id.
+    done: HashMap<u64, Ended>,
     /// The process group of each running export, by request id.
     groups: HashMap<u64, i32>,
     /// The server has ended: no more reports will come.
     ended: bool,
+}
+
+/// How an export's child ended.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Ended {
+    /// Its exit status.
+    pub(crate) status: ExitStatus,
+    /// Its wall-clock seconds, from its fork to its end (not the time it queued for a core).
+    pub(crate) seconds: f64,
+    /// Its peak resident memory, in bytes.
+    pub(crate) max_rss_bytes: u64,
 }
 
 /// One export sent to a server.
@@ -117,7 +128,9 @@ impl Server {
                 crate::children::forget(g);
             }
             let seconds = msg.get("seconds").and_then(serde_json::Value::as_f64).unwrap_or(0.0);
-            state.done.insert(id, (ExitStatus::from_raw(raw as i32), seconds));
+            let kib = msg.get("max_rss_kib").and_then(serde_json::Value::as_u64).unwrap_or(0);
+            let ended = Ended { status: ExitStatus::from_raw(raw as i32), seconds, max_rss_bytes: kib * 1024 };
+            state.done.insert(id, ended);
             self.changed.notify_all();
         }
     }
@@ -167,10 +180,9 @@ pub(crate) fn submit(
 }
 
 impl Request {
-    /// How the export's child ended and its wall-clock seconds (from its fork to its
-    /// end, so not the time it queued for a core); `None` when the server ended first (it
-    /// was killed, or went idle before it read the request).
-    pub(crate) fn wait(&self) -> Option<(ExitStatus, f64)> {
+    /// How the export's child ended; `None` when the server ended first (it was killed,
+    /// or went idle before it read the request).
+    pub(crate) fn wait(&self) -> Option<Ended> {
         let mut state = lock(&self.server.state);
         loop {
             if let Some(status) = state.done.remove(&self.id) {

@@ -15,8 +15,9 @@ process writes; up to ``K`` children run at once.
 Protocol (one JSON object per line): a request on stdin
 ``{"id": 7, "file": "k.py", "devices": 4, "out": "7-4.json", "err": "7-4.stderr",
 "tpu": null}``; on stdout, ``{"id": 7, "started": PID}`` when its child is forked, then
-``{"id": 7, "status": S, "seconds": 1.2}`` with the raw ``waitpid`` status and its
-wall-clock seconds once it has ended and its process group is gone. End of stdin: the server waits for its children and exits.
+``{"id": 7, "status": S, "seconds": 1.2, "max_rss_kib": 412000}`` with the raw
+``waitpid`` status, its wall-clock seconds and its peak resident memory once it has
+ended and its process group is gone. End of stdin: the server waits for its children and exits.
 
 Process hygiene: the server is the leader of the group its parent (the ``semcheck``
 binary) made for it. Each child leads a group of its own (so whatever the script leaves
@@ -97,22 +98,22 @@ def _child(req: dict, parent: int) -> None:
         os._exit(code)
 
 
-def _reap(pid: int) -> int | None:
-    """The raw status of child ``pid`` once it has exited, its group killed first (the
-    child is not reaped before, so its pid, the group's id, cannot be reused meanwhile);
-    ``None`` while it runs."""
+def _reap(pid: int) -> tuple[int, int] | None:
+    """The raw status and peak resident memory (KiB) of child ``pid`` once it has
+    exited, its group killed first (the child is not reaped before, so its pid, the
+    group's id, cannot be reused meanwhile); ``None`` while it runs."""
     try:
         info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
     except ChildProcessError:
-        return 0
+        return 0, 0
     if info is None:
         return None
     try:
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
-    _, status = os.waitpid(pid, 0)
-    return status
+    _, status, usage = os.wait4(pid, 0)
+    return status, usage.ru_maxrss
 
 
 def _send(msg: dict) -> None:
@@ -157,10 +158,11 @@ def serve(jobs: int, idle_seconds: float | None = None) -> int:
             running[pid] = (req["id"], time.monotonic())
             _send({"id": req["id"], "started": pid})
         for pid in list(running):
-            status = _reap(pid)
-            if status is not None:
+            ended = _reap(pid)
+            if ended is not None:
                 ident, began = running.pop(pid)
-                _send({"id": ident, "status": status, "seconds": round(time.monotonic() - began, 3)})
+                _send({"id": ident, "status": ended[0], "seconds": round(time.monotonic() - began, 3),
+                       "max_rss_kib": ended[1]})
         if not open_input:
             if running:
                 select.select([], [], [], 0.005)
