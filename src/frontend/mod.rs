@@ -170,6 +170,26 @@ fn start_export(path: &Path, devices: usize) -> Result<Job, ModelError> {
     Ok(job)
 }
 
+/// The folder of the persistent cache of XLA executables the exporter's scripts compile
+/// (their own computations on the CPU: a second run of a script, or a computation that is
+/// the same at another size, loads them instead of compiling; the values are the same),
+/// for `SEMCHECK_XLA_CACHE`: `<cache>/xla`, unless the variable is set already (empty:
+/// no cache), then the exporter reads it as it is.
+/// The folder is pruned, once per process, to its newest 256 MiB when it holds more than
+/// 512 MiB (JAX's own bound needs a package the environment may lack).
+pub(crate) fn xla_cache() -> Option<PathBuf> {
+    static DIR: OnceLock<Option<PathBuf>> = OnceLock::new();
+    DIR.get_or_init(|| {
+        if std::env::var_os("SEMCHECK_XLA_CACHE").is_some() {
+            return None;
+        }
+        let dir = env::cache_dir().ok()?.join("xla");
+        crate::cleanup::prune_oldest(&dir, 512 << 20, 256 << 20);
+        Some(dir)
+    })
+    .clone()
+}
+
 /// Runs the exporter on a script in a process of its own, in a process group of its own
 /// ([`crate::children`]): whatever the script leaves running when it ends is killed, and
 /// all of it when semcheck ends.
@@ -180,6 +200,9 @@ fn export_in_process(job: &Job) -> Result<ExitStatus, ModelError> {
     let mut cmd = Command::new(&job.py.python);
     if let Some(chip) = &job.tpu {
         cmd.env("SEMCHECK_TPU", chip);
+    }
+    if let Some(dir) = xla_cache() {
+        cmd.env("SEMCHECK_XLA_CACHE", dir);
     }
     cmd.args(["-m", "semcheck.frontend", "export"])
         .arg(&job.path)

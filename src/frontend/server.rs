@@ -90,6 +90,9 @@ fn current(py: &PythonEnv, pythonpath: &std::ffi::OsStr) -> std::io::Result<Arc<
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null());
+    if let Some(dir) = super::xla_cache() {
+        cmd.env("SEMCHECK_XLA_CACHE", dir);
+    }
     let mut child = crate::children::spawn(&mut cmd)?;
     let stdin = child.stdin.take();
     let stdout = child.stdout.take().ok_or_else(|| std::io::Error::other("no pipe from the export server"))?;

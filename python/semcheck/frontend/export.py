@@ -171,10 +171,17 @@ def _refused(script: dict, devices: int, error: dict) -> dict:
     return _document(script, [], devices, [error], [])
 
 
+#: The environment variable naming the folder of the persistent cache of the XLA
+#: executables a script's own computations compile (set by the ``semcheck`` binary to
+#: ``<cache>/xla``; unset or empty: no cache). See
+#: :func:`~semcheck.frontend.jaxcompat.use_compilation_cache`.
+XLA_CACHE_ENV = "SEMCHECK_XLA_CACHE"
+
+
 def _gate(script: dict, devices: int) -> dict | None:
     """The document to write instead of reading anything, if there is one: under a JAX
     the front end does not read (``unsupported jax``), or with ``SEMCHECK_TPU`` naming no
-    chip JAX knows."""
+    chip JAX knows. Otherwise the compilation cache is set up (:data:`XLA_CACHE_ENV`)."""
     from . import jaxcompat
 
     if not jaxcompat.supports():
@@ -182,6 +189,9 @@ def _gate(script: dict, devices: int) -> dict | None:
     error = _chip_from_environment()
     if error is not None:
         return _refused(script, devices, error)
+    cache = os.environ.get(XLA_CACHE_ENV)
+    if cache:
+        jaxcompat.use_compilation_cache(cache)
     return None
 
 
