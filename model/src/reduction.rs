@@ -66,6 +66,12 @@ pub struct Dependencies {
     /// Per device: operations of other devices checked against its lifecycle
     /// (non-barrier signals to it, remote copies into it).
     pub lifecycle_touchers: Vec<Vec<(DeviceId, u32)>>,
+    /// Per device, per pc from 0 to its length: the first pc at or after it whose
+    /// operation the progress bounds look at (a wait, the entry barrier, a signal, a copy's
+    /// start), else its length. [`crate::stubborn::progress_bounds`] jumps over the rest
+    /// (entries, exits, computations: they neither block nor add to a semaphore), which
+    /// are most of a large kernel's operations.
+    pub bound_skip: Vec<Vec<u32>>,
 }
 
 impl Dependencies {
@@ -96,8 +102,23 @@ impl Dependencies {
                 }
             }
         }
-        Dependencies { incrementers, lifecycle_touchers }
+        let bound_skip = program.devices.iter().map(|dp| bound_skip(&dp.ops)).collect();
+        Dependencies { incrementers, lifecycle_touchers, bound_skip }
     }
+}
+
+/// The [`Dependencies::bound_skip`] table of one device's operations.
+pub(crate) fn bound_skip(ops: &[Op]) -> Vec<u32> {
+    let mut skip = vec![ops.len() as u32; ops.len() + 1];
+    for pc in (0..ops.len()).rev() {
+        skip[pc] = match ops[pc] {
+            Op::Enter | Op::Exit | Op::Compute { .. } => skip[pc + 1],
+            Op::Wait { .. } | Op::EntryBarrier | Op::Signal { .. } | Op::LocalDma { .. } | Op::RemoteDma { .. } => {
+                pc as u32
+            }
+        };
+    }
+    skip
 }
 
 /// Reusable buffers for [`Program::persistent_set`], so the explorer's hot path does not
@@ -573,7 +594,15 @@ impl Program {
         s.avail = avail;
         let bounds = &mut s.bounds[u * n..(u + 1) * n];
         bounds.copy_from_slice(&state[..n]);
-        progress_bounds(|g| &self.devices[g], bounds, u, &mut s.avail, &mut s.used, |sem| Some(sem.0 as usize));
+        let skip = &self.dependencies.bound_skip;
+        progress_bounds(
+            |g| (&self.devices[g], skip.get(g).map_or(&[][..], Vec::as_slice)),
+            bounds,
+            u,
+            &mut s.avail,
+            &mut s.used,
+            |sem| Some(sem.0 as usize),
+        );
         s.have_bounds[u] = true;
     }
 }
