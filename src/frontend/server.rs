@@ -10,9 +10,9 @@
 //! each child leads a group of its own, which the server announces (`started`) and this
 //! module registers ([`crate::children::adopt`]) so that its memory is counted and it is
 //! killed when semcheck stops; the server kills a child's group when its export ends,
-//! and a child dies with the server. A server idle for [`IDLE_SECONDS`] exits (its
-//! memory no longer counts against the exploration's budget); the next export starts a
-//! new one.
+//! and a child dies with the server. The server's own memory is not counted
+//! ([`crate::children::uncounted_leader`]): each child shares it and counts it already.
+//! A server idle for [`IDLE_SECONDS`] exits; the next export starts a new one.
 //!
 //! `SEMCHECK_EXPORT=process` turns the server off: one `python -m semcheck.frontend
 //! export` process per export, as before.
@@ -94,6 +94,7 @@ fn current(py: &PythonEnv, pythonpath: &std::ffi::OsStr) -> std::io::Result<Arc<
         cmd.env("SEMCHECK_XLA_CACHE", dir);
     }
     let mut child = crate::children::spawn(&mut cmd)?;
+    crate::children::uncounted_leader(child.id() as i32);
     let stdin = child.stdin.take();
     let stdout = child.stdout.take().ok_or_else(|| std::io::Error::other("no pipe from the export server"))?;
     let server = Arc::new(Server { stdin: Mutex::new(stdin), state: Mutex::default(), changed: Condvar::new() });
