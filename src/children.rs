@@ -41,6 +41,36 @@ pub fn spawn(cmd: &mut Command) -> io::Result<Child> {
     Ok(child)
 }
 
+/// Registers the group `pgid` of a process semcheck did not spawn itself but that a
+/// process it spawned made for it (a child the export server forked: it leads a group of
+/// its own): [`kill_all`] kills it and [`resident_bytes`] counts it, until [`forget`].
+pub fn adopt(pgid: i32) {
+    let mut all = groups();
+    if pgid > 1 && !all.contains(&pgid) {
+        all.push(pgid);
+    }
+}
+
+/// The groups whose leader [`resident_bytes`] leaves out: the export server, whose
+/// memory (Python and JAX imported once) every child it forks shares copy-on-write and
+/// counts in its own resident memory already: counting both counted it twice (a 256 MiB
+/// budget was over before the script ran).
+static UNCOUNTED: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+
+/// Leaves the leader of group `pgid` (a process [`spawn`]ed) out of [`resident_bytes`];
+/// the rest of its group still counts, and [`kill_all`] still kills it.
+pub fn uncounted_leader(pgid: i32) {
+    let mut all = UNCOUNTED.lock().unwrap_or_else(|e| e.into_inner());
+    if !all.contains(&pgid) {
+        all.push(pgid);
+    }
+}
+
+/// Unregisters a group [`adopt`]ed earlier, once whoever made it has ended it.
+pub fn forget(pgid: i32) {
+    groups().retain(|&g| g != pgid);
+}
+
 /// Whether the leader `pid` has exited, without reaping it (`waitid` with `WNOWAIT`).
 fn has_exited(pid: i32) -> io::Result<bool> {
     // SAFETY: `waitid` writes only into `info`, a zeroed `siginfo_t` we own.
@@ -77,6 +107,7 @@ pub fn wait(child: &mut Child) -> io::Result<ExitStatus> {
             kill_group(pgid);
             all.retain(|&g| g != pgid);
             drop(all);
+            UNCOUNTED.lock().unwrap_or_else(|e| e.into_inner()).retain(|&g| g != pgid);
             return child.wait();
         }
         std::thread::sleep(Duration::from_millis(5));
@@ -119,7 +150,14 @@ pub fn any_running() -> bool {
 pub fn resident_bytes() -> u64 {
     static SAMPLER: Mutex<crate::memory::GroupSampler> = Mutex::new(crate::memory::GroupSampler::new());
     let wanted = groups().clone();
-    SAMPLER.lock().unwrap_or_else(|e| e.into_inner()).resident_bytes(&wanted)
+    let total = SAMPLER.lock().unwrap_or_else(|e| e.into_inner()).resident_bytes(&wanted);
+    let leaders: Vec<i32> = UNCOUNTED.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let left_out: u64 = leaders
+        .iter()
+        .filter(|g| wanted.contains(g))
+        .filter_map(|&g| crate::memory::resident_bytes(Some(g as u32)))
+        .sum();
+    total.saturating_sub(left_out)
 }
 
 /// How a process ended, in words: `exit 1`, `killed by signal 11 (SIGSEGV)`.

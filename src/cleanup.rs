@@ -237,9 +237,59 @@ pub fn sweep_orphan_files(parent: &Path) -> Vec<PathBuf> {
     removed
 }
 
+/// Deletes the oldest files (by modification time) directly in `dir` until the rest
+/// hold at most `keep` bytes, when they hold more than `max` (so that a cache a
+/// process adds to is pruned now and then, not at every start). A file another process
+/// is reading stays readable; one deleted before it is read is a miss of that cache.
+/// Returns the number of files deleted.
+pub fn prune_oldest(dir: &Path, max: u64, keep: u64) -> usize {
+    let Ok(entries) = fs::read_dir(dir) else { return 0 };
+    let mut files: Vec<(SystemTime, u64, PathBuf)> = entries
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let m = e.metadata().ok().filter(|m| m.is_file())?;
+            Some((m.modified().unwrap_or(SystemTime::UNIX_EPOCH), m.len(), e.path()))
+        })
+        .collect();
+    let mut total: u64 = files.iter().map(|f| f.1).sum();
+    if total <= max {
+        return 0;
+    }
+    files.sort();
+    let mut removed = 0;
+    for (_, len, path) in files {
+        if total <= keep {
+            break;
+        }
+        if fs::remove_file(&path).is_ok() {
+            total = total.saturating_sub(len);
+            removed += 1;
+        }
+    }
+    removed
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn prune_oldest_deletes_the_oldest_files_past_the_limit_only() {
+        let dir = scratch("prune");
+        for (i, name) in ["a", "b", "c", "d"].iter().enumerate() {
+            let path = dir.join(name);
+            fs::write(&path, vec![0u8; 100]).unwrap();
+            let t = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000 + i as u64);
+            fs::File::options().write(true).open(&path).unwrap().set_modified(t).unwrap();
+        }
+        assert_eq!(prune_oldest(&dir, 400, 200), 0, "at the limit: nothing");
+        assert_eq!(prune_oldest(&dir, 399, 200), 2);
+        let mut left: Vec<String> =
+            fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        left.sort();
+        assert_eq!(left, ["c", "d"], "the newest are kept");
+        let _ = fs::remove_dir_all(&dir);
+    }
 
     fn scratch(name: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!("semcheck-cleanup-{name}-{}", std::process::id()));

@@ -33,7 +33,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use semcheck_checker::{explore, Config, Stats, Verdict};
+use semcheck_checker::{explore, Config, Stats, StopReason, Strategy, Verdict};
 use semcheck_model::ir::{Loc, StmtId};
 use semcheck_model::mutate::{self, same_operations, Mutation, MutationUnits, Operator};
 use semcheck_model::{compile, stmt_text, Program, Rule};
@@ -143,7 +143,33 @@ pub fn default_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-/// Compiles and explores one mutant of `base`'s kernel.
+/// Explores a mutant with `config`; if a budget (states, time or memory, not an
+/// interrupt) stops a breadth-first exploration, explores it again depth-first with the
+/// same budget, and that outcome counts if it decides. A breadth-first search must
+/// exhaust every state up to the depth of the shortest violation: a deletion that lets
+/// many copies be in flight at once (tokamax's fused EP MoE without the wait of a scale
+/// window that shares its semaphore with the token rows: the next tile's row wait passes
+/// with rows still landing, every subset of them a state) stopped after 173,000 states
+/// at N = 2 with its race 227 events deep, which a depth-first search reaches in 755
+/// states. A violation found so is as real, its counterexample just not the shortest;
+/// a mutant the first exploration decides is reported exactly as before.
+fn explore_mutant(program: &Program, config: &Config) -> semcheck_checker::Outcome {
+    let outcome = explore(program, config);
+    let budget_stopped = matches!(
+        outcome.verdict,
+        Verdict::Incomplete { reason: StopReason::States | StopReason::Time | StopReason::Memory, .. }
+    );
+    if !budget_stopped || config.strategy == Strategy::Dfs {
+        return outcome;
+    }
+    let deep = explore(program, &Config { strategy: Strategy::Dfs, ..*config });
+    match deep.verdict {
+        Verdict::Incomplete { .. } => outcome,
+        _ => deep,
+    }
+}
+
+/// Compiles and explores one mutant of `base`'s kernel ([`explore_mutant`]).
 pub fn check_mutant(base: &Program, mutation: &Mutation, config: &Config) -> MutantResult {
     let original = base.ir.statement(mutation.stmt);
     let compiled = compile(&mutation.kernel, &base.mesh, &base.spec, base.repeat)
@@ -151,7 +177,7 @@ pub fn check_mutant(base: &Program, mutation: &Mutation, config: &Config) -> Mut
     let (fate, stats) = match compiled {
         Err(e) => (Fate::Rejected { reason: e.to_string() }, Stats::default()),
         Ok(program) => {
-            let outcome = explore(&program, config);
+            let outcome = explore_mutant(&program, config);
             let fate = match outcome.verdict {
                 Verdict::Proved => Fate::Survived { equivalent: same_operations(base, &program) },
                 Verdict::Violation(c) => {
@@ -296,6 +322,35 @@ pub fn redundant_sync(bases: &[Program], config: &Config, threads: usize) -> Vec
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A breadth-first exploration a budget stops is done again depth-first, and a
+    /// violation found so kills the mutant; a mutant the first exploration decides is
+    /// reported exactly as its breadth-first exploration (same fate, same states).
+    #[test]
+    fn a_mutant_a_budget_stops_breadth_first_is_explored_again_depth_first() {
+        use semcheck_checker::Strategy;
+        let base = crate::program(&crate::Case::new(crate::Source::catalogue("psum_scatter", None), 3)).unwrap();
+        let mut deeper = None;
+        for m in mutate::sync_deletions(&base.ir) {
+            let r = check_mutant(&base, &m, &Config::default());
+            let Ok(p) = compile(&m.kernel, &base.mesh, &base.spec, base.repeat) else { continue };
+            let bfs = explore(&p, &Config::default());
+            assert_eq!(r.fate.check_verdict(), bfs.verdict.name(), "{:?}", m.stmt);
+            assert_eq!(r.stats.states, bfs.stats.states, "{:?}", m.stmt);
+            let dfs = explore(&p, &Config { strategy: Strategy::Dfs, ..Config::default() });
+            if matches!(bfs.verdict, Verdict::Violation(_)) && dfs.stats.states * 2 < bfs.stats.states {
+                deeper = Some((m, dfs.stats.states, bfs.stats.states));
+            }
+        }
+        let (m, dfs, bfs) = deeper.expect("a deletion depth-first search kills in fewer states");
+        let mut config = Config::default();
+        config.budget.max_states = Some((dfs + bfs) / 2);
+        let p = compile(&m.kernel, &base.mesh, &base.spec, base.repeat).unwrap();
+        assert!(matches!(explore(&p, &config).verdict, Verdict::Incomplete { .. }));
+        let r = check_mutant(&base, &m, &config);
+        assert!(matches!(r.fate, Fate::Killed { .. }), "{:?}", r.fate);
+        assert_eq!(r.stats.states, dfs);
+    }
 
     #[test]
     fn parallel_map_keeps_the_order() {

@@ -66,6 +66,12 @@ pub struct Dependencies {
     /// Per device: operations of other devices checked against its lifecycle
     /// (non-barrier signals to it, remote copies into it).
     pub lifecycle_touchers: Vec<Vec<(DeviceId, u32)>>,
+    /// Per device, per pc from 0 to its length: the first pc at or after it whose
+    /// operation the progress bounds look at (a wait, the entry barrier, a signal, a copy's
+    /// start), else its length. [`crate::stubborn::progress_bounds`] jumps over the rest
+    /// (entries, exits, computations: they neither block nor add to a semaphore), which
+    /// are most of a large kernel's operations.
+    pub bound_skip: Vec<Vec<u32>>,
 }
 
 impl Dependencies {
@@ -96,8 +102,23 @@ impl Dependencies {
                 }
             }
         }
-        Dependencies { incrementers, lifecycle_touchers }
+        let bound_skip = program.devices.iter().map(|dp| bound_skip(&dp.ops)).collect();
+        Dependencies { incrementers, lifecycle_touchers, bound_skip }
     }
+}
+
+/// The [`Dependencies::bound_skip`] table of one device's operations.
+pub(crate) fn bound_skip(ops: &[Op]) -> Vec<u32> {
+    let mut skip = vec![ops.len() as u32; ops.len() + 1];
+    for pc in (0..ops.len()).rev() {
+        skip[pc] = match ops[pc] {
+            Op::Enter | Op::Exit | Op::Compute { .. } => skip[pc + 1],
+            Op::Wait { .. } | Op::EntryBarrier | Op::Signal { .. } | Op::LocalDma { .. } | Op::RemoteDma { .. } => {
+                pc as u32
+            }
+        };
+    }
+    skip
 }
 
 /// Reusable buffers for [`Program::persistent_set`], so the explorer's hot path does not
@@ -125,6 +146,10 @@ struct UnitScratch {
     have_bounds: Vec<bool>,
     avail: Vec<u64>,
     used: Vec<u64>,
+    /// The cells [`Program::cell_dependents`] is asked about, as a set: `marks[c] ==
+    /// stamp` (a new stamp per question, so the set is never cleared cell by cell).
+    marks: Vec<u32>,
+    stamp: u32,
 }
 
 /// Which event of an in-flight DMA a unit stands for.
@@ -142,6 +167,27 @@ enum DmaPart {
 }
 
 impl UnitScratch {
+    /// Makes `cells` the set [`UnitScratch::marked`] answers for (`total`: the number of
+    /// cells of the program).
+    fn mark(&mut self, cells: &[CellId], total: usize) {
+        if self.marks.len() < total {
+            self.marks.resize(total, 0);
+        }
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            self.marks.fill(0);
+            self.stamp = 1;
+        }
+        for c in cells {
+            self.marks[c.0 as usize] = self.stamp;
+        }
+    }
+
+    /// Whether `c` is one of the cells last [`UnitScratch::mark`]ed.
+    fn marked(&self, c: CellId) -> bool {
+        self.marks[c.0 as usize] == self.stamp
+    }
+
     /// Numbers the units of the DMAs in `dmas`, from unit `n` on, and notes which may land
     /// in `state`.
     fn number(&mut self, program: &Program, state: &[u32], n: usize) {
@@ -375,13 +421,17 @@ impl Program {
     fn cell_dependents(
         &self,
         state: &[u32],
-        s: &UnitScratch,
+        s: &mut UnitScratch,
         u: Unit,
         me: Option<DeviceId>,
         cells: &[CellId],
         write: bool,
         found: &mut Vec<Unit>,
     ) {
+        // Membership in `cells` in constant time: a copy's span may have thousands of
+        // cells, and so may the accesses it is compared with.
+        s.mark(cells, self.accesses.len());
+        let s = &*s;
         let n = self.num_devices();
         for c in cells {
             for a in &self.accesses[c.0 as usize] {
@@ -407,9 +457,10 @@ impl Program {
             // cells` each cell's own landing, while it has not landed.
             let hits = |span: CellSpan| {
                 let span = self.span(span);
+                let any = r.landing_pending() && !self.lands_by_cell(r) && span.iter().any(|&c| s.marked(c));
                 s.pending_landings(state, j).filter(move |&l| match s.owner(l).1 {
-                    DmaPart::Cell(i) => cells.contains(&span[i]),
-                    _ => cells.iter().any(|c| span.contains(c)),
+                    DmaPart::Cell(i) => s.marked(span[i]),
+                    _ => any,
                 })
             };
             // The landing writes the destination.
@@ -543,7 +594,15 @@ impl Program {
         s.avail = avail;
         let bounds = &mut s.bounds[u * n..(u + 1) * n];
         bounds.copy_from_slice(&state[..n]);
-        progress_bounds(|g| &self.devices[g], bounds, u, &mut s.avail, &mut s.used, |sem| Some(sem.0 as usize));
+        let skip = &self.dependencies.bound_skip;
+        progress_bounds(
+            |g| (&self.devices[g], skip.get(g).map_or(&[][..], Vec::as_slice)),
+            bounds,
+            u,
+            &mut s.avail,
+            &mut s.used,
+            |sem| Some(sem.0 as usize),
+        );
         s.have_bounds[u] = true;
     }
 }

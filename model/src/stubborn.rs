@@ -159,9 +159,12 @@ pub(crate) fn add_dma_increments(
 /// covers it beyond `used`; an operation passed adds its increments to `avail`; an entry
 /// barrier passes once every device's bound is past that invocation's entry. `slot` maps
 /// a semaphore to its index in `avail` and `used`, `None` for one whose increments are
-/// not counted (a device's the caller does not track).
+/// not counted (a device's the caller does not track). `device(i)` also gives its
+/// [`crate::reduction::Dependencies::bound_skip`] table, by which the operations that
+/// neither block nor add to a semaphore are jumped over (a table of another length than
+/// the program's plus one is not used).
 pub(crate) fn progress_bounds<'p>(
-    device: impl Fn(usize) -> &'p DeviceProgram,
+    device: impl Fn(usize) -> (&'p DeviceProgram, &'p [u32]),
     bounds: &mut [u32],
     excluded: usize,
     avail: &mut [u64],
@@ -180,9 +183,17 @@ pub(crate) fn progress_bounds<'p>(
             if g == excluded {
                 continue; // the excluded device never moves
             }
-            let dp = device(g);
+            let (dp, skip) = device(g);
+            let skip = if skip.len() == dp.ops.len() + 1 { skip } else { &[] };
             loop {
-                let b = bounds[g];
+                let mut b = bounds[g];
+                if let Some(&next) = skip.get(b as usize) {
+                    if next != b {
+                        b = next;
+                        bounds[g] = b;
+                        changed = true;
+                    }
+                }
                 let Some(&op) = dp.ops.get(b as usize) else { break };
                 match op {
                     Op::Wait { sem, amount } => {
@@ -194,7 +205,7 @@ pub(crate) fn progress_bounds<'p>(
                     }
                     Op::EntryBarrier => {
                         let k = dp.info[b as usize].invocation as usize;
-                        if !(0..bounds.len()).all(|e| bounds[e] > device(e).enter_pc[k]) {
+                        if !(0..bounds.len()).all(|e| bounds[e] > device(e).0.enter_pc[k]) {
                             break;
                         }
                     }

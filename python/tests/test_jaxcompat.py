@@ -226,3 +226,29 @@ def test_a_primitive_it_does_not_read_is_named_with_the_jax_version_and_line(tmp
     assert err["message"] == ("primitive `semaphore_read` on a Ref is not supported (not one semcheck's front end "
                               f"reads, under jax {JAX_VERSION})")
     assert (err["loc"]["file"], err["loc"]["line"]) == (path, line_of(path, "pl.semaphore_read(sem)"))
+
+
+def test_the_compilation_cache_keeps_the_script_s_executables_and_changes_no_document(tmp_path):
+    """With ``SEMCHECK_XLA_CACHE`` the script's own CPU computations are kept compiled on
+    disk; a second export loads them, and the documents are the same (timings apart)."""
+    cache = tmp_path / "xla"
+    docs = []
+    for _ in range(2):
+        out = tmp_path / "doc.json"
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([PACKAGE_ROOT, os.environ.get("PYTHONPATH", "")]),
+               "SEMCHECK_XLA_CACHE": str(cache)}
+        proc = subprocess.run([sys.executable, "-m", "semcheck.frontend", "export", PPERMUTE, "--devices", "2",
+                               "--out", str(out)], capture_output=True, text=True, env=env)
+        assert proc.returncode == 0, proc.stderr
+        assert "persistent compilation cache" not in proc.stderr, proc.stderr
+        docs.append(_timeless(json.loads(out.read_text())))
+        assert any(cache.iterdir()), "nothing was cached"
+    assert docs[0] == docs[1]
+
+
+def _timeless(obj):
+    if isinstance(obj, dict):
+        return {k: _timeless(v) for k, v in obj.items() if k not in ("seconds", "export_seconds")}
+    if isinstance(obj, list):
+        return [_timeless(v) for v in obj]
+    return obj

@@ -42,9 +42,11 @@ fn run_case(
         case.repeat = r;
     }
     watch().doing(&format!("checking {case}"), false);
+    let start = std::time::Instant::now();
     let program = semcheck::program(&case)?;
+    let compiled = start.elapsed().as_secs_f64();
     let outcome = explore(&program, config);
-    Ok(Checked::explored(case, program, outcome, config))
+    Ok(Checked::explored(case, program, outcome, config).compiled_in(compiled))
 }
 
 pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {

@@ -116,6 +116,15 @@ pub(crate) struct BenchArgs {
     /// case.
     #[arg(long, value_parser = super::sizes::parse_sizes, conflicts_with_all = ["mutate", "semantics", "no_reduction", "max_devices"])]
     pub(crate) sizes: Option<super::sizes::SizeRange>,
+    /// Time kernel files instead (given: these; alone: the seed psum.py and the public
+    /// kernels of python/external/, from the repository's root): where each check's time
+    /// goes (export, compile, exploration, re-checks) and its memory, at the sizes of
+    /// --file-devices.
+    #[arg(long, num_args = 0.., value_delimiter = ',', conflicts_with_all = ["mutate", "semantics", "sizes", "protocol"])]
+    pub(crate) files: Option<Vec<std::path::PathBuf>>,
+    /// The mesh sizes of --files (`2,4,8`, `2-4`) [default: 2,4,8].
+    #[arg(long, requires = "files", value_parser = super::target::parse_devices)]
+    pub(crate) file_devices: Option<super::target::Devices>,
 }
 
 /// Exploration order on the command line.

@@ -53,6 +53,9 @@ pub(crate) fn run(args: &BenchArgs) -> Result<i32, ModelError> {
     if let Some(sizes) = &args.sizes {
         return super::bench_sizes::run(args, &sizes.0, &exe);
     }
+    if let Some(files) = &args.files {
+        return super::bench_files::run(args, files, &exe);
+    }
     let options = Options {
         reduction: if args.no_reduction { "none" } else { "por" },
         symmetry: match args.symmetry {

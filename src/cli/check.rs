@@ -215,24 +215,28 @@ fn check_one(args: &CheckArgs, case: Case) -> Result<Checked, (Case, ModelError)
     let w = watch();
     w.case(&case.to_string(), style(args.output.machine()));
     w.doing("compiling the kernel", false);
+    // A kernel file's export was made (and cached) when its cases were listed: this is
+    // the import and the compile alone.
+    let start = std::time::Instant::now();
     let program = match semcheck::program(&case) {
         Ok(p) => p,
         Err(e) => return Err((case, e)),
     };
+    let compile_seconds = start.elapsed().as_secs_f64();
     Ok(match args.engine.engine {
         EngineArg::Explore => {
             let config = args.explore.config();
             w.doing("exploring", true);
             let outcome = explore_with(&program, &config, w.control());
             w.doing("re-checking under the other hardware assumptions", false);
-            Checked::explored(case, program, outcome, &config)
+            Checked::explored(case, program, outcome, &config).compiled_in(compile_seconds)
         }
         EngineArg::Shuttle => {
             // The campaign keeps the time budget itself and reports how many iterations
             // ran; the watchdog only ends it if it does not stop within its grace period.
             w.doing("running the shuttle campaign", true);
             match super::shuttle::run(args, &case, &program) {
-                Ok(outcome) => Checked::sampled(case, program, outcome),
+                Ok(outcome) => Checked::sampled(case, program, outcome).compiled_in(compile_seconds),
                 Err(e) => return Err((case, e)),
             }
         }

@@ -3,6 +3,7 @@
 mod all;
 mod args;
 mod bench;
+mod bench_files;
 mod bench_sizes;
 mod check;
 mod doctor;

@@ -23,6 +23,11 @@ pub(crate) struct Checked {
     /// The counterexample as every command shows it (minimised, canonical rotation),
     /// computed once.
     found: OnceLock<Option<Result<Found, String>>>,
+    /// Seconds spent importing and compiling the kernel (its export apart), when measured.
+    pub(crate) compile_seconds: Option<f64>,
+    /// Seconds spent re-checking under other hardware assumptions (`requires`,
+    /// `relies_on`), when there were re-checks.
+    pub(crate) recheck_seconds: Option<f64>,
 }
 
 /// One event of a counterexample, for machines.
@@ -76,7 +81,22 @@ pub(crate) const LEGEND: &str = "\
 impl Checked {
     /// A case checked by an engine other than the explorer (nothing is re-checked).
     pub(crate) fn sampled(case: Case, program: Program, outcome: Outcome) -> Checked {
-        Checked { case, program, outcome, needs: None, basis: None, found: OnceLock::new() }
+        Checked {
+            case,
+            program,
+            outcome,
+            needs: None,
+            basis: None,
+            found: OnceLock::new(),
+            compile_seconds: None,
+            recheck_seconds: None,
+        }
+    }
+
+    /// The same, with the seconds its compiling took.
+    pub(crate) fn compiled_in(mut self, seconds: f64) -> Checked {
+        self.compile_seconds = Some(seconds);
+        self
     }
 
     /// A case the explorer checked with `config`: a violation is re-checked, with the same
@@ -84,12 +104,14 @@ impl Checked {
     /// choice of each option that rules out something that can happen in the kernel (see
     /// [`semcheck::assumptions`]).
     pub(crate) fn explored(case: Case, program: Program, outcome: Outcome, config: &Config) -> Checked {
+        let start = std::time::Instant::now();
         let needs = match &outcome.verdict {
             Verdict::Violation(cex) => Some(requirements(&program, cex, config)),
             _ => None,
         };
         let basis = matches!(outcome.verdict, Verdict::Proved).then(|| proof_basis(&program, config));
-        Checked { case, program, outcome, needs, basis, found: OnceLock::new() }
+        let recheck_seconds = (needs.is_some() || basis.is_some()).then(|| start.elapsed().as_secs_f64());
+        Checked { case, program, outcome, needs, basis, found: OnceLock::new(), compile_seconds: None, recheck_seconds }
     }
 
     /// The names of the behaviours the violation requires (empty: none), `None` when no
@@ -221,6 +243,16 @@ impl Checked {
             "max_depth": s.max_depth,
             "executions": s.executions,
             "seconds": s.seconds,
+            "export_seconds": match &self.case.source {
+                Source::Python { path, .. } => semcheck::frontend::export_seconds(path, self.case.devices),
+                _ => None,
+            },
+            "export_peak_rss_bytes": match &self.case.source {
+                Source::Python { path, .. } => semcheck::frontend::export_peak_bytes(path, self.case.devices),
+                _ => None,
+            },
+            "compile_seconds": self.compile_seconds,
+            "recheck_seconds": self.recheck_seconds,
             "memory_bytes": s.memory_bytes,
             "symmetry": s.symmetry,
             "threads": s.threads,

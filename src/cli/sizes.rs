@@ -45,6 +45,10 @@ pub(crate) fn run(args: &CheckArgs, sizes: &SizeRange) -> Result<i32, ModelError
             if given.is_empty() { "--max-seconds".to_string() } else { given.join(", ") }
         )));
     }
+    // A kernel file's exports at every size start now, on the export server's cores.
+    if super::target::is_file(&args.case.target) {
+        semcheck::frontend::prefetch(std::path::Path::new(&args.case.target), &sizes.0);
+    }
     // The case at the smallest size (a kernel file is exported there once, and the
     // export is reused when that size is checked).
     let cases = args.case.cases(sizes.0[0], style(args.output.machine()))?;

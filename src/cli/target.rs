@@ -116,7 +116,12 @@ impl CaseArgs {
         };
         let semantics = self.semantics.semantics();
         let mut cases = Vec::new();
-        for n in self.sizes(default_devices)? {
+        let sizes = self.sizes(default_devices)?;
+        if let Source::Python { path, .. } = &source {
+            // Every size's export starts now, on the export server's cores.
+            semcheck::frontend::prefetch(path, &sizes);
+        }
+        for n in sizes {
             let case = match &source {
                 Source::Catalogue { protocol, mutant } => semcheck::catalogue_case(protocol, mutant.as_deref(), n)?,
                 Source::Python { path, kernel: None, expect } => {

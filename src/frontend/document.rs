@@ -211,6 +211,12 @@ pub struct Document {
     /// document read from a file).
     #[serde(skip)]
     pub interpreter: Option<(std::path::PathBuf, super::interpreter::Origin)>,
+    /// The wall-clock seconds the export took (`None` for a document read from a file).
+    #[serde(skip)]
+    pub export_seconds: Option<f64>,
+    /// The export's peak resident memory in bytes, when measured (the export server's).
+    #[serde(skip)]
+    pub export_peak_bytes: Option<u64>,
 }
 
 impl Document {
@@ -303,6 +309,8 @@ mod tests {
             warnings: vec![],
             files: BTreeMap::new(),
             interpreter: None,
+            export_seconds: None,
+            export_peak_bytes: None,
         };
         let msg = doc.check_errors("k.py").unwrap_err().to_string();
         assert_eq!(msg.matches("traceback ends with").count(), 1, "{msg}");
@@ -323,6 +331,8 @@ mod tests {
             warnings: vec![],
             files: BTreeMap::new(),
             interpreter: None,
+            export_seconds: None,
+            export_peak_bytes: None,
         };
         let msg = doc.check_errors("k.py").unwrap_err().to_string();
         assert!(msg.contains("the script's traceback ends with:"), "{msg}");

@@ -15,6 +15,7 @@ pub mod env;
 pub mod import;
 pub mod interpreter;
 pub mod program;
+pub mod server;
 pub mod spec;
 
 use std::collections::HashMap;
@@ -73,7 +74,11 @@ pub fn document(path: &Path, devices: usize) -> Result<Arc<Document>, ModelError
     if let Some(doc) = cache().lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
         return Ok(doc.clone());
     }
-    let doc = Arc::new(export(path, devices)?);
+    let started = pending().lock().unwrap_or_else(|e| e.into_inner()).remove(&key);
+    let doc = Arc::new(match started {
+        Some(job) => finish_export(job)?,
+        None => export(path, devices)?,
+    });
     cache().lock().unwrap_or_else(|e| e.into_inner()).insert(key, doc.clone());
     Ok(doc)
 }
@@ -118,10 +123,22 @@ fn as_argument(path: &Path) -> PathBuf {
     }
 }
 
-/// Runs the exporter on a script, in a process group of its own ([`crate::children`]):
-/// whatever the script leaves running when it ends is killed, and all of it when
-/// semcheck ends.
-fn export(path: &Path, devices: usize) -> Result<Document, ModelError> {
+/// An export under way: its files, and who is writing them.
+pub(crate) struct Job {
+    path: PathBuf,
+    devices: usize,
+    out: PathBuf,
+    err_path: PathBuf,
+    py: env::PythonEnv,
+    pythonpath: std::ffi::OsString,
+    tpu: Option<String>,
+    start: Instant,
+    request: Option<server::Request>,
+}
+
+/// Starts exporting `path` at `devices` devices: through the export server
+/// ([`server`]), or, when that is off or cannot take it, later in [`finish_export`].
+fn start_export(path: &Path, devices: usize) -> Result<Job, ModelError> {
     if !path.is_file() {
         return Err(ModelError::new(ErrorKind::UnknownName, format!("no kernel file {}", path.display())));
     }
@@ -134,38 +151,148 @@ fn export(path: &Path, devices: usize) -> Result<Document, ModelError> {
         pythonpath.push(":");
         pythonpath.push(old);
     }
-    let start = Instant::now();
     let err_path = out.with_extension("stderr");
-    let err_file = std::fs::File::create(&err_path)
-        .map_err(|e| ModelError::new(ErrorKind::Environment, format!("cannot create {}: {e}", err_path.display())))?;
-    let mut cmd = Command::new(&py.python);
-    if let Some(chip) = tpu_override().lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+    let tpu = tpu_override().lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let mut job = Job {
+        path: as_argument(path),
+        devices,
+        out,
+        err_path,
+        py,
+        pythonpath,
+        tpu,
+        start: Instant::now(),
+        request: None,
+    };
+    if server::enabled() {
+        job.request =
+            server::submit(&job.py, &job.pythonpath, &job.path, devices, &job.out, &job.err_path, job.tpu.as_deref());
+    }
+    Ok(job)
+}
+
+/// The folder of the persistent cache of XLA executables the exporter's scripts compile
+/// (their own computations on the CPU: a second run of a script, or a computation that is
+/// the same at another size, loads them instead of compiling; the values are the same),
+/// for `SEMCHECK_XLA_CACHE`: `<cache>/xla`, unless the variable is set already (empty:
+/// no cache), then the exporter reads it as it is.
+/// The folder is pruned, once per process, to its newest 256 MiB when it holds more than
+/// 512 MiB (JAX's own bound needs a package the environment may lack).
+pub(crate) fn xla_cache() -> Option<PathBuf> {
+    static DIR: OnceLock<Option<PathBuf>> = OnceLock::new();
+    DIR.get_or_init(|| {
+        if std::env::var_os("SEMCHECK_XLA_CACHE").is_some() {
+            return None;
+        }
+        let dir = env::cache_dir().ok()?.join("xla");
+        crate::cleanup::prune_oldest(&dir, 512 << 20, 256 << 20);
+        Some(dir)
+    })
+    .clone()
+}
+
+/// Runs the exporter on a script in a process of its own, in a process group of its own
+/// ([`crate::children`]): whatever the script leaves running when it ends is killed, and
+/// all of it when semcheck ends.
+fn export_in_process(job: &Job) -> Result<ExitStatus, ModelError> {
+    let err_file = std::fs::File::create(&job.err_path).map_err(|e| {
+        ModelError::new(ErrorKind::Environment, format!("cannot create {}: {e}", job.err_path.display()))
+    })?;
+    let mut cmd = Command::new(&job.py.python);
+    if let Some(chip) = &job.tpu {
         cmd.env("SEMCHECK_TPU", chip);
     }
+    if let Some(dir) = xla_cache() {
+        cmd.env("SEMCHECK_XLA_CACHE", dir);
+    }
     cmd.args(["-m", "semcheck.frontend", "export"])
-        .arg(as_argument(path))
-        .args(["--devices", &devices.to_string(), "--out"])
-        .arg(&out)
-        .env("PYTHONPATH", pythonpath)
+        .arg(&job.path)
+        .args(["--devices", &job.devices.to_string(), "--out"])
+        .arg(&job.out)
+        .env("PYTHONPATH", &job.pythonpath)
         // A script that calls the Python API's `check` at its top level must not start
         // checks of its own from inside this export (the API refuses in its children).
         .env("SEMCHECK_API_CHILD", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(err_file);
-    let status = crate::children::spawn(&mut cmd)
+    crate::children::spawn(&mut cmd)
         .and_then(|mut child| crate::children::wait(&mut child))
-        .map_err(|e| ModelError::new(ErrorKind::Environment, format!("cannot run {}: {e}", py.python.display())));
-    tracing::info!("exported {} at N = {devices} in {:.2} s", path.display(), start.elapsed().as_secs_f64());
-    let text = std::fs::read_to_string(&out);
-    let _ = std::fs::remove_file(&out);
-    let stderr = std::fs::read_to_string(&err_path).unwrap_or_default();
-    let _ = std::fs::remove_file(&err_path);
+        .map_err(|e| ModelError::new(ErrorKind::Environment, format!("cannot run {}: {e}", job.py.python.display())))
+}
+
+/// Waits for an export [`start_export`] started (or runs it now) and reads its document.
+fn finish_export(mut job: Job) -> Result<Document, ModelError> {
+    let path = job.path.clone();
+    let mut status = job.request.take().and_then(|r| r.wait());
+    if status.is_none() && server::enabled() {
+        // The server ended before this export did (it went idle as the request came, or
+        // was killed): once more through a new one.
+        status =
+            server::submit(&job.py, &job.pythonpath, &path, job.devices, &job.out, &job.err_path, job.tpu.as_deref())
+                .and_then(|r| r.wait());
+    }
+    let (status, seconds, peak) = match status {
+        Some(e) => (Ok(e.status), e.seconds, Some(e.max_rss_bytes)),
+        None => {
+            let start = Instant::now();
+            (export_in_process(&job), start.elapsed().as_secs_f64(), None)
+        }
+    };
+    tracing::info!(
+        "exported {} at N = {} in {seconds:.2} s ({:.2} s since it was asked for)",
+        path.display(),
+        job.devices,
+        job.start.elapsed().as_secs_f64()
+    );
+    let text = std::fs::read_to_string(&job.out);
+    let _ = std::fs::remove_file(&job.out);
+    let stderr = std::fs::read_to_string(&job.err_path).unwrap_or_default();
+    let _ = std::fs::remove_file(&job.err_path);
     let status = status?;
-    let text = text.map_err(|_| failed_export(path, &py, status, &stderr))?;
+    let text = text.map_err(|_| failed_export(&path, &job.py, status, &stderr))?;
     let mut doc = Document::parse(&text, &format!("the export of {}", path.display()))?;
-    doc.interpreter = Some((py.python.clone(), py.origin));
+    doc.interpreter = Some((job.py.python.clone(), job.py.origin));
+    doc.export_seconds = Some(seconds);
+    doc.export_peak_bytes = peak;
     Ok(doc)
+}
+
+/// Runs the exporter on a script (through the export server when it is on).
+fn export(path: &Path, devices: usize) -> Result<Document, ModelError> {
+    finish_export(start_export(path, devices)?)
+}
+
+/// Starts the exports of `path` at each of `sizes` that this process has not exported
+/// yet, so that they run in parallel on the export server while the caller reads the
+/// first ([`document`] then waits for each). Nothing when `path` is a document, or the
+/// server is off.
+pub fn prefetch(path: &Path, sizes: &[usize]) {
+    if is_document(path) || !server::enabled() {
+        return;
+    }
+    for &n in sizes {
+        let key = (path.to_path_buf(), n);
+        if cache().lock().unwrap_or_else(|e| e.into_inner()).contains_key(&key) {
+            continue;
+        }
+        let mut pending = pending().lock().unwrap_or_else(|e| e.into_inner());
+        if pending.contains_key(&key) {
+            continue;
+        }
+        match start_export(path, n) {
+            Ok(job) => {
+                pending.insert(key, job);
+            }
+            Err(_) => return, // `document` reports it
+        }
+    }
+}
+
+/// The exports [`prefetch`] started and no one has read yet.
+fn pending() -> &'static Mutex<HashMap<(PathBuf, usize), Job>> {
+    static PENDING: OnceLock<Mutex<HashMap<(PathBuf, usize), Job>>> = OnceLock::new();
+    PENDING.get_or_init(Default::default)
 }
 
 /// Why an export wrote no document, in words a person can act on: how the process ended
@@ -577,6 +704,26 @@ pub fn frontend_json(path: &Path, devices: usize) -> Option<serde_json::Value> {
         None => (producer("python"), serde_json::json!("document")),
     };
     Some(serde_json::json!({"python": python, "origin": origin, "jax": producer("jax"), "jaxlib": producer("jaxlib")}))
+}
+
+/// The wall-clock seconds this process's export of `path` at `devices` took (`None` for
+/// a document read from a file, or one not exported).
+pub fn export_seconds(path: &Path, devices: usize) -> Option<f64> {
+    if is_document(path) {
+        return None;
+    }
+    let key = (path.to_path_buf(), devices);
+    cache().lock().unwrap_or_else(|e| e.into_inner()).get(&key)?.export_seconds
+}
+
+/// The peak resident memory, in bytes, of this process's export of `path` at `devices`,
+/// when the export server measured it.
+pub fn export_peak_bytes(path: &Path, devices: usize) -> Option<u64> {
+    if is_document(path) {
+        return None;
+    }
+    let key = (path.to_path_buf(), devices);
+    cache().lock().unwrap_or_else(|e| e.into_inner()).get(&key)?.export_peak_bytes
 }
 
 /// The hash of the script a document was exported from (for trace files).

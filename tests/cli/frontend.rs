@@ -199,6 +199,66 @@ fn a_kernel_file_is_checked_from_the_command_line_with_its_source_lines() {
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
+/// `check --json` says where a case's time went: the export (a kernel file's, per size),
+/// the compile and the exploration apart, every one a number of seconds, never negative.
+#[test]
+fn check_json_reports_the_export_compile_and_exploration_seconds_apart() {
+    let file = repo().join("protocols/pallas/psum.py");
+    let out = semcheck_cmd().arg("check").arg(&file).args(["--devices", "2-3", "--json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc = crate::common::document(&String::from_utf8_lossy(&out.stdout));
+    let cases = doc["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 2, "{doc}");
+    for c in cases {
+        for key in ["seconds", "export_seconds", "compile_seconds"] {
+            let s = c[key].as_f64().unwrap_or_else(|| panic!("no {key}: {c}"));
+            assert!(s >= 0.0 && s.is_finite(), "{key} = {s}: {c}");
+        }
+        // A proved case was re-checked for the assumptions it relies on.
+        assert!(c["recheck_seconds"].as_f64().is_some_and(|s| s >= 0.0), "{c}");
+        // The export ran Python and JAX: it is the bulk of a kernel file's time, and its
+        // peak memory is measured (JAX alone is far over a MiB).
+        assert!(c["export_seconds"].as_f64().unwrap() > c["seconds"].as_f64().unwrap(), "{c}");
+        assert!(c["export_peak_rss_bytes"].as_u64().is_some_and(|b| b > 1 << 20), "{c}");
+    }
+    // A catalogue protocol has no export.
+    let (code, stdout, stderr) = crate::common::semcheck(&["check", "psum", "--devices", "3", "--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let doc = crate::common::document(&stdout);
+    let c = crate::common::only_case(&doc);
+    assert!(c["export_seconds"].is_null() && c["export_peak_rss_bytes"].is_null(), "{c}");
+    assert!(c["compile_seconds"].as_f64().is_some_and(|s| s >= 0.0), "{c}");
+    assert!(c["seconds"].as_f64().is_some_and(|s| s >= 0.0), "{c}");
+}
+
+/// `bench --files` prints one row per kernel and size: where its check's time went.
+#[test]
+fn bench_files_times_a_kernel_file_per_size() {
+    let file = repo().join("protocols/pallas/psum.py");
+    let out = semcheck_cmd()
+        .arg("bench")
+        .arg("--files")
+        .arg(&file)
+        .args(["--file-devices", "2,3", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc = crate::common::document(&String::from_utf8_lossy(&out.stdout));
+    let rows = doc["rows"].as_array().unwrap_or_else(|| panic!("{doc}"));
+    assert_eq!(rows.iter().map(|r| r["devices"].as_u64().unwrap()).collect::<Vec<_>>(), [2, 3], "{doc}");
+    for r in rows {
+        assert_eq!(r["kernel"], "psum_kernel", "{r}");
+        assert_eq!(r["verdict"], "proved", "{r}");
+        for key in ["export_seconds", "compile_seconds", "explore_seconds", "wall_seconds"] {
+            assert!(r[key].as_f64().is_some_and(|s| s >= 0.0), "{key}: {r}");
+        }
+        assert!(r["states"].as_u64().is_some_and(|s| s > 0), "{r}");
+    }
+    let out = semcheck_cmd().arg("bench").arg("--files").arg(&file).args(["--file-devices", "2"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("export s") && text.contains("explore") && text.contains("psum_kernel"), "{text}");
+}
+
 #[test]
 fn values_kept_across_statements_and_data_loop_carries_are_read_where_they_are() {
     let dir = repo().join("python/tests/kernels");

@@ -661,7 +661,12 @@ impl WindowUnits<'_, '_> {
         bounds.copy_from_slice(&self.state[..t]);
         let spd = program.sems_per_device;
         let slot = |sem: SemSlot| w.is_tracked(DeviceId((sem.0 as usize / spd) as u16)).then(|| index(sem));
-        progress_bounds(|g| &program.devices[w.tracked[g].index()], bounds, u, avail, used, slot);
+        let skip = &program.dependencies.bound_skip;
+        let device = |g: usize| {
+            let d = w.tracked[g].index();
+            (&program.devices[d], skip.get(d).map_or(&[][..], Vec::as_slice))
+        };
+        progress_bounds(device, bounds, u, avail, used, slot);
         s.have_bounds[u] = true;
     }
 }

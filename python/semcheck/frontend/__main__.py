@@ -22,6 +22,9 @@ def main(argv: list[str] | None = None) -> int:
     ex.add_argument("--out", help="write the JSON here instead of stdout")
     ex.add_argument("--no-lower", action="store_true", help="skip Mosaic's TPU lowering cross-check")
     sub.add_parser("version", help="print the package, format and jax versions")
+    sv = sub.add_parser("serve", help="serve exports read from stdin, one forked child each (server.py)")
+    sv.add_argument("--jobs", type=int, default=1, help="children running at once")
+    sv.add_argument("--idle-seconds", type=float, help="exit after this long with nothing to do")
     argv = list(sys.argv[1:] if argv is None else argv)
     script_args: list[str] = []
     if "--" in argv:
@@ -33,12 +36,18 @@ def main(argv: list[str] | None = None) -> int:
 
         print(json.dumps({"package": VERSION, "format": FORMAT}))
         return 0
+    if args.command == "serve":
+        from .server import serve
+
+        return serve(args.jobs, args.idle_seconds)
     if args.devices < 1:
         parser.error("--devices must be at least 1")
     from .export import export_file
 
     doc = export_file(args.file, args.devices, args.kernel, script_args, lower=not args.no_lower)
-    text = json.dumps(doc, indent=1)
+    # Compact: with `indent`, `json` falls back to its pure-Python encoder (1.5 s instead
+    # of 0.1 s for the 2 MB document of the fused reduce-scatter GMM at N = 8).
+    text = json.dumps(doc, separators=(",", ":"))
     if args.out:
         with open(args.out, "w") as f:
             f.write(text + "\n")

@@ -21,14 +21,27 @@ def configure(devices: int) -> None:
     """Makes JAX see ``devices`` CPU devices and no accelerator. Must run before
     ``import jax``; raises if JAX was already imported with another device count."""
     if "jax" in sys.modules:
-        import jax
+        from . import jaxcompat
 
-        if jax.device_count() != devices:
-            raise RuntimeError(f"JAX is already initialised with {jax.device_count()} devices, not {devices}")
-        return
+        # Imported but no backend started yet (a child of the export server): the device
+        # count is still to be fixed, by XLA_FLAGS as before a fresh import.
+        if jaxcompat.backend_started():
+            import jax
+
+            if jax.device_count() != devices:
+                raise RuntimeError(f"JAX is already initialised with {jax.device_count()} devices, not {devices}")
+            return
     flags = os.environ.get("XLA_FLAGS", "")
     flags = re.sub(r"--xla_force_host_platform_device_count=\S*", "", flags).strip()
     os.environ["XLA_FLAGS"] = f"{flags} --xla_force_host_platform_device_count={devices}".strip()
+    os.environ["JAX_PLATFORMS"] = "cpu"
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+
+def prepare_server() -> None:
+    """What :func:`configure` sets that does not depend on the device count, for a
+    process that imports JAX once and forks an export per device count
+    (:mod:`~semcheck.frontend.server`; each child then calls :func:`configure`)."""
     os.environ["JAX_PLATFORMS"] = "cpu"
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
@@ -196,10 +209,17 @@ def _refused(script: dict, devices: int, error: dict) -> dict:
     return _document(script, [], devices, [error], [])
 
 
+#: The environment variable naming the folder of the persistent cache of the XLA
+#: executables a script's own computations compile (set by the ``semcheck`` binary to
+#: ``<cache>/xla``; unset or empty: no cache). See
+#: :func:`~semcheck.frontend.jaxcompat.use_compilation_cache`.
+XLA_CACHE_ENV = "SEMCHECK_XLA_CACHE"
+
+
 def _gate(script: dict, devices: int) -> dict | None:
     """The document to write instead of reading anything, if there is one: under a JAX
     the front end does not read (``unsupported jax``), or with ``SEMCHECK_TPU`` naming no
-    chip JAX knows."""
+    chip JAX knows. Otherwise the compilation cache is set up (:data:`XLA_CACHE_ENV`)."""
     from . import jaxcompat
 
     if not jaxcompat.supports():
@@ -207,6 +227,9 @@ def _gate(script: dict, devices: int) -> dict | None:
     error = _chip_from_environment()
     if error is not None:
         return _refused(script, devices, error)
+    cache = os.environ.get(XLA_CACHE_ENV)
+    if cache:
+        jaxcompat.use_compilation_cache(cache)
     return None
 
 

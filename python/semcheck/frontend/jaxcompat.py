@@ -232,6 +232,37 @@ def param(eqn: Any, name: str) -> Any:
 # Private modules
 
 
+def backend_started() -> bool:
+    """Whether JAX has started a backend in this process (after which its device count is
+    fixed). Private: ``xla_bridge._backends``, the same in 0.8 to 0.10."""
+    from jax._src import xla_bridge
+
+    return bool(getattr(xla_bridge, "_backends", True))
+
+
+def use_compilation_cache(path: str) -> None:
+    """Keeps the XLA executables the script's own computations compile (on the CPU: its
+    inputs, its reference results, the runs that compute scalar-prefetch values) in a
+    persistent cache at ``path``, so that running the script again, or at another size
+    where a computation is the same, loads them instead of compiling. A cached executable
+    is the one the compile would have made: the values are the same. Public options
+    (``jax_compilation_cache_dir`` and the ``jax_persistent_cache_*`` ones), the same in
+    0.8 to 0.10; an option a JAX lacks is skipped, and a cache that fails is only a
+    warning of JAX's (``jax_raise_persistent_cache_errors`` is off by default). Its size
+    is not JAX's to bound (``jax_compilation_cache_max_size`` needs the ``filelock``
+    package): the ``semcheck`` binary prunes the folder."""
+    import jax
+
+    for name, value in (("jax_compilation_cache_dir", path),
+                        ("jax_persistent_cache_min_compile_time_secs", 0.0),
+                        ("jax_persistent_cache_min_entry_size_bytes", -1)):
+        try:
+            jax.config.update(name, value)
+        except (AttributeError, KeyError, ValueError):
+            if name == "jax_compilation_cache_dir":
+                return
+
+
 def source_info_util() -> Any:
     from jax._src import source_info_util as s
 

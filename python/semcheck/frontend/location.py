@@ -9,6 +9,7 @@ also be shown as called from ``psum.py:73``.
 
 from __future__ import annotations
 
+import functools
 import io
 import linecache
 import os
@@ -25,8 +26,11 @@ for _d in {_PACKAGE_DIR, os.path.dirname(__file__) + os.sep, os.path.dirname(os.
     source_info_util.register_exclusion(_d)
 
 
+@functools.lru_cache(maxsize=None)
 def is_ours(filename: str) -> bool:
-    """Whether a frame belongs to this package (however it was imported)."""
+    """Whether a frame belongs to this package (however it was imported). Cached: a
+    kernel's equations name a few files thousands of times, and ``realpath`` asks the
+    file system each time."""
     return os.path.realpath(filename).startswith(_PACKAGE_DIR)
 
 
