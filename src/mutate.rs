@@ -169,7 +169,7 @@ fn explore_mutant(program: &Program, config: &Config) -> semcheck_checker::Outco
     }
 }
 
-/// Compiles and explores one mutant of `base`'s kernel ([`explore_mutant`]).
+/// Compiles and explores one mutant of `base`'s kernel (breadth-first, then depth-first when a budget stops it).
 pub fn check_mutant(base: &Program, mutation: &Mutation, config: &Config) -> MutantResult {
     let original = base.ir.statement(mutation.stmt);
     let compiled = compile(&mutation.kernel, &base.mesh, &base.spec, base.repeat)

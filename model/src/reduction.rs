@@ -68,7 +68,7 @@ pub struct Dependencies {
     pub lifecycle_touchers: Vec<Vec<(DeviceId, u32)>>,
     /// Per device, per pc from 0 to its length: the first pc at or after it whose
     /// operation the progress bounds look at (a wait, the entry barrier, a signal, a copy's
-    /// start), else its length. [`crate::stubborn::progress_bounds`] jumps over the rest
+    /// start), else its length. `stubborn::progress_bounds` jumps over the rest
     /// (entries, exits, computations: they neither block nor add to a semaphore), which
     /// are most of a large kernel's operations.
     pub bound_skip: Vec<Vec<u32>>,

@@ -265,7 +265,7 @@ fn export(path: &Path, devices: usize) -> Result<Document, ModelError> {
 
 /// Starts the exports of `path` at each of `sizes` that this process has not exported
 /// yet, so that they run in parallel on the export server while the caller reads the
-/// first ([`document`] then waits for each). Nothing when `path` is a document, or the
+/// first ([`document()`] then waits for each). Nothing when `path` is a document, or the
 /// server is off.
 pub fn prefetch(path: &Path, sizes: &[usize]) {
     if is_document(path) || !server::enabled() {
