@@ -62,7 +62,7 @@ struct Variant {
 }
 
 fn kernel(num_devices: usize, change: Option<Change>) -> Result<Kernel, ModelError> {
-    if let Some(c @ (Change::SharedRecvSem | Change::NoFinalDrain | Change::NoSignal)) = change {
+    if let Some(c) = change.filter(|c| !matches!(c, Change::NoCapacity | Change::NoBarrier | Change::SingleBarrier)) {
         return Err(unsupported("psum", c));
     }
     let v = Variant { capacity: change != Some(Change::NoCapacity), barrier: Barrier::for_change(change) };

@@ -73,7 +73,7 @@ fn signal(k: &KernelBuilder, num_devices: usize, direction: i64, sem: &Sem<'_>) 
 }
 
 fn kernel(num_devices: usize, change: Option<Change>) -> Result<Kernel, ModelError> {
-    if let Some(c @ (Change::SharedRecvSem | Change::SingleBarrier | Change::NoSignal)) = change {
+    if let Some(c) = change.filter(|c| !matches!(c, Change::NoCapacity | Change::NoBarrier | Change::NoFinalDrain)) {
         return Err(unsupported("psum_scatter", c));
     }
     let v = Variant {
