@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use crate::error::ModelError;
-use crate::event::CellSlots;
+use crate::event::{CellSlots, DmaKey};
 use crate::ir::{BufferDecl, Kernel, Loc, SemDecl, SemKind, StmtId};
 use crate::mesh::{DeviceId, Mesh};
 use crate::reduction::Dependencies;
@@ -366,6 +366,16 @@ impl Program {
     /// and everything still alive.
     pub fn ends_run(&self, k: u32) -> bool {
         self.kernel_of(k) as usize + 1 >= self.kernels.len()
+    }
+
+    /// The semaphore the issuer of DMA `key` waits on for it: a local copy's, a remote
+    /// copy's send semaphore (`None` for an operation that is not a DMA).
+    pub fn issuer_sem(&self, key: DmaKey) -> Option<SemSlot> {
+        match self.dma_op(key) {
+            Op::LocalDma { sem, .. } => Some(sem),
+            Op::RemoteDma { send_sem, .. } => Some(send_sem),
+            _ => None,
+        }
     }
 
     /// The last invocation in which semaphore `slot` is alive, for an operation of

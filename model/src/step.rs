@@ -248,7 +248,7 @@ impl Program {
     /// target has entered that invocation and not yet left the last one in which the
     /// semaphore the landing increments is alive (the same invocation, unless a kernel of a
     /// program hands the semaphore on); else why not.
-    pub(crate) fn landing_inside(&self, state: &[u32], key: DmaKey, target: DeviceId) -> Result<(), String> {
+    pub fn landing_inside(&self, state: &[u32], key: DmaKey, target: DeviceId) -> Result<(), String> {
         let k = self.invocation_of(key.issuer, key.pc);
         let sem = match self.dma_op(key) {
             Op::LocalDma { sem, .. } => sem,
@@ -263,11 +263,7 @@ impl Program {
     /// alive in no later kernel of the run.
     pub fn dma_checked_at_exit(&self, key: DmaKey, k: u32) -> bool {
         let started = self.invocation_of(key.issuer, key.pc);
-        let sem = match self.dma_op(key) {
-            Op::LocalDma { sem, .. } => sem,
-            Op::RemoteDma { send_sem, .. } => send_sem,
-            _ => return true,
-        };
+        let Some(sem) = self.issuer_sem(key) else { return true };
         self.alive_until(sem, started) <= k
     }
 
@@ -276,22 +272,24 @@ impl Program {
         let dp = &self.devices[d.index()];
         let notation = self.spec.notation;
         let mut wrong = Vec::new();
-        for &(cell, want) in &dp.expected {
-            let got = self.cell_value(state, cell);
-            if got != want {
-                wrong.push((cell, want, got));
+        let inv = dp.info[pc as usize].invocation;
+        // Outputs are the program's: checked when its last kernel exits.
+        let ends = self.ends_run(inv);
+        if ends {
+            for &(cell, want) in &dp.expected {
+                let got = self.cell_value(state, cell);
+                if got != want {
+                    wrong.push((cell, want, got));
+                }
             }
         }
-        let inv = dp.info[pc as usize].invocation;
-        if !self.ends_run(inv) {
-            // Outputs are the program's: checked when its last kernel exits.
-            wrong.clear();
-        }
-        let others_done = self.mesh.devices().filter(|&e| e != d).all(|e| {
-            let epc = self.pc(state, e);
-            self.lifecycle(e, epc).is_none_or(|(i, _)| i > inv)
-        });
-        if others_done && self.ends_run(inv) {
+        let others_done = || {
+            self.mesh.devices().filter(|&e| e != d).all(|e| {
+                let epc = self.pc(state, e);
+                self.lifecycle(e, epc).is_none_or(|(i, _)| i > inv)
+            })
+        };
+        if ends && others_done() {
             for &(cell, want) in &self.shared_expected {
                 let got = self.cell_value(state, cell);
                 if got != want {

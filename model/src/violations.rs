@@ -52,15 +52,10 @@ impl Program {
         .with_dma(other)
     }
 
-    /// Rule 5's test: `Ok` if `target`, at `pc`, is running invocation `k`, else why not
-    /// (`has not entered invocation 1 (it is still in invocation 0)`, ...).
-    pub fn inside_kernel_at(&self, pc: u32, target: DeviceId, k: u32) -> Result<(), String> {
-        self.inside_kernels_at(pc, target, k, k)
-    }
-
-    /// Rule 5's test for what lives on from invocation `from` to invocation `to` (a
-    /// semaphore a kernel of a program hands on): `Ok` if `target`, at `pc`, has entered
-    /// `from` and not yet left `to`, else why not.
+    /// Rule 5's test for what lives on from invocation `from` to invocation `to` (`from`
+    /// itself, unless a kernel of a program hands a semaphore on): `Ok` if `target`, at
+    /// `pc`, has entered `from` and not yet left `to`, else why not (`has not entered
+    /// invocation 1 (it is still in invocation 0)`, ...).
     pub fn inside_kernels_at(&self, pc: u32, target: DeviceId, from: u32, to: u32) -> Result<(), String> {
         let name = |k: u32| self.invocation_name(k);
         match self.lifecycle(target, pc) {
@@ -147,12 +142,7 @@ impl Program {
     /// Rule 4: `d` exits invocation `inv` while its DMA `key` is `pending` (`not done`,
     /// `not yet sent`).
     pub fn dma_outstanding_at_exit(&self, d: DeviceId, inv: u32, key: DmaKey, pending: &str) -> Violation {
-        let sem = match self.dma_op(key) {
-            crate::program::Op::LocalDma { sem, .. } => Some(sem),
-            crate::program::Op::RemoteDma { send_sem, .. } => Some(send_sem),
-            _ => None,
-        };
-        let note = sem.map(|s| self.handed_out_note(s)).unwrap_or_default();
+        let note = self.issuer_sem(key).map(|s| self.handed_out_note(s)).unwrap_or_default();
         Violation::new(
             Rule::SemaphoreLeak,
             vec![d],

@@ -1,18 +1,8 @@
-"""MUTANT early-read of split_ppermute.py: the received block is read (use_block) before
-recv_done waits for it to arrive: the read races the copy still landing.
+"""split_ppermute mutant `early-read`: the received block is read (use_block) before
+recv_done waits for it to arrive.
 
-Split-phase ppermute (JAX's Pallas async remote copy): every device sends its shard to
-its right neighbour, as a program of four kernels linked by the semaphores they pass.
-
-`ppermute_start` meets its left neighbour at the barrier and starts the copy of its shard
-into its right neighbour's `o_ref`, handing out the copy's two DMA semaphores
-(`pltpu.SEMAPHORE`-space outputs) while the copy is still in flight. `send_done` waits
-until the shard has left (its send semaphore), `recv_done` until the left neighbour's
-shard has arrived (its receive semaphore), and `use_block` then copies the received block
-into the result. Compute that the collective is written to overlap would go between the
-start and the done kernels. Written the way JAX's own tests write it
-(tests/pallas/tpu_pallas_async_test.py: start, send_done, recv_done as three pallas_calls
-whose futures are semaphore arrays).
+The seed file `split_ppermute.py` with this one change (semcheck's catalogue mutant
+`split_ppermute --mutant early-read`, protocols/src/split_ppermute.rs).
 """
 
 import functools

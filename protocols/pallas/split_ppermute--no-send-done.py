@@ -1,19 +1,8 @@
-"""MUTANT no-send-done of split_ppermute.py: the send_done kernel is dropped, so nothing
-waits on the send semaphore ppermute_start hands out (a semaphore leak at the program's
-end, named as handed out and never taken).
+"""split_ppermute mutant `no-send-done`: the send_done kernel is dropped, so nothing waits on
+the send semaphore ppermute_start hands out.
 
-Split-phase ppermute (JAX's Pallas async remote copy): every device sends its shard to
-its right neighbour, as a program of four kernels linked by the semaphores they pass.
-
-`ppermute_start` meets its left neighbour at the barrier and starts the copy of its shard
-into its right neighbour's `o_ref`, handing out the copy's two DMA semaphores
-(`pltpu.SEMAPHORE`-space outputs) while the copy is still in flight. `send_done` waits
-until the shard has left (its send semaphore), `recv_done` until the left neighbour's
-shard has arrived (its receive semaphore), and `use_block` then copies the received block
-into the result. Compute that the collective is written to overlap would go between the
-start and the done kernels. Written the way JAX's own tests write it
-(tests/pallas/tpu_pallas_async_test.py: start, send_done, recv_done as three pallas_calls
-whose futures are semaphore arrays).
+The seed file `split_ppermute.py` with this one change (semcheck's catalogue mutant
+`split_ppermute --mutant no-send-done`, protocols/src/split_ppermute.rs).
 """
 
 import functools

@@ -37,6 +37,21 @@ pub enum Change {
     EarlyRead,
 }
 
+impl Change {
+    /// Every change, so that tests can ask each kernel about each.
+    pub const ALL: [Change; 9] = [
+        Change::NoCapacity,
+        Change::SharedRecvSem,
+        Change::NoBarrier,
+        Change::NoFinalDrain,
+        Change::SingleBarrier,
+        Change::NoSignal,
+        Change::NoSendDone,
+        Change::WrongSemaphore,
+        Change::EarlyRead,
+    ];
+}
+
 /// A named one-idea change to a protocol.
 ///
 /// Several expected rules mean one mechanism that shows up as either, depending on the
@@ -222,19 +237,8 @@ mod tests {
 
     #[test]
     fn a_kernel_refuses_a_change_it_does_not_implement() {
-        use Change::*;
         for p in catalogue() {
-            for c in [
-                NoCapacity,
-                SharedRecvSem,
-                NoBarrier,
-                NoFinalDrain,
-                SingleBarrier,
-                NoSignal,
-                NoSendDone,
-                WrongSemaphore,
-                EarlyRead,
-            ] {
+            for c in Change::ALL {
                 if p.mutants.iter().any(|m| m.change == c) {
                     continue;
                 }

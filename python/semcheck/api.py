@@ -257,7 +257,9 @@ def _explanation(violation: dict) -> str | None:
     if not points:
         return None
     total = len(violation.get("events") or [])
-    shown = sum(1 for p in points if p.get("role") != "summary")
+    # Counted as `semcheck check` counts them: the events shown, once each (a deadlock's
+    # stuck devices are not events).
+    shown = len({p["index"] for p in points if p.get("role") != "summary" and p.get("index")})
     lines = [f"  why ({shown} of {total} events; the whole schedule: KernelVerdict.trace, or --semcheck-schedule):"]
     for p in points:
         if p.get("role") == "summary":

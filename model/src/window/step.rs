@@ -288,7 +288,7 @@ impl Window<'_> {
     /// `Ok` if tracked device `target` is running invocation `k`, else why not (the
     /// model's wording).
     fn inside_kernel(&self, state: &[u32], target: DeviceId, k: u32) -> Result<(), String> {
-        self.program.inside_kernel_at(self.pc(state, target), target, k)
+        self.program.inside_kernels_at(self.pc(state, target), target, k, k)
     }
 
     fn run_op(&self, state: &[u32], d: DeviceId, next: &mut Vec<u32>) -> Option<Violation> {

@@ -49,9 +49,8 @@ def main() -> int:
     configure(int(devices))
     from . import jaxcompat
 
-    if jaxcompat.supports():
-        # The module may call pl.kernel when it is imported, before the export starts.
-        jaxcompat.watch_kernel_bodies()
+    # The module may call pl.kernel when it is imported, before the export starts.
+    jaxcompat.watch_kernel_bodies()
     with open(payload, "rb") as f:
         args, kwargs, parent_path, name = pickle.load(f)
     sys.path[:0] = [os.path.dirname(os.path.abspath(file))] + [p for p in parent_path if p not in sys.path]

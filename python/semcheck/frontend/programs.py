@@ -36,7 +36,7 @@ from typing import Any
 from jax._src import core as jax_core
 
 from . import jaxcompat
-from .dataflow import KERNELS, sub_jaxprs
+from .dataflow import KERNELS, _has_kernel, sub_jaxprs
 
 #: The most iterations of a ``scan`` around kernels that are unrolled into a program.
 MAX_UNROLL = 64
@@ -304,16 +304,6 @@ def _links(members: list[Call]) -> list[tuple[tuple[int, int], tuple[int, int]]]
         for j, v in enumerate(c.outs):
             first[v] = (step, len(c.ins) + j)
     return links
-
-
-def _has_kernel(jaxpr: Any) -> bool:
-    jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
-    for eqn in jaxpr.eqns:
-        if eqn.primitive.name in KERNELS or any(_has_kernel(sub) for sub in sub_jaxprs(eqn)):
-            return True
-    return False
-
-
 
 
 def export_programs(tracker: Tracker, captured: list, records: list[dict],

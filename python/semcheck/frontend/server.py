@@ -165,7 +165,7 @@ def serve(jobs: int, idle_seconds: float | None = None) -> int:
                        "max_rss_kib": ended[1]})
         if not open_input:
             if running:
-                select.select([], [], [], 0.005)
+                time.sleep(0.005)
             continue
         ready, _, _ = select.select([stdin], [], [], 0.005 if running else 0.5)
         if not ready:

@@ -19,6 +19,9 @@ from .bindings import RefB, ValB, mesh_of, slice_step
 class Views:
     """The :class:`~semcheck.frontend.walker.KernelWalker`'s reading of refs and device ids."""
 
+    #: Whether the walker is reading a DMA wait's descriptor (see :meth:`offset`).
+    waiting: bool = False
+
     def view(self, env: dict, node: Any, what: str) -> RefB:
         """Resolves a ref operand (a ref variable, or a ``TransformedRef`` inside a tree)."""
         if type(node).__name__ == "TransformedRef":
@@ -105,7 +108,7 @@ class Views:
         data is read as 0: a wait counts the bytes of its views on its semaphore, and touches
         no cell, so where its views start does not matter (Mosaic checks only their shapes);
         noted in the kernel's ``ignored`` list."""
-        if getattr(self, "waiting", False):
+        if self.waiting:
             b = self.read(env, x)
             if isinstance(b, ValB):
                 note = {"construct": "run-time offset of a DMA wait's descriptor", "loc": self.loc,

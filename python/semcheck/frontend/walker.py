@@ -112,7 +112,6 @@ class KernelWalker(Views, Compute, Scalars, Accesses, Control):
         # The VMEM blocks Pallas's pipeline copies around grid steps (see blocks.py).
         self.pipelined: set[int] = set()
         # Reading the descriptor of a DMA wait, and its buffer views (see Views.offset).
-        self.wait_dma = False
         self.waiting = False
 
     def unsupported(self, construct: str, message: str) -> Unsupported:
@@ -379,8 +378,6 @@ class KernelWalker(Views, Compute, Scalars, Accesses, Control):
         self.emit({"op": "wait", "sem": (sid, idx), "amount": self.expr(env, value, "the amount of semaphore_wait")})
 
     def dma(self, env: dict, src: Any, dst: Any, dst_sem: Any, src_sem: Any, device_id: Any, id_type: Any) -> dict:
-        if self.wait_dma:
-            return self.wait_descriptor(env, src, dst, dst_sem, src_sem, device_id, id_type)
         s = self.buffer_view(env, src, "the DMA source")
         d = self.buffer_view(env, dst, "the DMA destination")
         self.written.add(d.id)
@@ -439,20 +436,17 @@ class KernelWalker(Views, Compute, Scalars, Accesses, Control):
     def p_dma_wait(self, eqn: Any, env: dict) -> None:
         op = jaxcompat.dma_operands(eqn)
         id_type = eqn.params.get("device_id_type")
-        self.wait_dma = True
         try:
             if jaxcompat.dma_wait_is_send(eqn, op):
                 # wait_send: JAX swapped the descriptor (src<->dst, sems swapped).
-                d = self.dma(env, op.dst, op.src, op.src_sem, op.dst_sem, op.device_id, id_type)
+                d = self.wait_descriptor(env, op.dst, op.src, op.src_sem, op.dst_sem, op.device_id, id_type)
                 part = "send"
             else:
-                d = self.dma(env, op.src, op.dst, op.dst_sem, op.src_sem, op.device_id, id_type)
+                d = self.wait_descriptor(env, op.src, op.dst, op.dst_sem, op.src_sem, op.device_id, id_type)
                 part = "recv" if d["kind"] == "remote" else "all"
         except Unsupported as u:
             if (u.construct, u.message) in self.failed_starts:
                 raise Tainted() from u
             raise
-        finally:
-            self.wait_dma = False
         self.emit({"op": "dma_wait", "part": part, "dma": d})
 

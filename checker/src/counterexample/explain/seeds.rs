@@ -2,7 +2,7 @@
 
 use semcheck_model::ir::SemKind;
 use semcheck_model::program::{CellId, Op, SemSlot};
-use semcheck_model::{DeviceId, DmaKey, Event, Rule};
+use semcheck_model::{DmaKey, Event, Rule};
 
 use super::slice::{accesses, event_dma, Core, Slicer};
 use super::{Point, Role};
@@ -61,22 +61,24 @@ impl Slicer<'_> {
         let v = self.violation;
         let state = &self.run.states[at];
         let event = self.run.events[at];
-        let outside = |issuer: DeviceId, pc: u32, target: DeviceId| {
-            let inv = self.program.invocation_of(issuer, pc);
-            self.program.inside_kernel_at(self.program.pc(state, target), target, inv).err()
-        };
+        // Why the target was outside, as the step function decides it: the kernels in
+        // which the semaphore is alive (a program's kernels may hand it on).
+        let p = self.program;
         match (v.rule, event) {
             (Rule::OutsideKernel, Event::Step(d)) => match self.op_at(at) {
-                Some((_, pc, Op::Signal { target, sem, .. })) => match outside(d, pc, target) {
-                    Some(why) => format!("signals {} on {target}, which {why}", self.program.sem_name(sem)),
-                    None => format!("breaks {}", v.rule),
-                },
+                Some((_, pc, Op::Signal { target, sem, .. })) => {
+                    let inv = p.invocation_of(d, pc);
+                    match p.inside_kernels_at(p.pc(state, target), target, inv, p.alive_until(sem, inv)).err() {
+                        Some(why) => format!("signals {} on {target}, which {why}", p.sem_name(sem)),
+                        None => format!("breaks {}", v.rule),
+                    }
+                }
                 _ => format!("breaks {}", v.rule),
             },
             (Rule::OutsideKernel, e) => {
                 let k = event_dma(e).expect("a DMA event");
                 let target = self.namer.device_of(e);
-                match outside(k.issuer, k.pc, target) {
+                match p.landing_inside(state, k, target).err() {
                     Some(why) => format!("lands in {target}, which {why}"),
                     None => format!("breaks {}", v.rule),
                 }

@@ -247,7 +247,7 @@ impl<'a> Slicer<'a> {
     /// Whether the `Enter` at `pc` starts a run of the program after the first.
     fn new_run(&self, d: DeviceId, pc: u32) -> bool {
         let k = self.program.invocation_of(d, pc);
-        k > 0 && self.program.kernel_of(k) == 0
+        k > 0 && self.program.starts_run(k)
     }
 
     /// Adds the gate of step `i` at `hop`, unless it is a handshake (summarised).
