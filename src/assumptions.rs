@@ -29,9 +29,9 @@
 //! ```
 
 use semcheck_checker::counterexample::{run_events, Namer};
-use semcheck_checker::{explore, Config, Counterexample, Outcome, Verdict};
+use semcheck_checker::{explore, Config, Counterexample, EngineRun, Outcome, Stats, Verdict};
 use semcheck_model::program::Op;
-use semcheck_model::{DmaKey, DmaLanding, DmaOrder, Event, Program, Semantics};
+use semcheck_model::{DmaKey, DmaLanding, DmaOrder, Event, Program, Semantics, StepOutcome};
 use serde::Serialize;
 use serde_json::{json, Value};
 
@@ -129,8 +129,13 @@ pub struct Recheck {
     pub without: Vec<Assumption>,
     /// The assumptions it ran under.
     pub semantics: Semantics,
-    /// What the explorer found.
+    /// What the explorer found, or the counterexample itself when it runs under these
+    /// assumptions too ([`Recheck::replayed`]).
     pub outcome: Outcome,
+    /// Set when no exploration was needed: the counterexample's own schedule, run under
+    /// the stronger assumptions, breaks a rule there too (it never uses what they rule
+    /// out), so the bug does not need them.
+    pub replayed: bool,
 }
 
 /// Where the counterexample uses an assumption.
@@ -198,7 +203,10 @@ pub fn requirements(program: &Program, cex: &Counterexample, config: &Config) ->
         let strong = without.iter().fold(semantics, |s, a| a.ruled_out(s));
         // Ruling a behaviour out never asks for cell landings, the only choice that can fail.
         let program = program.clone().with_semantics(strong).expect("stronger assumptions compile");
-        Recheck { without, semantics: strong, outcome: explore(&program, config) }
+        match replayed(&program, cex, config) {
+            Some(outcome) => Recheck { without, semantics: strong, outcome, replayed: true },
+            None => Recheck { without, semantics: strong, outcome: explore(&program, config), replayed: false },
+        }
     };
     let mut needs = Requirements {
         semantics,
@@ -227,6 +235,64 @@ pub fn requirements(program: &Program, cex: &Counterexample, config: &Config) ->
         needs.rechecks.push(r);
     }
     needs
+}
+
+/// The violation of `cex`'s rule that `cex`'s own schedule reaches in `program` (the
+/// kernel under stronger assumptions), if it runs there: then the re-check's answer is
+/// known without exploring (the bug stays). A landing the stronger assumptions do not
+/// enable yet (`--dma-order pair-fifo`: an earlier DMA of its queue is still in flight) is
+/// preceded by the landings of the issuer's other DMAs that are enabled, soonest in the
+/// schedule first (then those it never reaches), until it is enabled: whatever this run
+/// reaches, it is a run of `program`. `None` when it cannot be run that way or does not break the same rule (the
+/// re-check then explores).
+fn replayed(program: &Program, cex: &Counterexample, config: &Config) -> Option<Outcome> {
+    let mut rest: std::collections::VecDeque<Event> = cex.schedule.iter().copied().collect();
+    let mut state = program.initial_state();
+    let mut values = program.values.clone();
+    let (mut next, mut enabled, mut schedule) = (Vec::new(), Vec::new(), Vec::new());
+    let mut moved = 0;
+    while let Some(&want) = rest.front() {
+        enabled.clear();
+        program.enabled(&state, &mut enabled);
+        let event = if enabled.contains(&want) {
+            rest.pop_front()
+        } else {
+            let issuer = want.dma()?.issuer;
+            let ahead =
+                |e: &Event| e.is_landing() && e.dma().is_some_and(|k| k.issuer == issuer) && enabled.contains(e);
+            match rest.iter().position(ahead) {
+                Some(soonest) => rest.remove(soonest),
+                // A landing the schedule never reaches (the DMA is still in flight at its end).
+                None => enabled.iter().copied().find(|e| ahead(e) && !rest.contains(e)),
+            }
+        }?;
+        moved += usize::from(Some(&event) != cex.schedule.get(schedule.len()));
+        if moved > cex.schedule.len() {
+            return None;
+        }
+        schedule.push(event);
+        match program.step(&state, event, &mut values, &mut next) {
+            StepOutcome::Next => std::mem::swap(&mut state, &mut next),
+            StepOutcome::Violation(violation) if violation.rule == cex.violation.rule => {
+                let cex = Counterexample { violation, schedule, engine_schedule: None };
+                return Some(Outcome {
+                    verdict: Verdict::Violation(cex),
+                    stats: Stats::default(),
+                    run: EngineRun::Explore(*config),
+                });
+            }
+            StepOutcome::Violation(_) => return None,
+        }
+    }
+    enabled.clear();
+    program.enabled(&state, &mut enabled);
+    let stuck = enabled.is_empty() && !program.is_final(&state);
+    let violation = program.deadlock(&state);
+    (stuck && violation.rule == cex.violation.rule).then(|| Outcome {
+        verdict: Verdict::Violation(Counterexample { violation, schedule, engine_schedule: None }),
+        stats: Stats::default(),
+        run: EngineRun::Explore(*config),
+    })
 }
 
 /// Where the schedule of `cex` uses each behaviour `program`'s assumptions allow: the first
@@ -321,7 +387,12 @@ impl Requirements {
         }
         for r in &self.rechecks {
             let flags: Vec<&str> = r.without.iter().map(|a| a.flag()).collect();
-            out.push(format!("  with {}: {}", flags.join(" "), verdict_words(&r.outcome, devices)));
+            let how = if r.replayed {
+                " (the counterexample runs under it, landings in queue order; nothing explored)"
+            } else {
+                ""
+            };
+            out.push(format!("  with {}: {}{how}", flags.join(" "), verdict_words(&r.outcome, devices)));
         }
         out
     }
@@ -334,6 +405,7 @@ impl Requirements {
             .map(|r| {
                 let mut v = outcome_json(r.semantics, &r.outcome);
                 v["without"] = json!(r.without);
+                v["replayed"] = json!(r.replayed);
                 v
             })
             .collect();

@@ -91,6 +91,40 @@ fn shared_recv_sem_needs_dma_reordering() {
     assert!(cex.schedule[witness.event - 1].is_landing());
 }
 
+/// A violation whose schedule never uses what a stronger option rules out is re-checked by
+/// running that schedule under the option (nothing explored): the run it reports breaks the
+/// same rule under the stronger semantics, checked here by running it again. A schedule
+/// that does use it (shared-recv-sem's overtaking landing) is explored as before.
+#[test]
+fn a_schedule_that_runs_under_the_stronger_option_decides_its_recheck() {
+    use semcheck::checker::counterexample::{run_events, Namer};
+    let mut replayed = 0;
+    for p in semcheck::protocols::catalogue() {
+        for m in p.mutants {
+            let Some(n) = m.manifests_from else { continue };
+            let case = semcheck::catalogue_case(p.name, Some(m.name), n).unwrap();
+            let program = semcheck::program(&case).unwrap();
+            let Verdict::Violation(cex) = explore(&program, &Config::default()).verdict else { continue };
+            for r in requirements(&program, &cex, &Config::default()).rechecks.iter().filter(|r| r.replayed) {
+                let Verdict::Violation(found) = &r.outcome.verdict else {
+                    panic!("{case}: a replayed re-check proves")
+                };
+                assert_eq!(found.violation.rule, cex.violation.rule, "{case}");
+                let strong = program.clone().with_semantics(r.semantics).unwrap();
+                let run = run_events(&Namer::new(&strong), &found.schedule).expect("it runs under the stronger option");
+                assert_eq!(run.ending.violation().map(|v| v.rule), Some(cex.violation.rule), "{case}");
+                replayed += 1;
+            }
+        }
+    }
+    assert!(replayed > 0, "no catalogue mutant's re-check was decided by its own schedule");
+    let case = semcheck::catalogue_case("all_gather", Some("shared-recv-sem"), 3).unwrap();
+    let program = semcheck::program(&case).unwrap();
+    let Verdict::Violation(cex) = explore(&program, &Config::default()).verdict else { panic!("no violation") };
+    let needs = requirements(&program, &cex, &Config::default());
+    assert!(!needs.rechecks[0].replayed && needs.rechecks[0].outcome.verdict == Verdict::Proved);
+}
+
 /// A re-check the budget stops says so, and claims nothing.
 #[test]
 fn an_incomplete_recheck_decides_nothing() {

@@ -15,7 +15,7 @@
 //! device runs as long as it can before another takes over, keeping the same violation;
 //! the [`Minimized`] record says what every pass did.
 
-use semcheck_model::{DeviceId, Event, Rule};
+use semcheck_model::{DeviceId, Event, Rule, StepOutcome, ValueTable};
 use tracing::debug;
 
 use super::names::Namer;
@@ -76,6 +76,71 @@ impl MinimizeStats {
     }
 }
 
+/// Whether running `rest` from `best`'s state before its event `from` breaks `rule`: the
+/// quick test a candidate (`best`'s first `from` events, then `rest`) passes before it is
+/// run again in full by [`reproduces`]. `rest` pairs each name with the event that had it
+/// in `best`, tried first. The shared prefix is not run again, names are made only until
+/// the wanted one is found, nothing is recorded, and a failure is not explained:
+/// minimising tries hundreds of candidates that fail.
+fn breaks_from(namer: &Namer<'_>, t: &mut Trial<'_>, from: usize, rest: &[(Event, String)], rule: Rule) -> bool {
+    let program = namer.program();
+    let mut state = t.best.states[from].clone();
+    let values = &mut t.values;
+    let (mut next, mut enabled) = (Vec::new(), Vec::new());
+    for (hint, want) in rest {
+        enabled.clear();
+        program.enabled(&state, &mut enabled);
+        // The event that had this name in `best` most often still has it: one name made.
+        let named = |e: Event| namer.event(&state, e) == *want;
+        let event = if enabled.contains(hint) && named(*hint) {
+            *hint
+        } else {
+            match enabled.iter().find(|&&e| e != *hint && named(e)) {
+                Some(&e) => e,
+                None => return false,
+            }
+        };
+        match program.step(&state, event, values, &mut next) {
+            StepOutcome::Next => std::mem::swap(&mut state, &mut next),
+            StepOutcome::Violation(v) => return v.rule == rule,
+        }
+    }
+    enabled.clear();
+    program.enabled(&state, &mut enabled);
+    enabled.is_empty() && !program.is_final(&state) && program.deadlock(&state).rule == rule
+}
+
+/// `best`'s first `from` events followed by `rest`, traced in full if it breaks `rule`
+/// ([`breaks_from`] first, [`reproduces`] for the one that does).
+fn candidate(
+    namer: &Namer<'_>,
+    t: &mut Trial<'_>,
+    from: usize,
+    rest: &[(Event, String)],
+    rule: Rule,
+) -> Option<TracedRun> {
+    if !breaks_from(namer, t, from, rest, rule) {
+        return None;
+    }
+    let mut names = t.best.names[..from].to_vec();
+    names.extend(rest.iter().map(|(_, n)| n.clone()));
+    reproduces(namer, &names, rule)
+}
+
+/// The run candidates are cut from, and the value table their quick runs share: `best`'s
+/// own, grown by every quick run (values are interned, never removed, so the ids in
+/// `best`'s states keep their meaning), copied again only when `best` changes.
+struct Trial<'a> {
+    best: &'a TracedRun,
+    values: ValueTable,
+}
+
+impl<'a> Trial<'a> {
+    fn new(best: &'a TracedRun) -> Self {
+        Trial { best, values: best.values.clone() }
+    }
+}
+
 /// Runs `names`; `Some` if it breaks `rule`, cut right after the event that breaks it.
 fn reproduces(namer: &Namer<'_>, names: &[String], rule: Rule) -> Option<TracedRun> {
     let mut run = run_names(namer, names).ok()?;
@@ -106,12 +171,16 @@ fn drop_devices(namer: &Namer<'_>, mut best: TracedRun, rule: Rule) -> TracedRun
     loop {
         let mut dropped = false;
         for d in namer.program().mesh.devices() {
-            if !best.events.iter().any(|&e| owner(e) == d) {
+            let Some(first) = best.events.iter().position(|&e| owner(e) == d) else {
                 continue;
-            }
-            let candidate: Vec<String> =
-                best.events.iter().zip(&best.names).filter(|(&e, _)| owner(e) != d).map(|(_, n)| n.clone()).collect();
-            if let Some(shorter) = reproduces(namer, &candidate, rule) {
+            };
+            let rest: Vec<(Event, String)> = best.events[first..]
+                .iter()
+                .zip(&best.names[first..])
+                .filter(|(&e, _)| owner(e) != d)
+                .map(|(&e, n)| (e, n.clone()))
+                .collect();
+            if let Some(shorter) = candidate(namer, &mut Trial::new(&best), first, &rest, rule) {
                 debug!(device = %d, "every event of a device dropped");
                 best = shorter;
                 dropped = true;
@@ -131,15 +200,21 @@ fn one_minimal(namer: &Namer<'_>, mut best: TracedRun, rule: Rule) -> TracedRun 
         let mut removed = false;
         let mut start = 0;
         while start < best.names.len() {
-            let end = (start + chunk).min(best.names.len());
-            let mut candidate = best.names[..start].to_vec();
-            candidate.extend_from_slice(&best.names[end..]);
-            match reproduces(namer, &candidate, rule) {
-                Some(shorter) => {
-                    best = shorter;
-                    removed = true;
+            let mut trial = Trial::new(&best);
+            let mut shorter = None;
+            while start < best.names.len() {
+                let end = (start + chunk).min(best.names.len());
+                let rest: Vec<(Event, String)> =
+                    best.events[end..].iter().copied().zip(best.names[end..].iter().cloned()).collect();
+                shorter = candidate(namer, &mut trial, start, &rest, rule);
+                if shorter.is_some() {
+                    break;
                 }
-                None => start = end,
+                start = end;
+            }
+            if let Some(shorter) = shorter {
+                best = shorter;
+                removed = true;
             }
         }
         if chunk == 1 && !removed {
