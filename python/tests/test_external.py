@@ -324,11 +324,6 @@ def tpu_inference_0_25() -> str:
     return _fetched("tpu-inference", "0.25.0")
 
 
-@pytest.fixture(scope="module")
-def tpu_inference_0_12() -> str:
-    return _fetched("tpu-inference", "0.12.0")
-
-
 def test_tpu_inference_hier_rs_races_between_its_phases(tpu_inference_0_25):
     """tpu-inference 0.25.0's TensorCore hierarchical reduce-scatter (removed after it) uses
     the same rows of a device's `recv_buf` for its twin core's phase-1 copy and for the
@@ -357,10 +352,18 @@ def test_tpu_inference_gmm_scatter_ici_dedup_fails_in_the_library(exports, tpu_i
     assert err["loc"]["file"].endswith("fused_moe/gmm_fused/gmm_v2_ag_rs.py") and err["loc"]["line"] == 1069
 
 
-def test_tpu_inference_fused_moe_0_12_is_unsupported_like_0_32(exports, tpu_inference_0_12):
-    ((k, err),) = _unsupported(exports, "tpu_inference_fused_moe_0_12.py", 2)
-    assert err["loc"]["file"].startswith(tpu_inference_0_12)
-    # The routing computed on the device and the bfloat16 -> uint32 bitcasts, as in 0.32.0.
+@pytest.mark.parametrize("version,first", [("0.12.0", 433), ("0.13.3", 459)])
+def test_tpu_inference_fused_moe_ring_barrier_versions_are_unsupported_like_0_32(exports, version, first):
+    """tpu-inference 0.12.0's and 0.13.3's fused MoE (a ring barrier: one signal to the right
+    neighbour, one wait) are refused for 0.32.0's reasons: the routing is computed on the
+    device, and bfloat16 buffers are bitcast to 32-bit words."""
+    root = _fetched("tpu-inference", version)
+    env = {"VERSION": version}
+    doc = exports.get(os.path.join(EXTERNAL, "tpu_inference_fused_moe_ring_barrier.py"), 2, env=env)
+    assert doc["errors"] == [] and doc["script"]["status"] == "ok"
+    (k,) = doc["kernels"]
+    assert k["status"] == "unsupported"
+    assert k["errors"][0]["loc"]["file"].startswith(root) and k["errors"][0]["loc"]["line"] == first
     assert {e["construct"] for e in k["errors"]} == {"bitcast ref transform", "run-time data"}
     assert len(k["errors"]) == 14
 
