@@ -71,10 +71,16 @@ w1_scale = jnp.ones((experts, 2 * inter), jnp.float32)
 w2_scale = jnp.ones((experts, hidden), jnp.float32)
 
 
+# SLAB=1: a ragged stride above `ep * g_local * tile_m` (the default is the least that
+# holds the arrivals, here at most that) builds the kernel with its HBM contribution slab
+# (`push_from_vmem` false, `kernel.py:759`).
+stride = {"ragged_stride": (2 * n + 1) * 128} if os.environ.get("SLAB") == "1" else {}
+
+
 @jax.jit
 def moe(x, w1, w2, w1_scale, w2_scale, gating):
     return layer.fused_ep_moe_v2(x, w1, w2, w1_scale, w2_scale, gating, topk=topk, renormalize=True,
-                                 mesh=mesh, capacity=128, weight_format=host.WeightFormat.FP8)
+                                 mesh=mesh, capacity=128, weight_format=host.WeightFormat.FP8, **stride)
 
 
 

@@ -20,6 +20,12 @@ float32, blocks `(16, 16, 16, 16)`. Two stand-ins, both for the host, not the ke
 with a v6e's sizes (`fetch.pretend_tpu`). `pcp_forward` itself is not called: its module
 imports vLLM's logger and tpu-inference's attention metadata (the serving framework); the
 package's `__init__`s are bypassed.
+
+With `PREFILL=1` the sequence is a prefill-only one (`distribution` `[0, 1, 1]`) and
+`chunk_prefill_size` is its 16 query rows, so the entry point launches a third kernel,
+`RPAp-...` (the prefill case: the same ring, compiled for a static query length), which
+processes it, with `p_block_sizes=(16, 16, 16, 16)`; the mixed launch then has no
+sequence.
 """
 
 import os
@@ -49,6 +55,10 @@ pages_per_seq = -(-(cached + rows * n) // page)
 kv_cache_shape = rpa.get_kv_cache_shape(pages_per_seq, page, nkv, hd, jnp.float32)
 
 
+prefill = os.environ.get("PREFILL") == "1"
+phases = {"chunk_prefill_size": rows, "p_block_sizes": (16, 16, 16, 16)} if prefill else {}
+
+
 def cache_phase(q, kv_cache):
     cp_rank = jnp.reshape(lax.axis_index("pcp"), (1,)).astype(jnp.int32)
     new_kv = jnp.zeros((rows, nkv, hd), jnp.float32)  # the cache phase never reads it
@@ -57,12 +67,13 @@ def cache_phase(q, kv_cache):
         jnp.array([cached + rows * n], jnp.int32),  # kv_lens
         jnp.arange(pages_per_seq, dtype=jnp.int32),  # page_indices
         jnp.array([0, rows], jnp.int32),  # cu_q_lens
-        jnp.array([0, 0, 1], jnp.int32),  # distribution: one mixed sequence
+        # distribution: one mixed sequence, or with PREFILL=1 one prefill-only sequence
+        jnp.array([0, 1, 1] if prefill else [0, 0, 1], jnp.int32),
         kv_cache_lens=jnp.array([cached], jnp.int32),
         cp_rank=cp_rank, cp_group_size=n,
         pcp_ring_axis_name="pcp", pcp_ring_mesh_axis_names=("pcp",),
         skip_current_attn=True, use_causal_mask=False, update_kv_cache=False, return_lse=True,
-        sm_scale=hd ** -0.5, m_block_sizes=(16, 16, 16, 16))
+        sm_scale=hd ** -0.5, m_block_sizes=(16, 16, 16, 16), **phases)
     return out[None], lse[None]
 
 

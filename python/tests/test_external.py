@@ -317,3 +317,88 @@ def test_tokamax_fused_ep_moe_is_proved_over_generated_routings(tokamax):
     assert [t["set"]["index"] for t in tables] == list(range(1, 9))
     rows = {o["name"]: o["values"] for o in tables[1]["operands"]}["expert_rows_sm"]
     assert [r["values"] for r in rows] == [[64, 64], [0, 0]], rows
+
+
+@pytest.fixture(scope="module")
+def tpu_inference_0_25() -> str:
+    return _fetched("tpu-inference", "0.25.0")
+
+
+def test_tpu_inference_hier_rs_races_between_its_phases(tpu_inference_0_25):
+    """tpu-inference 0.25.0's TensorCore hierarchical reduce-scatter (removed after it) uses
+    the same rows of a device's `recv_buf` for its twin core's phase-1 copy and for the
+    neighbour chip's phase-2 copy, with no barrier between: at N = 4 the neighbour, done with
+    its own phase 1, writes them while the twin's copy is still landing (proved at N = 2,
+    where there is no phase 2)."""
+    import shutil
+
+    import semcheck as sp
+
+    if not (os.environ.get("SEMCHECK_BIN") or shutil.which("semcheck")):
+        pytest.skip("the semcheck binary is not available (SEMCHECK_BIN)")
+    (v,) = sp.check_file(os.path.join(EXTERNAL, "tpu_inference_hier_rs.py"), devices=4)
+    assert v.verdict == "violation" and v.message.startswith("race on d3 recv_buf_ref"), v
+    assert "hierarchical_reduce_scatter.py:153" in v.message and "hierarchical_reduce_scatter.py:294" in v.message
+    assert v.requires == [], v
+
+
+def test_tpu_inference_gmm_scatter_ici_dedup_fails_in_the_library(exports, tpu_inference):
+    doc = exports.get(os.path.join(EXTERNAL, "tpu_inference_gmm_scatter_ici_dedup.py"), 2)
+    # Like gmm_v2_ag_gmm1, it calls dma_gather_gm_start with its old six arguments.
+    assert doc["script"]["status"] == "raised" and doc["kernels"] == []
+    (err,) = doc["errors"]
+    assert err["construct"] == "script error"
+    assert err["message"].startswith("TypeError: dma_gather_gm_start() takes 4 positional arguments but 6")
+    assert err["loc"]["file"].endswith("fused_moe/gmm_fused/gmm_v2_ag_rs.py") and err["loc"]["line"] == 1069
+
+
+@pytest.mark.parametrize("version,first", [("0.12.0", 433), ("0.13.3", 459)])
+def test_tpu_inference_fused_moe_ring_barrier_versions_are_unsupported_like_0_32(exports, version, first):
+    """tpu-inference 0.12.0's and 0.13.3's fused MoE (a ring barrier: one signal to the right
+    neighbour, one wait) are refused for 0.32.0's reasons: the routing is computed on the
+    device, and bfloat16 buffers are bitcast to 32-bit words."""
+    root = _fetched("tpu-inference", version)
+    env = {"VERSION": version}
+    doc = exports.get(os.path.join(EXTERNAL, "tpu_inference_fused_moe_ring_barrier.py"), 2, env=env)
+    assert doc["errors"] == [] and doc["script"]["status"] == "ok"
+    (k,) = doc["kernels"]
+    assert k["status"] == "unsupported"
+    assert k["errors"][0]["loc"]["file"].startswith(root) and k["errors"][0]["loc"]["line"] == first
+    assert {e["construct"] for e in k["errors"]} == {"bitcast ref transform", "run-time data"}
+    assert len(k["errors"]) == 14
+
+
+def test_tokamax_fused_ep_moe_slab_build_pushes_from_hbm(exports, tokamax, monkeypatch):
+    """With a ragged stride above `ep * g_local * tile_m` the kernel is built with its HBM
+    contribution slab: tiles committed by local copies, drained, then pushed per expert
+    and destination from `contrib_hbm` (not from the VMEM staging tiles): proved at N = 2."""
+    import shutil
+
+    import semcheck as sp
+
+    doc = exports.get(os.path.join(EXTERNAL, "tokamax_fused_ep_moe.py"), 2, env={"SLAB": "1"})
+    (k,) = [k for k in doc["kernels"] if k["communicates"]]
+    assert k["status"] == "ok", k["errors"]
+    names = [b["name"] for b in k["buffers"]]
+    remote = {names[s["dma"]["src"]["buffer"]] for s in statements(k["body"])
+              if s["op"] == "dma_start" and s["dma"]["kind"] == "remote"}
+    assert remote == {"contrib_hbm", "cscl_hbm"}, remote
+    if not (os.environ.get("SEMCHECK_BIN") or shutil.which("semcheck")):
+        pytest.skip("the semcheck binary is not available (SEMCHECK_BIN)")
+    monkeypatch.setenv("SLAB", "1")
+    verdicts = sp.check_file(os.path.join(EXTERNAL, "tokamax_fused_ep_moe.py"), devices=2)
+    assert [v.verdict for v in verdicts if v.kernel == k["name"]] == ["proved"], verdicts
+
+
+@needs_jax(9, RPA_NEEDS)
+def test_tpu_inference_rpa_cp_ring_prefill_launch_is_read_whole(exports, tpu_inference):
+    """With a prefill-only sequence and `chunk_prefill_size`, the entry point launches the
+    prefill case too (`RPAp`), the same ring compiled for a static query length."""
+    doc = exports.get(os.path.join(EXTERNAL, "tpu_inference_rpa_cp_ring.py"), 2, env={"PREFILL": "1"})
+    assert doc["errors"] == [] and doc["script"]["status"] == "ok"
+    assert [k["name"].split("-")[0] for k in doc["kernels"]] == ["RPAd", "RPAp", "RPAm"]
+    for k in doc["kernels"]:
+        assert k["status"] == "ok", k["errors"]
+    prefill = doc["kernels"][1]
+    starts = [s for s in statements(prefill["body"]) if s["op"] == "dma_start"]
+    assert sum(s["dma"]["kind"] == "remote" for s in starts) == 1
