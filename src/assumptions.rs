@@ -257,7 +257,10 @@ fn replayed(program: &Program, cex: &Counterexample, config: &Config) -> Option<
         let event = if enabled.contains(&want) {
             rest.pop_front()
         } else {
-            let issuer = want.dma()?.issuer;
+            let Some(issuer) = want.dma().map(|k| k.issuer) else {
+                tracing::debug!(event = %want, at = schedule.len(), "re-check by the schedule: a device step not enabled");
+                return None;
+            };
             let ahead =
                 |e: &Event| e.is_landing() && e.dma().is_some_and(|k| k.issuer == issuer) && enabled.contains(e);
             match rest.iter().position(ahead) {
@@ -265,7 +268,11 @@ fn replayed(program: &Program, cex: &Counterexample, config: &Config) -> Option<
                 // A landing the schedule never reaches (the DMA is still in flight at its end).
                 None => enabled.iter().copied().find(|e| ahead(e) && !rest.contains(e)),
             }
-        }?;
+        };
+        let Some(event) = event else {
+            tracing::debug!(event = %want, at = schedule.len(), "re-check by the schedule: nothing moves it forward");
+            return None;
+        };
         moved += usize::from(Some(&event) != cex.schedule.get(schedule.len()));
         if moved > cex.schedule.len() {
             return None;
@@ -281,13 +288,19 @@ fn replayed(program: &Program, cex: &Counterexample, config: &Config) -> Option<
                     run: EngineRun::Explore(*config),
                 });
             }
-            StepOutcome::Violation(_) => return None,
+            StepOutcome::Violation(v) => {
+                tracing::debug!(rule = %v.rule, at = schedule.len(), "re-check by the schedule: another rule broken");
+                return None;
+            }
         }
     }
     enabled.clear();
     program.enabled(&state, &mut enabled);
     let stuck = enabled.is_empty() && !program.is_final(&state);
     let violation = program.deadlock(&state);
+    if !stuck || violation.rule != cex.violation.rule {
+        tracing::debug!(at = schedule.len(), "re-check by the schedule: it ends without breaking the rule");
+    }
     (stuck && violation.rule == cex.violation.rule).then(|| Outcome {
         verdict: Verdict::Violation(Counterexample { violation, schedule, engine_schedule: None }),
         stats: Stats::default(),

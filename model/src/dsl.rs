@@ -312,7 +312,7 @@ impl KernelBuilder {
         let stmts = self.with(|d| d.blocks.pop().unwrap_or_default());
         let draft = self.with(|d| d.launch.take()).unwrap_or_default();
         let mut used = Vec::new();
-        if let Err(e) = crate::compile::launch_uses(&stmts, &mut used) {
+        if let Err(e) = crate::compile::launch::uses(&stmts, &mut used) {
             self.with(|d| d.errors.push(e.message().to_string()));
         }
         let mut semaphores: Vec<SemId> = draft.declared.iter().chain(&used).chain(&draft.hands_out).copied().collect();

@@ -356,6 +356,12 @@ impl Program {
         k / self.kernels.len().max(1) as u32
     }
 
+    /// How many kernel invocations each device makes: `repeat` runs of the program, each
+    /// every kernel in order.
+    pub fn invocations(&self) -> u32 {
+        self.repeat * self.kernels.len().max(1) as u32
+    }
+
     /// Whether invocation `k` is the first kernel of its run: its `Enter` starts the
     /// program afresh (buffers and semaphores reset).
     pub fn starts_run(&self, k: u32) -> bool {

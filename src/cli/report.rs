@@ -185,6 +185,10 @@ impl Checked {
     /// The JSON object of the case.
     pub(crate) fn json(&self) -> Value {
         let s = &self.outcome.stats;
+        let export = match &self.case.source {
+            Source::Python { path, .. } => semcheck::frontend::export_cost(path, self.case.devices),
+            _ => None,
+        };
         let violation = match &self.outcome.verdict {
             Verdict::Violation(c) => {
                 let view = self.violation_view();
@@ -243,14 +247,8 @@ impl Checked {
             "max_depth": s.max_depth,
             "executions": s.executions,
             "seconds": s.seconds,
-            "export_seconds": match &self.case.source {
-                Source::Python { path, .. } => semcheck::frontend::export_seconds(path, self.case.devices),
-                _ => None,
-            },
-            "export_peak_rss_bytes": match &self.case.source {
-                Source::Python { path, .. } => semcheck::frontend::export_peak_bytes(path, self.case.devices),
-                _ => None,
-            },
+            "export_seconds": export.and_then(|(seconds, _)| seconds),
+            "export_peak_rss_bytes": export.and_then(|(_, bytes)| bytes),
             "compile_seconds": self.compile_seconds,
             "recheck_seconds": self.recheck_seconds,
             "memory_bytes": s.memory_bytes,

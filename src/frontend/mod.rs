@@ -706,24 +706,17 @@ pub fn frontend_json(path: &Path, devices: usize) -> Option<serde_json::Value> {
     Some(serde_json::json!({"python": python, "origin": origin, "jax": producer("jax"), "jaxlib": producer("jaxlib")}))
 }
 
-/// The wall-clock seconds this process's export of `path` at `devices` took (`None` for
-/// a document read from a file, or one not exported).
-pub fn export_seconds(path: &Path, devices: usize) -> Option<f64> {
+/// What this process's export of `path` at `devices` cost: its wall-clock seconds and,
+/// when the export server measured it, its peak resident memory in bytes (`None` for a
+/// document read from a file, or one not exported).
+pub fn export_cost(path: &Path, devices: usize) -> Option<(Option<f64>, Option<u64>)> {
     if is_document(path) {
         return None;
     }
     let key = (path.to_path_buf(), devices);
-    cache().lock().unwrap_or_else(|e| e.into_inner()).get(&key)?.export_seconds
-}
-
-/// The peak resident memory, in bytes, of this process's export of `path` at `devices`,
-/// when the export server measured it.
-pub fn export_peak_bytes(path: &Path, devices: usize) -> Option<u64> {
-    if is_document(path) {
-        return None;
-    }
-    let key = (path.to_path_buf(), devices);
-    cache().lock().unwrap_or_else(|e| e.into_inner()).get(&key)?.export_peak_bytes
+    let cache = cache().lock().unwrap_or_else(|e| e.into_inner());
+    let doc = cache.get(&key)?;
+    Some((doc.export_seconds, doc.export_peak_bytes))
 }
 
 /// The hash of the script a document was exported from (for trace files).

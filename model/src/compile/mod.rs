@@ -11,7 +11,7 @@ mod cells;
 mod compute;
 mod dma;
 mod expect;
-mod launch;
+pub(crate) mod launch;
 
 use crate::error::{ErrorKind, ModelError};
 use crate::expr::{EvalEnv, Expr};
@@ -22,12 +22,6 @@ use crate::program::{CellId, CellInfo, ComputeKind, DeviceProgram, Op, OpInfo, P
 use crate::semantics::Semantics;
 use crate::spec::Spec;
 use crate::value::{Atom, ValueId, ValueTable};
-
-/// The semaphores `body` (a launch's statements) uses, appended to `out`; an error for a
-/// launch nested in it.
-pub fn launch_uses(body: &[Stmt], out: &mut Vec<crate::ir::SemId>) -> Result<(), ModelError> {
-    launch::uses(body, out)
-}
 
 /// The largest pc a packed state can hold.
 pub const MAX_OPS_PER_DEVICE: usize = 1 << 18;

@@ -117,10 +117,7 @@ def document(script: dict, captured: list, devices: int, kernel: str | None, fai
         t = time.perf_counter()
         rec = build_kernel(cap)
         rec["export_seconds"] = round(time.perf_counter() - t, 3)
-        n = names.get(rec["name"], 0) + 1
-        names[rec["name"]] = n
-        if n > 1:
-            rec["name"] = f"{rec['name']}#{n}"
+        rec["name"] = numbered(names, rec["name"])
         group = sets.get(cap.body, [])
         if len(group) > 1 and isinstance(rec.get("prefetch"), dict) and "operands" in rec["prefetch"]:
             first = next(k for k, c in zip(kernels + [rec], captured) if c is group[0])
@@ -163,6 +160,13 @@ def document(script: dict, captured: list, devices: int, kernel: str | None, fai
                        "message": f"JAX sees {jax.device_count()} devices, not the {devices} requested "
                                   "(does the script set XLA_FLAGS itself?)"})
     return _document(script, kernels, devices, errors, warnings, programs)
+
+
+def numbered(seen: dict[str, int], name: str) -> str:
+    """``name`` the first time ``seen`` meets it, ``name#n`` the ``n``-th time (kernels
+    and programs of one document have distinct names)."""
+    seen[name] = seen.get(name, 0) + 1
+    return name if seen[name] == 1 else f"{name}#{seen[name]}"
 
 
 def _select(kernels: list, programs: list, name: str) -> tuple[list, list, bool]:

@@ -37,6 +37,7 @@ from jax._src import core as jax_core
 
 from . import jaxcompat
 from .dataflow import KERNELS, _has_kernel, sub_jaxprs
+from .export import numbered
 
 #: The most iterations of a ``scan`` around kernels that are unrolled into a program.
 MAX_UNROLL = 64
@@ -341,19 +342,18 @@ def export_programs(tracker: Tracker, captured: list, records: list[dict],
 
 
 def _name_programs(programs: list[dict]) -> None:
-    counts: dict[str, int] = {}
+    seen: dict[str, int] = {}
     for p in programs:
-        n = counts.get(p["name"], 0) + 1
-        counts[p["name"]] = n
-        if n > 1:
-            p["name"] = f"{p['name']}#{n}"
+        p["name"] = numbered(seen, p["name"])
 
 
 def _unify_cells(programs: list[dict], records: list[dict], rebuild: Any) -> None:
     """Rebuilds kernels until every array two kernels of a program share is cut into the
-    same cells by both: the greatest common divisor, per dimension, of their cells."""
+    same cells by both: the greatest common divisor, per dimension, of their cells.
+    Ends: a kernel is rebuilt only when a cell of one of its arrays must shrink to a
+    proper divisor of itself, and a rebuilt kernel's cells divide the ones forced on it."""
     forced: dict[int, dict[int, list[int]]] = {}
-    for _ in range(8):
+    while True:
         parent: dict[tuple[int, int], tuple[int, int]] = {}
 
         def find(x: tuple[int, int]) -> tuple[int, int]:

@@ -65,7 +65,7 @@ impl World {
         World {
             memory: Memory::new(&program, &reference),
             sems: (0..program.num_sems()).map(|_| Semaphore::default()).collect(),
-            gate: EntryGate::new(program.repeat * program.kernels.len() as u32),
+            gate: EntryGate::new(program.invocations()),
             queues,
             fifo: FifoGate::of(&program, config.dma),
             dma_threads: std::sync::Mutex::new(Vec::new()),
@@ -339,7 +339,7 @@ impl World {
             }
         }
         let last = DeviceId(p.num_devices() as u16 - 1);
-        if let Some(v) = self.wrong_result(&wrong, last, p.repeat * p.kernels.len() as u32 - 1) {
+        if let Some(v) = self.wrong_result(&wrong, last, p.invocations() - 1) {
             self.fail(v);
         }
     }
