@@ -235,6 +235,8 @@ impl Watch {
     pub(crate) fn idle(&self) {
         let mut s = self.lock();
         s.doing = None;
+        // A stop requested meanwhile gets its grace period from now (see `tick`).
+        s.requested_at = None;
         if let Some(bar) = s.bar.take() {
             bar.finish_and_clear();
         }
@@ -271,7 +273,20 @@ impl Watch {
         let resident = resident_bytes().unwrap_or(0);
         let mut s = self.lock();
         s.resident = resident;
-        let Some(doing) = s.doing.clone() else { return };
+        // A Ctrl-C or signal while no registered work runs (between cases; making the
+        // managed environment before the first export) is left to the command for a grace
+        // period, then ends it here.
+        let doing = match s.doing.clone() {
+            Some(doing) => doing,
+            None if self.stop.requested() == Some(StopReason::Interrupted) => {
+                let at = *s.requested_at.get_or_insert_with(Instant::now);
+                if at.elapsed() < GRACE {
+                    return;
+                }
+                "preparing".to_string()
+            }
+            None => return,
+        };
         if self.stop.requested().is_none() {
             if s.limits.memory_bytes.is_some_and(|m| resident >= m) {
                 self.stop.request(StopReason::Memory);

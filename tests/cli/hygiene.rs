@@ -176,7 +176,10 @@ fn a_stopped_environment_creation_leaves_no_process_and_no_folder_and_a_killed_o
     let pip_child = pid_in(&mark, 30).expect("the environment's creation reached pip");
     assert!(!temporary_envs(&cache).is_empty(), "a temporary environment is being made");
     Command::new("kill").args(["-TERM", &semcheck.id().to_string()]).status().unwrap();
+    let signalled = Instant::now();
     assert_eq!(semcheck.wait().unwrap().code(), Some(3));
+    // Ended by the signal (after the watchdog's grace period), not by pip's end 120 s on.
+    assert!(signalled.elapsed() < Duration::from_secs(60), "SIGTERM took {:?}", signalled.elapsed());
     assert!(ends(pip_child), "pip's child {pip_child} outlived semcheck");
     assert_eq!(temporary_envs(&cache), Vec::<String>::new(), "left in {}", cache.display());
 
