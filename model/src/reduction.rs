@@ -34,8 +34,14 @@
 //! **Dependence** includes the checks, not just the state: two accesses to a cell are
 //! dependent when at least one writes it (the order decides whether a race is reported and
 //! which value is read); a non-barrier signal or a DMA landing is dependent on its target's
-//! entry and exit (rule 5); an exit is dependent on everything that increments the device's
-//! semaphores, lands in its cells, or is its own outstanding DMA (rule 4 and outputs).
+//! entry into the first kernel its semaphore lives in and exit from the last (rule 5); an
+//! exit is dependent on what increments a semaphore of the device that no later kernel
+//! takes (rule 4), lands in its cells when the exit ends a run (outputs), or is its own DMA
+//! whose semaphore no later kernel takes (its sending, a local copy's completion); an entry
+//! that starts a run on everything that increments the device's semaphores or lands in its
+//! cells (it resets them). The other boundaries of a program of several kernels, across
+//! which semaphores and DMAs in flight are handed, are independent of them
+//! (`Program::boundary_observes`).
 //! Semaphore increments commute with each other and with waits, and an enabled wait cannot
 //! be disabled (only its own device decrements its semaphores), so waits, the implicit
 //! entry barrier and increments of barrier or own semaphores have no dependents.
@@ -50,10 +56,10 @@
 //! The search over seeds (every enabled unit closed in turn, the closure with the fewest
 //! enabled events kept) is shared with the window's reduction (`stubborn.rs`).
 
-use crate::event::Event;
+use crate::event::{DmaKey, Event};
 use crate::ir::SemKind;
 use crate::mesh::DeviceId;
-use crate::program::{CellId, CellSpan, Op, Program};
+use crate::program::{CellId, CellSpan, Op, Program, SemSlot};
 use crate::semantics::DmaOrder;
 use crate::state::{DmaRecord, RECEIVED, SENT};
 use crate::stubborn::{add_dma_increments, progress_bounds, DmaIncrements, SeedSearch, Unit, Units};
@@ -104,6 +110,51 @@ impl Dependencies {
         }
         let bound_skip = program.devices.iter().map(|dp| bound_skip(&dp.ops)).collect();
         Dependencies { incrementers, lifecycle_touchers, bound_skip }
+    }
+}
+
+/// What an event (a signal, a DMA's sending or landing) does to one device that the
+/// device's entries and exits can observe ([`Program::boundary_observes`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Touch {
+    /// Rule 5: the invocations `(from, to)` the device must be inside of when the event
+    /// happens (those its semaphore lives in).
+    live: Option<(u32, u32)>,
+    /// The device's semaphore the event increments.
+    sem: Option<SemSlot>,
+    /// Whether the event writes the device's cells.
+    cells: bool,
+    /// The DMA whose being still in flight the device's exit checks (as its issuer).
+    pending: Option<DmaKey>,
+}
+
+impl Touch {
+    /// A non-barrier signal of `sem`, by an operation of invocation `k`, to its device.
+    pub(crate) fn signal(program: &Program, k: u32, sem: SemSlot) -> Touch {
+        Touch { live: Some((k, program.alive_until(sem, k))), sem: Some(sem), cells: false, pending: None }
+    }
+
+    /// The landing of DMA `key` in its target (a local copy's completion: in its issuer,
+    /// whose exit also checks it is done).
+    pub(crate) fn landing(program: &Program, key: DmaKey) -> Touch {
+        let k = program.invocation_of(key.issuer, key.pc);
+        let (sem, local) = match program.dma_op(key) {
+            Op::LocalDma { sem, .. } => (sem, true),
+            Op::RemoteDma { recv_sem, .. } => (recv_sem, false),
+            _ => unreachable!("landing of a DMA"),
+        };
+        Touch {
+            live: Some((k, program.alive_until(sem, k))),
+            sem: Some(sem),
+            cells: true,
+            pending: local.then_some(key),
+        }
+    }
+
+    /// The sending of remote copy `key`, at its issuer: it increments the send semaphore,
+    /// and the issuer's exit checks that the copy has been sent.
+    pub(crate) fn sending(program: &Program, key: DmaKey) -> Touch {
+        Touch { live: None, sem: program.issuer_sem(key), cells: false, pending: Some(key) }
     }
 }
 
@@ -342,14 +393,15 @@ impl Program {
                 Op::Signal { target, sem, .. } => {
                     if target != d && self.sem_kind(sem) != SemKind::Barrier {
                         self.ensure_bounds(state, s, u);
-                        if self.lifecycle_reachable(state, s, u, target) {
+                        let touch = Touch::signal(self, self.invocation_of(d, pc), sem);
+                        if self.boundary_observes_before(state, s, u, target, &touch) {
                             found.push(target.index());
                         }
                     }
                 }
                 Op::Enter | Op::Exit => {
                     self.ensure_bounds(state, s, u);
-                    self.lifecycle_dependents(state, s, u, d, found);
+                    self.lifecycle_dependents(state, s, u, d, pc, found);
                     if op == Op::Exit && !self.shared_expected.is_empty() {
                         found.extend(0..n + s.owner.len());
                     }
@@ -391,9 +443,14 @@ impl Program {
                 }
             }
             // The issuer's exit checks that a remote copy has been sent, a local one done;
-            // the sending increments the issuer's send semaphore, which only the issuer's
-            // exit checks (its next entry comes after that exit).
-            if (local || !landing) && self.exit_reachable(state, s, u, issuer) {
+            // the sending increments the issuer's send semaphore (a local copy's landing, its
+            // semaphore): the issuer's entries and exits that look at these.
+            let issuer_touch = match (local, landing) {
+                (true, _) => Some(Touch::landing(self, rec.key)),
+                (false, false) => Some(Touch::sending(self, rec.key)),
+                (false, true) => None,
+            };
+            if issuer_touch.is_some_and(|t| self.boundary_observes_before(state, s, u, issuer, &t)) {
                 found.push(issuer.index());
             }
             // A cell's landing writes that cell and ends the read of its source cell only.
@@ -403,7 +460,7 @@ impl Program {
             };
             // The landing checks the target's lifecycle and writes its cells.
             if landing {
-                if self.lifecycle_reachable(state, s, u, target) {
+                if self.boundary_observes_before(state, s, u, target, &Touch::landing(self, rec.key)) {
                     found.push(target.index());
                 }
                 self.cell_dependents(state, s, u, None, dst, true, found);
@@ -514,37 +571,81 @@ impl Program {
         }
     }
 
-    /// For an entry or exit of `d` (unit `u`): everything checked against `d`'s lifecycle
-    /// or incrementing its semaphores that can occur before it, and its DMAs in flight.
-    fn lifecycle_dependents(&self, state: &[u32], s: &UnitScratch, u: Unit, d: DeviceId, found: &mut Vec<Unit>) {
-        for &(g, pc) in &self.dependencies.lifecycle_touchers[d.index()] {
-            if self.reachable(state, s, u, g, pc) {
+    /// For the entry or exit at `pc` of `d` (unit `u`): what observes it or what it
+    /// observes ([`Touch`]) among the signals and copies into `d` that can occur before it
+    /// and the DMAs in flight from or into `d`.
+    fn lifecycle_dependents(
+        &self,
+        state: &[u32],
+        s: &UnitScratch,
+        u: Unit,
+        d: DeviceId,
+        pc: u32,
+        found: &mut Vec<Unit>,
+    ) {
+        for &(g, gpc) in &self.dependencies.lifecycle_touchers[d.index()] {
+            let touch = match self.devices[g.index()].ops[gpc as usize] {
+                Op::Signal { sem, .. } => Touch::signal(self, self.invocation_of(g, gpc), sem),
+                _ => Touch::landing(self, DmaKey { issuer: g, pc: gpc }),
+            };
+            if self.reachable(state, s, u, g, gpc) && self.boundary_observes(d, pc, &touch) {
                 found.push(g.index());
             }
         }
         for (j, r) in s.dmas.iter().enumerate() {
-            let target = match self.dma_op(r.key) {
-                Op::RemoteDma { target, .. } => target,
-                _ => r.key.issuer,
-            };
-            if r.key.issuer == d || target == d {
-                found.push(s.send_unit(j));
-                found.extend(s.land_units(j));
+            match self.dma_op(r.key) {
+                Op::RemoteDma { target, .. } => {
+                    if r.key.issuer == d && self.boundary_observes(d, pc, &Touch::sending(self, r.key)) {
+                        found.push(s.send_unit(j));
+                    }
+                    if target == d && self.boundary_observes(d, pc, &Touch::landing(self, r.key)) {
+                        found.extend(s.land_units(j));
+                    }
+                }
+                _ if r.key.issuer == d && self.boundary_observes(d, pc, &Touch::landing(self, r.key)) => {
+                    found.extend(s.land_units(j))
+                }
+                _ => {}
             }
         }
     }
 
-    /// Whether an `Enter` or `Exit` of `target` can occur before unit `u`.
-    fn lifecycle_reachable(&self, state: &[u32], s: &UnitScratch, u: Unit, target: DeviceId) -> bool {
-        let dp = &self.devices[target.index()];
-        let (lo, hi) = self.window(state, s, u, target);
-        dp.enter_pc.iter().chain(&dp.exit_pc).any(|&p| lo <= p && p < hi)
+    /// Whether an entry or exit of `d` that can occur before unit `u` observes `touch`, or
+    /// is observed by it ([`Program::boundary_observes`]).
+    fn boundary_observes_before(&self, state: &[u32], s: &UnitScratch, u: Unit, d: DeviceId, touch: &Touch) -> bool {
+        let dp = &self.devices[d.index()];
+        let (lo, hi) = self.window(state, s, u, d);
+        dp.enter_pc.iter().chain(&dp.exit_pc).any(|&p| lo <= p && p < hi && self.boundary_observes(d, p, touch))
     }
 
-    /// Whether an `Exit` of `d` can occur before unit `u`.
-    fn exit_reachable(&self, state: &[u32], s: &UnitScratch, u: Unit, d: DeviceId) -> bool {
-        let (lo, hi) = self.window(state, s, u, d);
-        self.devices[d.index()].exit_pc.iter().any(|&p| lo <= p && p < hi)
+    /// Whether the entry or exit at `pc` of `d` and an event that `touch`es `d` are
+    /// dependent: the order decides a check of either.
+    ///
+    /// * Rule 5 (the event checks that `d` is inside the kernels its semaphore lives in,
+    ///   from invocation `from` to `to`): only `d`'s entry into `from` and its exit from
+    ///   `to` change the answer (in between, `d` is inside; before and after, outside).
+    /// * An entry that starts a run resets `d`'s semaphores and cells.
+    /// * An exit checks the semaphores that no later kernel takes (rule 4), the outputs at
+    ///   the end of a run, and the issuer's DMAs whose semaphore no later kernel takes.
+    ///
+    /// Every other entry or exit of a program of several kernels (a kernel boundary that a
+    /// semaphore or a DMA in flight is handed across) is independent of the event.
+    pub(crate) fn boundary_observes(&self, d: DeviceId, pc: u32, touch: &Touch) -> bool {
+        let dp = &self.devices[d.index()];
+        let j = dp.info[pc as usize].invocation;
+        match dp.ops[pc as usize] {
+            Op::Enter => {
+                touch.live.is_some_and(|(from, _)| from == j)
+                    || (self.starts_run(j) && (touch.sem.is_some() || touch.cells))
+            }
+            Op::Exit => {
+                touch.live.is_some_and(|(_, to)| to == j)
+                    || touch.sem.is_some_and(|sem| self.checked_at_exit(sem, j))
+                    || (touch.cells && self.ends_run(j))
+                    || touch.pending.is_some_and(|key| self.dma_checked_at_exit(key, j))
+            }
+            _ => false,
+        }
     }
 
     /// Whether the operation at `pc` of `g` can occur before unit `u`.

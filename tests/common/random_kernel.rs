@@ -139,6 +139,19 @@ fn protocol() -> impl Strategy<Value = S> {
     ]
 }
 
+/// A split-phase round as three statements, for a program to cut between: a remote copy
+/// started, then waited for on both of its semaphores, or, one time in four, before
+/// every one of them a small protocol of its own.
+pub fn split_round() -> impl Strategy<Value = Vec<S>> {
+    (pair(), dir(), prop::option::weighted(0.25, protocol())).prop_map(|((src, dst), dir, before)| {
+        let mut round = Vec::from_iter(before);
+        round.push(S::RemoteStart { src, dst, dir: dir.clone() });
+        round.push(S::RemoteWaitSend { src, dst, dir: dir.clone() });
+        round.push(S::RemoteWaitRecv { src, dst, dir });
+        round
+    })
+}
+
 pub fn stmt() -> impl Strategy<Value = S> {
     prop_oneof![
         4 => leaf(),
@@ -257,15 +270,6 @@ pub fn kernel(n: usize, collective: bool, body: &[S]) -> Option<Kernel> {
     build(n, collective, body, false)
 }
 
-/// [`kernel`] with outputs: the second buffer is each device's output, and after `body`
-/// every device copies its first output cell into cell `d % 2` of a two-cell output in
-/// memory all devices share, by a local DMA it waits for (a kernel may not store into
-/// HBM; two devices' copies into one cell from N = 3 are a race). Meant to be checked
-/// against a specification of its outputs, per device and shared ([`checked`]).
-pub fn kernel_with_outputs(n: usize, collective: bool, body: &[S]) -> Option<Kernel> {
-    build(n, collective, body, true)
-}
-
 /// What a random kernel's outputs are checked against.
 #[derive(Clone, Copy, Debug)]
 pub enum Outputs {
@@ -292,11 +296,22 @@ pub fn outputs() -> impl Strategy<Value = Outputs> {
 /// The kernel of `body` on a ring of `n` with its specification for `outputs`, or `None`
 /// when the DSL refuses it or it has no lock-step run to take a specification from.
 pub fn checked(n: usize, collective: bool, repeat: u32, body: &[S], outputs: Outputs) -> Option<(Kernel, Spec)> {
+    specified(n, repeat, outputs, |with_outputs| build(n, collective, body, with_outputs))
+}
+
+/// The kernel (or program) `make` builds, with outputs when asked, and its specification
+/// for `outputs`, as [`checked`] says.
+pub fn specified(
+    n: usize,
+    repeat: u32,
+    outputs: Outputs,
+    make: impl Fn(bool) -> Option<Kernel>,
+) -> Option<(Kernel, Spec)> {
     let none = Spec { notation: Notation::Plain, outputs: vec![] };
     if let Outputs::None = outputs {
-        return Some((kernel(n, collective, body)?, none));
+        return Some((make(false)?, none));
     }
-    let kernel = kernel_with_outputs(n, collective, body)?;
+    let kernel = make(true)?;
     let (mut spec, _) = lockstep_spec(&kernel, &Mesh::ring(n).ok()?, repeat).ok()?;
     let differing = spec.outputs.iter().position(|e| e.value != spec.outputs[0].value);
     if let (Outputs::Exchanged, Some(other)) = (outputs, differing) {
@@ -312,27 +327,102 @@ fn build(n: usize, collective: bool, body: &[S], outputs: bool) -> Option<Kernel
         if collective {
             k.collective_id(0);
         }
-        // VMEM, which loads and stores may touch (Mosaic refuses them on HBM refs).
-        let b = if outputs { k.output("b", MemorySpace::Vmem, &[2]) } else { k.scratch("b", MemorySpace::Vmem, &[2]) };
-        let e = Env {
-            n,
-            bufs: vec![k.input("a", MemorySpace::Vmem, &[2]), b],
-            sems: vec![k.regular_semaphore("s0"), k.regular_semaphore("s1")],
-            grid: k.regular_semaphores("grid", 4),
-            send: k.dma_semaphore("send"),
-            recv: k.dma_semaphore("recv"),
-            local: k.dma_semaphore("local"),
-        };
+        let bufs = buffers(k, outputs);
+        let e = semaphores(k, n, bufs);
         for s in body {
             emit(k, &e, s);
         }
         if outputs {
-            // Shared HBM is reached by DMAs only: a local copy, waited for.
-            let shared = k.shared_hbm("o", BufferRole::Output, &[2]);
-            let out_sem = k.dma_semaphore("out");
-            let dma = k.make_async_copy(&e.bufs[1].at(0), &shared.at(k.axis_index("x").floor_mod(2)), &out_sem);
-            dma.start();
-            dma.wait();
+            copy_out(k, &e);
+        }
+    })
+    .ok()
+}
+
+/// The two buffers of a random kernel: `a`, an input, and `b`, an output when `outputs`,
+/// else scratch. VMEM, which loads and stores may touch (Mosaic refuses them on HBM refs).
+fn buffers(k: &KernelBuilder, outputs: bool) -> Vec<Ref<'_>> {
+    let b = if outputs { k.output("b", MemorySpace::Vmem, &[2]) } else { k.scratch("b", MemorySpace::Vmem, &[2]) };
+    vec![k.input("a", MemorySpace::Vmem, &[2]), b]
+}
+
+/// The semaphores of a random kernel, declared where `k` is (a kernel, a launch).
+fn semaphores<'k>(k: &'k KernelBuilder, n: usize, bufs: Vec<Ref<'k>>) -> Env<'k> {
+    Env {
+        n,
+        bufs,
+        sems: vec![k.regular_semaphore("s0"), k.regular_semaphore("s1")],
+        grid: k.regular_semaphores("grid", 4),
+        send: k.dma_semaphore("send"),
+        recv: k.dma_semaphore("recv"),
+        local: k.dma_semaphore("local"),
+    }
+}
+
+/// Every device copies its first output cell into cell `d % 2` of memory all devices
+/// share: shared HBM is reached by DMAs only, so by a local copy, waited for.
+fn copy_out(k: &KernelBuilder, e: &Env<'_>) {
+    let shared = k.shared_hbm("o", BufferRole::Output, &[2]);
+    let out_sem = k.dma_semaphore("out");
+    let dma = k.make_async_copy(&e.bufs[1].at(0), &shared.at(k.axis_index("x").floor_mod(2)), &out_sem);
+    dma.start();
+    dma.wait();
+}
+
+/// How a random program of several kernels shares its semaphores.
+#[derive(Clone, Copy, Debug)]
+pub enum Sharing {
+    /// Declared by the program, outside every kernel: each kernel that uses one takes it.
+    Program,
+    /// Declared by the first kernel, which hands every one out to the later kernels (a
+    /// split-phase collective's `pltpu.SEMAPHORE`-space outputs).
+    HandedOut,
+}
+
+/// A program of several kernels: `body` cut before each statement index of `cuts`
+/// (ascending, each in `1..body.len()`), each piece one `pallas_call` (with a collective
+/// id if `collective`); the last one copies the outputs out when `outputs`. `None` when
+/// the DSL refuses it.
+pub fn program(
+    n: usize,
+    collective: bool,
+    body: &[S],
+    cuts: &[usize],
+    sharing: Sharing,
+    outputs: bool,
+) -> Option<Kernel> {
+    trace("random_program", |k| {
+        let bufs = buffers(k, outputs);
+        let mut bounds = vec![0];
+        bounds.extend(cuts.iter().copied().filter(|&c| 0 < c && c < body.len()));
+        bounds.push(body.len());
+        bounds.dedup();
+        let declared = match sharing {
+            Sharing::Program => Some(semaphores(k, n, bufs.clone())),
+            Sharing::HandedOut => None,
+        };
+        let mut env = declared;
+        let pieces = bounds.len() - 1;
+        for (i, w) in bounds.windows(2).enumerate() {
+            env = Some(k.launch(&format!("kernel{i}"), |k| {
+                if collective {
+                    k.collective_id(0);
+                }
+                let e = env.take().unwrap_or_else(|| {
+                    let e = semaphores(k, n, bufs.clone());
+                    for sem in e.sems.iter().chain([&e.grid, &e.send, &e.recv, &e.local]) {
+                        k.hand_out(sem);
+                    }
+                    e
+                });
+                for s in &body[w[0]..w[1]] {
+                    emit(k, &e, s);
+                }
+                if outputs && i + 1 == pieces {
+                    copy_out(k, &e);
+                }
+                e
+            }));
         }
     })
     .ok()

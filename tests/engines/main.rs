@@ -4,6 +4,8 @@
 
 mod assumptions;
 mod engines;
+// Shared with tests/model, which uses more of it (single kernels, programs).
 #[path = "../common/random_kernel.rs"]
+#[allow(dead_code)]
 mod random_kernel;
 mod shuttle;
