@@ -5,7 +5,7 @@ use semcheck::assumptions::{proof_basis, requirements, ProofBasis, Requirements}
 use std::sync::OnceLock;
 
 use semcheck::checker::counterexample::{counterexample, explain, notes, Ending, Explanation, Found, Namer};
-use semcheck::checker::{Config, EngineRun, Outcome, Reduction, Strategy, Symmetry, Verdict};
+use semcheck::checker::{Config, EngineRun, Outcome, Reduction, StopReason, Strategy, Symmetry, Verdict};
 use semcheck::model::ir::Loc;
 use semcheck::model::Violation;
 use semcheck::{Case, Program, Source};
@@ -364,8 +364,17 @@ impl Checked {
                 }
                 out.push_str(&self.coverage_text());
             }
-            Verdict::Incomplete { detail, .. } => {
+            Verdict::Incomplete { detail, reason } => {
                 out.push_str(&format!("{head}: INCOMPLETE\n  {detail}\n  {how}\n"));
+                let budget = matches!(reason, StopReason::States | StopReason::Time | StopReason::Memory);
+                if let (true, EngineRun::Explore(Config { strategy: Strategy::Bfs, .. })) = (budget, &self.outcome.run)
+                {
+                    out.push_str(
+                        "  breadth-first search stores every state up to the depth of the shortest violation: \
+                         `--strategy dfs` may reach a deep one in far fewer states (its counterexample need not \
+                         be the shortest; stopped too, it proves nothing either)\n",
+                    );
+                }
                 out.push_str(&self.coverage_text());
             }
             Verdict::Violation(c) => {

@@ -241,3 +241,17 @@ fn reading_a_trace_is_under_both_budgets() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_breadth_first_search_a_budget_stops_points_to_depth_first() {
+    // psum_scatter at N = 8 needs more than 1,000 states: breadth-first, the report says
+    // that a depth-first search may reach a deep violation sooner; depth-first, it does not.
+    let hint = "`--strategy dfs` may reach a deep one";
+    let (code, out, _) = semcheck(&["check", "psum_scatter", "--devices", "8", "--max-states", "1000"]);
+    assert_eq!(code, 3, "{out}");
+    assert!(out.contains("INCOMPLETE") && out.contains(hint), "{out}");
+    let dfs = ["check", "psum_scatter", "--devices", "8", "--max-states", "1000", "--strategy", "dfs"];
+    let (code, out, _) = semcheck(&dfs);
+    assert_eq!(code, 3, "{out}");
+    assert!(!out.contains(hint), "{out}");
+}
