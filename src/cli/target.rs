@@ -118,7 +118,10 @@ impl CaseArgs {
         let mut cases = Vec::new();
         let sizes = self.sizes(default_devices)?;
         if let Source::Python { path, .. } = &source {
-            // Every size's export starts now, on the export server's cores.
+            // Every size's export starts now, on the export server's cores (after the
+            // managed environment is made, on first use: a stop meanwhile is reported under
+            // the file's name, in the command's format).
+            watch().case(&path.display().to_string(), report);
             semcheck::frontend::prefetch(path, &sizes);
         }
         for n in sizes {

@@ -124,7 +124,8 @@ pub(crate) fn watch() -> &'static Watch {
         state: Mutex::new(State {
             limits: Limits::default(),
             since: Instant::now(),
-            head: String::new(),
+            // Until a case starts (the managed environment made before the first export).
+            head: "semcheck".to_string(),
             style: Style::Text,
             doing: None,
             cooperative: false,

@@ -172,14 +172,18 @@ fn a_stopped_environment_creation_leaves_no_process_and_no_folder_and_a_killed_o
     std::fs::write(&script, "pass\n").unwrap();
 
     // SIGTERM while "pip" runs: pip's child ends, the temporary folder goes.
-    let mut semcheck = managed_env_command(&cache, &fake, &mark, &script).spawn().unwrap();
+    let semcheck = managed_env_command(&cache, &fake, &mark, &script).spawn().unwrap();
     let pip_child = pid_in(&mark, 30).expect("the environment's creation reached pip");
     assert!(!temporary_envs(&cache).is_empty(), "a temporary environment is being made");
     Command::new("kill").args(["-TERM", &semcheck.id().to_string()]).status().unwrap();
     let signalled = Instant::now();
-    assert_eq!(semcheck.wait().unwrap().code(), Some(3));
-    // Ended by the signal (after the watchdog's grace period), not by pip's end 120 s on.
+    let out = semcheck.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    // Ended by the signal (after the watchdog's grace period), not by pip's end 120 s on,
+    // and reported under the file's name.
     assert!(signalled.elapsed() < Duration::from_secs(60), "SIGTERM took {:?}", signalled.elapsed());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("k.py: INCOMPLETE") && text.contains("stopped by an interrupt"), "{text}");
     assert!(ends(pip_child), "pip's child {pip_child} outlived semcheck");
     assert_eq!(temporary_envs(&cache), Vec::<String>::new(), "left in {}", cache.display());
 
