@@ -35,7 +35,10 @@ def test_every_seed_file_exports_with_located_statements(exports, path, n):
     doc = exports.get(path, n)
     assert doc["errors"] == []
     # One kernel, or (split_ppermute) the kernels of one program of several kernels.
-    assert len(doc["kernels"]) == 1 or len(doc["programs"]) == 1
+    if doc["programs"]:
+        assert len(doc["programs"]) == 1 and len(doc["kernels"]) >= 2, (doc["programs"], len(doc["kernels"]))
+    else:
+        assert len(doc["kernels"]) == 1
     assert doc["files"][path] == doc["script"]["sha256"]
     src = open(path).read().splitlines()
     for k in doc["kernels"]:
