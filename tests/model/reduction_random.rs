@@ -13,6 +13,15 @@
 //! violation* of the full graph: a reordered path can break another rule first (a
 //! semaphore left non-zero at an exit instead of a DMA landing after it), and stubborn
 //! sets promise a violation, not each one.
+//!
+//! What it cannot see: a dependency missing between an entry or exit and the events
+//! checked against it. Tried by hand (2026-12-04): with the entry's rule-5 test, the
+//! exit's checks or the issuer's pending DMA deleted from `Program::boundary_observes`,
+//! one at a time, both tests here and `check all` still passed, and with the whole of it
+//! answering "independent", both tests here (likely because where such an order decides
+//! a rule, the seed search happens to take the order that breaks it; not investigated
+//! further). Those dependencies rest on the argument of `model/src/reduction.rs` (each
+//! check of an entry or exit, rule by rule), not on this test.
 
 use std::cell::Cell;
 use std::collections::{BTreeSet, HashSet};
