@@ -36,15 +36,16 @@ pub(crate) struct SeedSearch {
 }
 
 impl SeedSearch {
-    /// Closes every enabled unit of `units` in turn and keeps the smallest closure (by
-    /// enabled events; a closure of one event ends the search). Returns `false` when no
-    /// unit is enabled.
-    pub(crate) fn smallest(&mut self, units: &mut impl Units) -> bool {
+    /// Closes every enabled unit of `units` in turn, from unit `first` on (round the end),
+    /// and keeps the smallest closure (by enabled events; a closure of one event ends the
+    /// search; of two of one size, the first closed). Returns `false` when no unit is
+    /// enabled.
+    pub(crate) fn smallest(&mut self, units: &mut impl Units, first: usize) -> bool {
         let n = units.count();
         let mut best_count = usize::MAX;
         self.best.clear();
         self.best.resize(n, false);
-        for seed in 0..n {
+        for seed in (0..n).map(|i| (first + i) % n) {
             if units.events(seed) == 0 {
                 continue;
             }

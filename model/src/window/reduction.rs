@@ -270,7 +270,7 @@ impl Window<'_> {
         st.have_bounds.resize(units, false);
         st.avail.resize(t * self.program.sems_per_device, 0);
         st.used.resize(t * self.program.sems_per_device, 0);
-        if !s.search.smallest(&mut WindowUnits { w: self, state, s: st }) {
+        if !s.search.smallest(&mut WindowUnits { w: self, state, s: st }, 0) {
             out.extend_from_slice(enabled);
             return;
         }
