@@ -33,7 +33,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use semcheck_checker::{explore, Config, Stats, StopReason, Strategy, Verdict};
+use semcheck_checker::{explore, Config, Stats, Strategy, Verdict};
 use semcheck_model::ir::{Loc, StmtId};
 use semcheck_model::mutate::{self, same_operations, Mutation, MutationUnits, Operator};
 use semcheck_model::{compile, stmt_text, Program, Rule};
@@ -155,10 +155,7 @@ pub fn default_threads() -> usize {
 /// a mutant the first exploration decides is reported exactly as before.
 fn explore_mutant(program: &Program, config: &Config) -> semcheck_checker::Outcome {
     let outcome = explore(program, config);
-    let budget_stopped = matches!(
-        outcome.verdict,
-        Verdict::Incomplete { reason: StopReason::States | StopReason::Time | StopReason::Memory, .. }
-    );
+    let budget_stopped = matches!(outcome.verdict, Verdict::Incomplete { reason, .. } if reason.is_budget());
     if !budget_stopped || config.strategy == Strategy::Dfs {
         return outcome;
     }

@@ -40,6 +40,14 @@ pub enum StopReason {
     Bounded,
 }
 
+impl StopReason {
+    /// Whether a budget (states, time or memory) stopped it: a search done another way
+    /// (depth-first) may still decide within the same budget.
+    pub fn is_budget(self) -> bool {
+        matches!(self, StopReason::States | StopReason::Time | StopReason::Memory)
+    }
+}
+
 /// The outcome of a check.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "verdict", rename_all = "kebab-case")]

@@ -129,9 +129,16 @@ pub(crate) struct Touch {
 }
 
 impl Touch {
-    /// A non-barrier signal of `sem`, by an operation of invocation `k`, to its device.
-    pub(crate) fn signal(program: &Program, k: u32, sem: SemSlot) -> Touch {
-        Touch { live: Some((k, program.alive_until(sem, k))), sem: Some(sem), cells: false, pending: None }
+    /// What the operation at `pc` of `d`, a non-barrier signal or a remote copy's start,
+    /// does to its target: the signal's increment, or the copy's landing.
+    pub(crate) fn of_op(program: &Program, d: DeviceId, pc: u32) -> Touch {
+        match program.devices[d.index()].ops[pc as usize] {
+            Op::Signal { sem, .. } => {
+                let k = program.invocation_of(d, pc);
+                Touch { live: Some((k, program.alive_until(sem, k))), sem: Some(sem), cells: false, pending: None }
+            }
+            _ => Touch::landing(program, DmaKey { issuer: d, pc }),
+        }
     }
 
     /// The landing of DMA `key` in its target (a local copy's completion: in its issuer,
@@ -415,8 +422,7 @@ impl Program {
                 Op::Signal { target, sem, .. } => {
                     if target != d && self.sem_kind(sem) != SemKind::Barrier {
                         self.ensure_bounds(state, s, u);
-                        let touch = Touch::signal(self, self.invocation_of(d, pc), sem);
-                        if self.boundary_observes_before(state, s, u, target, &touch) {
+                        if self.boundary_observes_before(state, s, u, target, &Touch::of_op(self, d, pc)) {
                             found.push(target.index());
                         }
                     }
@@ -606,11 +612,7 @@ impl Program {
         found: &mut Vec<Unit>,
     ) {
         for &(g, gpc) in &self.dependencies.lifecycle_touchers[d.index()] {
-            let touch = match self.devices[g.index()].ops[gpc as usize] {
-                Op::Signal { sem, .. } => Touch::signal(self, self.invocation_of(g, gpc), sem),
-                _ => Touch::landing(self, DmaKey { issuer: g, pc: gpc }),
-            };
-            if self.reachable(state, s, u, g, gpc) && self.boundary_observes(d, pc, &touch) {
+            if self.reachable(state, s, u, g, gpc) && self.boundary_observes(d, pc, &Touch::of_op(self, g, gpc)) {
                 found.push(g.index());
             }
         }

@@ -5,7 +5,7 @@ use semcheck::assumptions::{proof_basis, requirements, ProofBasis, Requirements}
 use std::sync::OnceLock;
 
 use semcheck::checker::counterexample::{counterexample, explain, notes, Ending, Explanation, Found, Namer};
-use semcheck::checker::{Config, EngineRun, Outcome, Reduction, StopReason, Strategy, Symmetry, Verdict};
+use semcheck::checker::{Config, EngineRun, Outcome, Reduction, Strategy, Symmetry, Verdict};
 use semcheck::model::ir::Loc;
 use semcheck::model::Violation;
 use semcheck::{Case, Program, Source};
@@ -366,8 +366,8 @@ impl Checked {
             }
             Verdict::Incomplete { detail, reason } => {
                 out.push_str(&format!("{head}: INCOMPLETE\n  {detail}\n  {how}\n"));
-                let budget = matches!(reason, StopReason::States | StopReason::Time | StopReason::Memory);
-                if let (true, EngineRun::Explore(Config { strategy: Strategy::Bfs, .. })) = (budget, &self.outcome.run)
+                if let (true, EngineRun::Explore(Config { strategy: Strategy::Bfs, .. })) =
+                    (reason.is_budget(), &self.outcome.run)
                 {
                     out.push_str(
                         "  breadth-first search stores every state up to the depth of the shortest violation: \

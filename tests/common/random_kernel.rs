@@ -140,8 +140,8 @@ fn protocol() -> impl Strategy<Value = S> {
 }
 
 /// A split-phase round as three statements, for a program to cut between: a remote copy
-/// started, then waited for on both of its semaphores, or, one time in four, before
-/// every one of them a small protocol of its own.
+/// started, then waited for on both of its semaphores; one time in four, a small protocol
+/// of its own comes first.
 pub fn split_round() -> impl Strategy<Value = Vec<S>> {
     (pair(), dir(), prop::option::weighted(0.25, protocol())).prop_map(|((src, dst), dir, before)| {
         let mut round = Vec::from_iter(before);
@@ -397,11 +397,11 @@ pub fn program(
         bounds.extend(cuts.iter().copied().filter(|&c| 0 < c && c < body.len()));
         bounds.push(body.len());
         bounds.dedup();
-        let declared = match sharing {
+        // The program's semaphores, or (`None`) the first kernel's, made and handed out there.
+        let mut env = match sharing {
             Sharing::Program => Some(semaphores(k, n, bufs.clone())),
             Sharing::HandedOut => None,
         };
-        let mut env = declared;
         let pieces = bounds.len() - 1;
         for (i, w) in bounds.windows(2).enumerate() {
             env = Some(k.launch(&format!("kernel{i}"), |k| {

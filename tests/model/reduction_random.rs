@@ -136,18 +136,17 @@ fn verdicts(
     coverage: &Coverage,
 ) -> Result<Option<Vec<&'static str>>, String> {
     let Some((kernel, spec)) = checked(n, collective, repeat, body, outputs) else { return Ok(None) };
-    verdicts_of(&kernel, &spec, n, repeat, coverage)
+    verdicts_of(kernel, spec, n, repeat, coverage)
 }
 
 /// [`verdicts`] of a kernel or program already built, with its specification.
 fn verdicts_of(
-    kernel: &Kernel,
-    spec: &Spec,
+    kernel: Kernel,
+    spec: Spec,
     n: usize,
     repeat: u32,
     coverage: &Coverage,
 ) -> Result<Option<Vec<&'static str>>, String> {
-    let (kernel, spec) = (kernel.clone(), spec.clone());
     let mesh = Mesh::ring(n).unwrap();
     let Ok(compiled) = compile(&kernel, &mesh, &spec, repeat) else { return Ok(None) };
     bump(&coverage.specified, !spec.outputs.is_empty());
@@ -231,7 +230,7 @@ fn reductions_never_change_a_verdict_of_a_program_of_several_kernels() {
             cuts.sort_unstable();
             let make = |with_outputs| program(n, collective, &body, &cuts, sharing, with_outputs);
             let Some((kernel, spec)) = specified(n, repeat, outputs, make) else { return Ok(()) };
-            let all = verdicts_of(&kernel, &spec, n, repeat, &coverage);
+            let all = verdicts_of(kernel, spec, n, repeat, &coverage);
             prop_assert!(all.is_ok(), "{}", all.unwrap_err());
             let Ok(Some(name)) = all else { return Ok(()) };
             compared.set(compared.get() + 1);
