@@ -47,8 +47,15 @@ const PROGRESS_MICROS: u64 = 250_000;
 /// How often (in microseconds) progress is logged.
 const LOG_MICROS: u64 = 10_000_000;
 /// With [`Threads::Auto`], levels smaller than this are expanded by one thread
-/// ([`Threads::Exactly`] shares every level of two states or more).
+/// ([`Threads::Exactly`] shares every level of two states or more), unless expanding them
+/// is expected to take [`PARALLEL_WORK_NANOS`] or more.
 const PARALLEL_MIN: usize = 256;
+/// With [`Threads::Auto`], a level of two states or more whose expansion is expected (at
+/// the cost per state of the level before) to take at least this many nanoseconds is
+/// shared too: waking the helpers costs tens of microseconds, and the states of a large
+/// kernel take hundreds each (the fused reduce-scatter GMM at N = 8: levels of about seven
+/// states, 0.4 ms each).
+const PARALLEL_WORK_NANOS: u64 = 500_000;
 /// Most states per chunk of a level.
 const CHUNK: usize = 512;
 /// The most words of rotation tables (the source of every pc, semaphore and cell of each
@@ -477,6 +484,7 @@ impl Explorer<'_> {
         };
         let mut stored = 1u64; // states in the levels expanded so far and the frontier
         let mut depth = 0u64;
+        let mut nanos_per_state = 0u64; // of the level before, counted on every thread
         let verdict = std::thread::scope(|scope| {
             let mut helpers = false;
             let verdict = loop {
@@ -489,8 +497,12 @@ impl Explorer<'_> {
                 debug!(depth, states = stored, width, "bfs level");
                 level.next_chunk.store(0, Relaxed);
                 level.best.store(u64::MAX, Relaxed);
-                let min = if self.config.threads == Threads::Auto { PARALLEL_MIN } else { 2 };
-                let parallel = threads > 1 && width >= min;
+                let parallel = threads > 1
+                    && width >= 2
+                    && (self.config.threads != Threads::Auto
+                        || width >= PARALLEL_MIN
+                        || width as u64 * nanos_per_state >= PARALLEL_WORK_NANOS);
+                let began = Instant::now();
                 level.chunk.store(if parallel { (width / (threads * 8)).clamp(1, CHUNK) } else { CHUNK }, Relaxed);
                 if parallel {
                     if !helpers {
@@ -517,6 +529,8 @@ impl Explorer<'_> {
                 } else {
                     w.run_level(&level);
                 }
+                let spent = began.elapsed().as_nanos() as u64 * if parallel { threads as u64 } else { 1 };
+                nanos_per_state = spent / width as u64;
                 w.poll();
                 let mut results = std::mem::take(&mut *level.results.lock().expect("a worker panicked"));
                 results.sort_by_key(|r| r.start);

@@ -20,7 +20,7 @@ use tracing::debug;
 
 use super::names::Namer;
 use super::regroup::{regroup, switches};
-use super::run::{run_names, Ending, TracedRun};
+use super::run::{run_events, Ending, TracedRun};
 
 /// A minimised run and what minimising did.
 #[derive(Clone, Debug)]
@@ -78,15 +78,23 @@ impl MinimizeStats {
 
 /// Whether running `rest` from `best`'s state before its event `from` breaks `rule`: the
 /// quick test a candidate (`best`'s first `from` events, then `rest`) passes before it is
-/// run again in full by [`reproduces`]. `rest` pairs each name with the event that had it
-/// in `best`, tried first. The shared prefix is not run again, names are made only until
-/// the wanted one is found, nothing is recorded, and a failure is not explained:
-/// minimising tries hundreds of candidates that fail.
-fn breaks_from(namer: &Namer<'_>, t: &mut Trial<'_>, from: usize, rest: &[(Event, String)], rule: Rule) -> bool {
+/// run again in full by [`candidate`]; `Some` with the events it ran when it does. `rest`
+/// pairs each name with the event that had it in `best`, tried first. The shared prefix
+/// is not run again, names are made only until the wanted one is found, nothing is
+/// recorded, and a failure is not explained: minimising tries hundreds of candidates that
+/// fail.
+fn breaks_from(
+    namer: &Namer<'_>,
+    t: &mut Trial<'_>,
+    from: usize,
+    rest: &[(Event, String)],
+    rule: Rule,
+) -> Option<Vec<Event>> {
     let program = namer.program();
     let mut state = t.best.states[from].clone();
     let values = &mut t.values;
     let (mut next, mut enabled) = (Vec::new(), Vec::new());
+    let mut ran = Vec::with_capacity(rest.len());
     for (hint, want) in rest {
         enabled.clear();
         program.enabled(&state, &mut enabled);
@@ -95,23 +103,22 @@ fn breaks_from(namer: &Namer<'_>, t: &mut Trial<'_>, from: usize, rest: &[(Event
         let event = if enabled.contains(hint) && named(*hint) {
             *hint
         } else {
-            match enabled.iter().find(|&&e| e != *hint && named(e)) {
-                Some(&e) => e,
-                None => return false,
-            }
+            *enabled.iter().find(|&&e| e != *hint && named(e))?
         };
+        ran.push(event);
         match program.step(&state, event, values, &mut next) {
             StepOutcome::Next => std::mem::swap(&mut state, &mut next),
-            StepOutcome::Violation(v) => return v.rule == rule,
+            StepOutcome::Violation(v) => return (v.rule == rule).then_some(ran),
         }
     }
     enabled.clear();
     program.enabled(&state, &mut enabled);
-    enabled.is_empty() && !program.is_final(&state) && program.deadlock(&state).rule == rule
+    (enabled.is_empty() && !program.is_final(&state) && program.deadlock(&state).rule == rule).then_some(ran)
 }
 
 /// `best`'s first `from` events followed by `rest`, traced in full if it breaks `rule`
-/// ([`breaks_from`] first, [`reproduces`] for the one that does).
+/// ([`breaks_from`] first, then the events it ran, from the initial state, cut right after
+/// the event that breaks the rule).
 fn candidate(
     namer: &Namer<'_>,
     t: &mut Trial<'_>,
@@ -119,12 +126,21 @@ fn candidate(
     rest: &[(Event, String)],
     rule: Rule,
 ) -> Option<TracedRun> {
-    if !breaks_from(namer, t, from, rest, rule) {
-        return None;
+    let ran = breaks_from(namer, t, from, rest, rule)?;
+    let mut events = t.best.events[..from].to_vec();
+    events.extend(ran);
+    let mut run = run_events(namer, &events).ok()?;
+    match &run.ending {
+        Ending::Violation { at, violation } if violation.rule == rule => {
+            let at = *at;
+            run.events.truncate(at + 1);
+            run.names.truncate(at + 1);
+            run.states.truncate(at + 2);
+            Some(run)
+        }
+        Ending::Deadlock(v) if v.rule == rule => Some(run),
+        _ => None,
     }
-    let mut names = t.best.names[..from].to_vec();
-    names.extend(rest.iter().map(|(_, n)| n.clone()));
-    reproduces(namer, &names, rule)
 }
 
 /// The run candidates are cut from, and the value table their quick runs share: `best`'s
@@ -138,22 +154,6 @@ struct Trial<'a> {
 impl<'a> Trial<'a> {
     fn new(best: &'a TracedRun) -> Self {
         Trial { best, values: best.values.clone() }
-    }
-}
-
-/// Runs `names`; `Some` if it breaks `rule`, cut right after the event that breaks it.
-fn reproduces(namer: &Namer<'_>, names: &[String], rule: Rule) -> Option<TracedRun> {
-    let mut run = run_names(namer, names).ok()?;
-    match &run.ending {
-        Ending::Violation { at, violation } if violation.rule == rule => {
-            let at = *at;
-            run.events.truncate(at + 1);
-            run.names.truncate(at + 1);
-            run.states.truncate(at + 2);
-            Some(run)
-        }
-        Ending::Deadlock(v) if v.rule == rule => Some(run),
-        _ => None,
     }
 }
 

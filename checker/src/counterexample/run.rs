@@ -62,12 +62,14 @@ pub struct NotEnabled {
 }
 
 /// Runs a schedule from the initial state. `pick(i, state, enabled)` chooses event `i`
-/// among the enabled events of `state` (paired with their names), or says it is not
-/// enabled. Stops at the first violation.
+/// among the enabled events of `state`, or says what was wanted instead (the names of the
+/// enabled events are then made for the report). Stops at the first violation. Only the
+/// events run are named: a state has several enabled events, and naming is most of the
+/// cost of a run.
 pub fn execute(
     namer: &Namer<'_>,
     len: usize,
-    mut pick: impl FnMut(usize, &[(Event, String)]) -> Result<Event, String>,
+    mut pick: impl FnMut(usize, &[u32], &[Event]) -> Result<Event, String>,
 ) -> Result<TracedRun, NotEnabled> {
     let program: &Program = namer.program();
     let mut values = program.values.clone();
@@ -84,15 +86,13 @@ pub fn execute(
     for i in 0..len {
         enabled.clear();
         program.enabled(&state, &mut enabled);
-        let named: Vec<(Event, String)> = enabled.iter().map(|&e| (e, namer.event(&state, e))).collect();
-        let event = pick(i, &named).map_err(|wanted| NotEnabled {
+        let event = pick(i, &state, &enabled).map_err(|wanted| NotEnabled {
             index: i,
             why: super::why_not::why_not(namer, &state, &wanted),
             wanted,
-            enabled: named.iter().map(|(_, n)| n.clone()).collect(),
+            enabled: enabled.iter().map(|&e| namer.event(&state, e)).collect(),
         })?;
-        let name =
-            named.iter().find(|(e, _)| *e == event).map_or_else(|| namer.event(&state, event), |(_, n)| n.clone());
+        let name = namer.event(&state, event);
         tracing::trace!(index = i, event = %name, "replay step");
         run.events.push(event);
         run.names.push(name);
@@ -119,9 +119,9 @@ pub fn execute(
 
 /// Runs a schedule of events (as the explorer returns it), naming each one.
 pub fn run_events(namer: &Namer<'_>, events: &[Event]) -> Result<TracedRun, NotEnabled> {
-    execute(namer, events.len(), |i, enabled| {
+    execute(namer, events.len(), |i, _, enabled| {
         let want = events[i];
-        if enabled.iter().any(|(e, _)| *e == want) {
+        if enabled.contains(&want) {
             Ok(want)
         } else {
             Err(want.to_string())
@@ -131,8 +131,8 @@ pub fn run_events(namer: &Namer<'_>, events: &[Event]) -> Result<TracedRun, NotE
 
 /// Runs a schedule of event names (as a trace file stores it).
 pub fn run_names<S: AsRef<str>>(namer: &Namer<'_>, names: &[S]) -> Result<TracedRun, NotEnabled> {
-    execute(namer, names.len(), |i, enabled| {
+    execute(namer, names.len(), |i, state, enabled| {
         let want = names[i].as_ref();
-        enabled.iter().find(|(_, n)| n == want).map(|(e, _)| *e).ok_or_else(|| want.to_string())
+        enabled.iter().copied().find(|&e| namer.event(state, e) == want).ok_or_else(|| want.to_string())
     })
 }

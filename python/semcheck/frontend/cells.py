@@ -104,9 +104,21 @@ class Granularity:
         self.kept: dict[int, set[int]] = {}
 
     def run(self) -> list[list[int]]:
-        """The cell size of every dimension of every buffer."""
+        """The cell size of every dimension of every buffer.
+
+        Every device is visited at every grid index, but for one shortcut: when no
+        expression the visit evaluates reads the device's coordinates and no SMEM scalar
+        state exists (which starts per device), every device evaluates the same
+        expressions to the same values, so the first device's visit finds every point
+        the others would (and fails, if it fails, exactly where the full visit first
+        would). psum's cells at N = 64: 64 visits instead of 4,096."""
         self.collect_alignments(self.body)
-        for coords in _product([s for s in self.mesh_axes.values()]):
+        devices = math.prod(self.mesh_axes.values())
+        same_everywhere = not self.scalars and not _reads_device(self.body)
+        for n, coords in enumerate(_product([s for s in self.mesh_axes.values()])):
+            if n == 1 and same_everywhere and self.steps * devices <= MAX_STEPS:
+                self.steps *= devices
+                break
             axes = dict(zip(self.mesh_axes, coords))
             # SMEM scalar state persists from one grid index to the next.
             memory = [next((list(i["values"]) for i in sc["init"] if tuple(i["device"]) == tuple(coords)),
@@ -239,6 +251,37 @@ class Granularity:
                             size = E.evaluate(d[2], env)
                             self.kept.setdefault(ref.id, set()).add(k)
                         self.points.setdefault((ref.id, k), set()).update((s, s + size))
+
+
+def _evaluated(stmt: dict) -> Iterable[E.Expr]:
+    """The expressions :meth:`Granularity.visit_one` evaluates for ``stmt`` itself (its
+    nested bodies apart); scalar statements are not listed (their state is per device)."""
+    op = stmt["op"]
+    if op == "when":
+        yield stmt["cond"]
+    elif op == "switch":
+        yield stmt["index"]
+    elif op == "loop":
+        yield from stmt["init"]
+        yield from stmt["next"]
+        if stmt["cond"] is not None:
+            yield stmt["cond"]
+    else:
+        for ref in _cutting_views(stmt):
+            for d in ref.dims:
+                if d[0] == "at":
+                    yield d[1]
+                elif slice_step(d) == 1:
+                    yield d[1]
+                    if not isinstance(d[2], int):
+                        yield d[2]
+
+
+def _reads_device(body: list[dict]) -> bool:
+    """Whether an expression the cell pass evaluates in ``body`` reads a mesh coordinate
+    (``axis_index``)."""
+    return any(any(E.mentions(e, "axis_index") for e in _evaluated(stmt)) or any(_reads_device(b) for b in children(stmt))
+               for stmt in body)
 
 
 def _single_elements(ref: RefB) -> list[int]:

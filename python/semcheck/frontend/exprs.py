@@ -252,6 +252,13 @@ def substitute(e: Expr, values: Mapping[str, Expr]) -> Expr:
     return e
 
 
+def mentions(e: Expr, kind: str) -> bool:
+    """Whether ``e`` has a leaf of ``kind`` (``"axis_index"``, ``"var"``, ...)."""
+    if e[0] == kind:
+        return True
+    return e[0] in OPS and any(mentions(a, kind) for a in e[1])
+
+
 def free_vars(e: Expr) -> set[str]:
     """Loop variables ``e`` refers to."""
     if e[0] == "var":
