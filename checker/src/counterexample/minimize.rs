@@ -20,7 +20,7 @@ use tracing::debug;
 
 use super::names::Namer;
 use super::regroup::{regroup, switches};
-use super::run::{run_events, Ending, TracedRun};
+use super::run::{run_events_in, Ending, TracedRun};
 
 /// A minimised run and what minimising did.
 #[derive(Clone, Debug)]
@@ -83,27 +83,27 @@ impl MinimizeStats {
 /// is not run again, names are made only until the wanted one is found, nothing is
 /// recorded, and a failure is not explained: minimising tries hundreds of candidates that
 /// fail.
-fn breaks_from(
+fn breaks_from<'n>(
     namer: &Namer<'_>,
     t: &mut Trial<'_>,
     from: usize,
-    rest: &[(Event, String)],
+    rest: impl IntoIterator<Item = (Event, &'n str)>,
     rule: Rule,
 ) -> Option<Vec<Event>> {
     let program = namer.program();
     let mut state = t.best.states[from].clone();
-    let values = &mut t.values;
+    let values = &mut *t.values;
     let (mut next, mut enabled) = (Vec::new(), Vec::new());
-    let mut ran = Vec::with_capacity(rest.len());
+    let mut ran = Vec::new();
     for (hint, want) in rest {
         enabled.clear();
         program.enabled(&state, &mut enabled);
         // The event that had this name in `best` most often still has it: one name made.
-        let named = |e: Event| namer.event(&state, e) == *want;
-        let event = if enabled.contains(hint) && named(*hint) {
-            *hint
+        let named = |e: Event| namer.event(&state, e) == want;
+        let event = if enabled.contains(&hint) && named(hint) {
+            hint
         } else {
-            *enabled.iter().find(|&&e| e != *hint && named(e))?
+            *enabled.iter().find(|&&e| e != hint && named(e))?
         };
         ran.push(event);
         match program.step(&state, event, values, &mut next) {
@@ -119,17 +119,17 @@ fn breaks_from(
 /// `best`'s first `from` events followed by `rest`, traced in full if it breaks `rule`
 /// ([`breaks_from`] first, then the events it ran, from the initial state, cut right after
 /// the event that breaks the rule).
-fn candidate(
+fn candidate<'n>(
     namer: &Namer<'_>,
     t: &mut Trial<'_>,
     from: usize,
-    rest: &[(Event, String)],
+    rest: impl IntoIterator<Item = (Event, &'n str)>,
     rule: Rule,
 ) -> Option<TracedRun> {
     let ran = breaks_from(namer, t, from, rest, rule)?;
     let mut events = t.best.events[..from].to_vec();
     events.extend(ran);
-    let mut run = run_events(namer, &events).ok()?;
+    let mut run = run_events_in(namer, &events, t.values).ok()?;
     match &run.ending {
         Ending::Violation { at, violation } if violation.rule == rule => {
             let at = *at;
@@ -143,18 +143,12 @@ fn candidate(
     }
 }
 
-/// The run candidates are cut from, and the value table their quick runs share: `best`'s
-/// own, grown by every quick run (values are interned, never removed, so the ids in
-/// `best`'s states keep their meaning), copied again only when `best` changes.
+/// The run candidates are cut from, and the value table every run of the minimiser
+/// interns in: it extends `best`'s (values are interned, never removed, so the ids in the
+/// states of every run made with it keep their meaning), and becomes the result's.
 struct Trial<'a> {
     best: &'a TracedRun,
-    values: ValueTable,
-}
-
-impl<'a> Trial<'a> {
-    fn new(best: &'a TracedRun) -> Self {
-        Trial { best, values: best.values.clone() }
-    }
+    values: &'a mut ValueTable,
 }
 
 /// The devices that own an event of `run`: the device that steps, and the issuer of a
@@ -167,20 +161,19 @@ fn owner(event: Event) -> DeviceId {
 }
 
 /// Tries to drop every event of one device at once, device by device, until none can go.
-fn drop_devices(namer: &Namer<'_>, mut best: TracedRun, rule: Rule) -> TracedRun {
+fn drop_devices(namer: &Namer<'_>, mut best: TracedRun, rule: Rule, values: &mut ValueTable) -> TracedRun {
     loop {
         let mut dropped = false;
         for d in namer.program().mesh.devices() {
             let Some(first) = best.events.iter().position(|&e| owner(e) == d) else {
                 continue;
             };
-            let rest: Vec<(Event, String)> = best.events[first..]
+            let rest = best.events[first..]
                 .iter()
                 .zip(&best.names[first..])
                 .filter(|(&e, _)| owner(e) != d)
-                .map(|(&e, n)| (e, n.clone()))
-                .collect();
-            if let Some(shorter) = candidate(namer, &mut Trial::new(&best), first, &rest, rule) {
+                .map(|(&e, n)| (e, n.as_str()));
+            if let Some(shorter) = candidate(namer, &mut Trial { best: &best, values }, first, rest, rule) {
                 debug!(device = %d, "every event of a device dropped");
                 best = shorter;
                 dropped = true;
@@ -194,19 +187,18 @@ fn drop_devices(namer: &Namer<'_>, mut best: TracedRun, rule: Rule) -> TracedRun
 
 /// Removes chunks of events, halving their size down to single events, until no single
 /// event can go.
-fn one_minimal(namer: &Namer<'_>, mut best: TracedRun, rule: Rule) -> TracedRun {
+fn one_minimal(namer: &Namer<'_>, mut best: TracedRun, rule: Rule, values: &mut ValueTable) -> TracedRun {
     let mut chunk = (best.names.len() / 2).max(1);
     loop {
         let mut removed = false;
         let mut start = 0;
         while start < best.names.len() {
-            let mut trial = Trial::new(&best);
+            let mut trial = Trial { best: &best, values };
             let mut shorter = None;
             while start < best.names.len() {
                 let end = (start + chunk).min(best.names.len());
-                let rest: Vec<(Event, String)> =
-                    best.events[end..].iter().copied().zip(best.names[end..].iter().cloned()).collect();
-                shorter = candidate(namer, &mut trial, start, &rest, rule);
+                let rest = best.events[end..].iter().copied().zip(best.names[end..].iter().map(String::as_str));
+                shorter = candidate(namer, &mut trial, start, rest, rule);
                 if shorter.is_some() {
                     break;
                 }
@@ -250,19 +242,21 @@ pub fn minimize(namer: &Namer<'_>, run: TracedRun) -> Minimized {
         return Minimized { run, before, stats };
     };
     let devices_before = devices_of(namer, &run);
-    let mut best = drop_devices(namer, run, rule);
-    best = one_minimal(namer, best, rule);
+    let mut run = run;
+    let mut values = std::mem::replace(&mut run.values, ValueTable::new());
+    let mut best = drop_devices(namer, run, rule, &mut values);
+    best = one_minimal(namer, best, rule, &mut values);
     for _ in 0..3 {
-        let grouped = regroup(namer, &best);
-        if grouped.events == best.events {
-            break;
-        }
+        let Some(mut grouped) = regroup(namer, &best).filter(|g| g.events != best.events) else { break };
         let len = grouped.events.len();
-        best = one_minimal(namer, grouped, rule);
+        // The regrouped run was made with a table of its own.
+        values = std::mem::replace(&mut grouped.values, ValueTable::new());
+        best = one_minimal(namer, grouped, rule, &mut values);
         if best.events.len() == len {
             break;
         }
     }
+    best.values = values;
     stats.events_after = best.events.len();
     stats.switches_after = switches(namer, &best.events);
     stats.devices_dropped = devices_before - devices_of(namer, &best);

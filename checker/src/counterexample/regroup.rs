@@ -9,7 +9,7 @@
 //! event replays and it breaks the same rule with the same message (same devices, same
 //! cells); otherwise the schedule stays as it was.
 
-use semcheck_model::{Event, StepOutcome};
+use semcheck_model::{Event, StepOutcome, ValueTable};
 
 use super::names::Namer;
 use super::run::{run_events, Ending, TracedRun};
@@ -19,10 +19,10 @@ pub fn switches(namer: &Namer<'_>, events: &[Event]) -> usize {
     events.windows(2).filter(|w| namer.device_of(w[0]) != namer.device_of(w[1])).count()
 }
 
-/// `run` with each device's events grouped, or `run` itself when the regrouped schedule
-/// does not break the same way (or has no fewer switches).
-pub fn regroup(namer: &Namer<'_>, run: &TracedRun) -> TracedRun {
-    let Some(want) = run.ending.violation() else { return run.clone() };
+/// `run` with each device's events grouped, or `None` when the regrouped schedule does
+/// not break the same way (or has no fewer switches).
+pub fn regroup(namer: &Namer<'_>, run: &TracedRun) -> Option<TracedRun> {
+    let want = run.ending.violation()?;
     let program = namer.program();
     let n = run.events.len();
     // The breaking event stays last; a deadlock has none.
@@ -44,28 +44,29 @@ pub fn regroup(namer: &Namer<'_>, run: &TracedRun) -> TracedRun {
     while order.len() < free {
         enabled.clear();
         program.enabled(&state, &mut enabled);
-        // Whether the next event of lane `l` can run now without breaking a rule.
-        let try_lane = |l: usize, state: &[u32], after: &mut Vec<u32>| -> bool {
+        // Whether the next event of lane `l` can run now without breaking a rule (a try
+        // interns what it computes in `values`: ids are never taken back, and the order
+        // found is run again from the start).
+        let try_lane = |l: usize, state: &[u32], values: &mut ValueTable, after: &mut Vec<u32>| -> bool {
             let Some(&i) = lanes[l].get(next[l]) else { return false };
             let e = run.events[i];
             if !enabled.contains(&e) {
                 return false;
             }
-            let mut scratch = values.clone();
-            matches!(program.step(state, e, &mut scratch, after), StepOutcome::Next)
+            matches!(program.step(state, e, values, after), StepOutcome::Next)
         };
-        let mut pick = current.filter(|&l| try_lane(l, &state, &mut after));
+        let mut pick = current.filter(|&l| try_lane(l, &state, &mut values, &mut after));
         if pick.is_none() {
             let mut heads: Vec<(usize, usize)> =
                 (0..lanes.len()).filter_map(|l| lanes[l].get(next[l]).map(|&i| (i, l))).collect();
             heads.sort_unstable();
-            pick = heads.into_iter().map(|(_, l)| l).find(|&l| try_lane(l, &state, &mut after));
+            pick = heads.into_iter().map(|(_, l)| l).find(|&l| try_lane(l, &state, &mut values, &mut after));
         }
-        let Some(l) = pick else { return run.clone() };
+        let l = pick?;
         let e = run.events[lanes[l][next[l]]];
         match program.step(&state, e, &mut values, &mut after) {
             StepOutcome::Next => std::mem::swap(&mut state, &mut after),
-            StepOutcome::Violation(_) => return run.clone(),
+            StepOutcome::Violation(_) => return None,
         }
         next[l] += 1;
         current = Some(l);
@@ -73,12 +74,11 @@ pub fn regroup(namer: &Namer<'_>, run: &TracedRun) -> TracedRun {
     }
     order.extend_from_slice(&run.events[free..]);
     if switches(namer, &order) >= switches(namer, &run.events) {
-        return run.clone();
+        return None;
     }
-    match run_events(namer, &order) {
-        Ok(grouped) if grouped.ending.violation().is_some_and(|v| v == want) && same_end(&grouped, run) => grouped,
-        _ => run.clone(),
-    }
+    run_events(namer, &order)
+        .ok()
+        .filter(|grouped| grouped.ending.violation().is_some_and(|v| v == want) && same_end(grouped, run))
 }
 
 /// Whether two runs end alike: the same breaking position (the last event) or both stuck.

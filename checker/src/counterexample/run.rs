@@ -69,10 +69,24 @@ pub struct NotEnabled {
 pub fn execute(
     namer: &Namer<'_>,
     len: usize,
+    pick: impl FnMut(usize, &[u32], &[Event]) -> Result<Event, String>,
+) -> Result<TracedRun, NotEnabled> {
+    let mut values = namer.program().values.clone();
+    let mut run = execute_in(namer, len, &mut values, pick)?;
+    run.values = values;
+    Ok(run)
+}
+
+/// [`execute`], interning the values it computes in `values` (a table that extends the
+/// program's: the ids of its states are `values`' ids); the run's own `values` are left
+/// empty.
+pub fn execute_in(
+    namer: &Namer<'_>,
+    len: usize,
+    values: &mut ValueTable,
     mut pick: impl FnMut(usize, &[u32], &[Event]) -> Result<Event, String>,
 ) -> Result<TracedRun, NotEnabled> {
     let program: &Program = namer.program();
-    let mut values = program.values.clone();
     let mut state = program.initial_state();
     let mut next = Vec::new();
     let mut enabled = Vec::new();
@@ -97,12 +111,11 @@ pub fn execute(
         run.events.push(event);
         run.names.push(name);
         run.states.push(state.clone());
-        match program.step(&state, event, &mut values, &mut next) {
+        match program.step(&state, event, values, &mut next) {
             StepOutcome::Next => std::mem::swap(&mut state, &mut next),
             StepOutcome::Violation(violation) => {
                 run.states.push(state);
                 run.ending = Ending::Violation { at: i, violation };
-                run.values = values;
                 return Ok(run);
             }
         }
@@ -113,20 +126,29 @@ pub fn execute(
         run.ending = Ending::Deadlock(program.deadlock(&state));
     }
     run.states.push(state);
-    run.values = values;
     Ok(run)
 }
 
 /// Runs a schedule of events (as the explorer returns it), naming each one.
 pub fn run_events(namer: &Namer<'_>, events: &[Event]) -> Result<TracedRun, NotEnabled> {
-    execute(namer, events.len(), |i, _, enabled| {
+    execute(namer, events.len(), pick_events(events))
+}
+
+/// [`run_events`] with the values interned in `values` ([`execute_in`]).
+pub fn run_events_in(namer: &Namer<'_>, events: &[Event], values: &mut ValueTable) -> Result<TracedRun, NotEnabled> {
+    execute_in(namer, events.len(), values, pick_events(events))
+}
+
+/// Picks `events` in order, each if it is enabled.
+fn pick_events(events: &[Event]) -> impl FnMut(usize, &[u32], &[Event]) -> Result<Event, String> + '_ {
+    |i, _, enabled| {
         let want = events[i];
         if enabled.contains(&want) {
             Ok(want)
         } else {
             Err(want.to_string())
         }
-    })
+    }
 }
 
 /// Runs a schedule of event names (as a trace file stores it).
