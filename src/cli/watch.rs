@@ -14,9 +14,10 @@
 //!
 //! The memory sampled is semcheck's own and that of every process of the process groups
 //! it started ([`semcheck::children`]): the script of a kernel file and any process the
-//! script started. While such a process runs the watchdog samples every 4 ms (else every
-//! 20 ms), so a script that allocates fast is stopped close to the budget
-//! ([`semcheck::memory::GroupSampler`] keeps such samples cheap).
+//! script started. While such a process runs and memory is within 1 GiB of the budget the
+//! watchdog samples every 4 ms (else every 20 ms), so a script that allocates fast is
+//! stopped close to the budget ([`semcheck::memory::GroupSampler`] keeps such samples
+//! cheap).
 //!
 //! On a terminal, stderr shows a live line: what is being done, and while exploring the
 //! states, states per second, depth and resident memory. It is not drawn when stderr is
