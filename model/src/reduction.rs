@@ -113,6 +113,12 @@ impl Dependencies {
     }
 }
 
+/// What one cell of a copy of `bytes` adds to its semaphore as it lands (`--dma-landing
+/// cells`).
+fn cell_share(bytes: u32, r: &DmaRecord) -> u64 {
+    (bytes / r.payload as u32) as u64
+}
+
 /// What an event (a signal, a DMA's sending or landing) does to one device that the
 /// device's entries and exits can observe ([`Program::boundary_observes`]).
 #[derive(Clone, Copy, Debug)]
@@ -701,7 +707,7 @@ impl Program {
             _ => 0,
         };
         // Each cell adds its share as it lands (as `step` does).
-        let share = (bytes / r.payload as u32) as u64;
+        let share = cell_share(bytes, r);
         let left = s.pending_landings(state, j).filter(|&l| l != u).count() as u64;
         DmaIncrements { key: r.key, send: r.flags & SENT == 0 && u != send, land: left * share }
     }
@@ -718,17 +724,17 @@ impl Program {
             return;
         }
         let n = self.num_devices();
-        let withheld = self.withheld(s, u);
-        let same = withheld.and_then(|w| s.by_withheld.iter().find(|&&(x, _)| x == w).map(|&(_, v)| v));
-        if let Some(v) = same {
-            s.bounds.copy_within(v * n..(v + 1) * n, u * n);
-            s.have_bounds[u] = true;
-            if !cfg!(debug_assertions) {
-                return;
+        let mut same = None;
+        if let Some(w) = self.withheld(s, u) {
+            match s.by_withheld.iter().find(|&&(x, _)| x == w) {
+                Some(&(_, v)) if !cfg!(debug_assertions) => {
+                    s.bounds.copy_within(v * n..(v + 1) * n, u * n);
+                    s.have_bounds[u] = true;
+                    return;
+                }
+                Some(&(_, v)) => same = Some(v),
+                None => s.by_withheld.push((w, u)),
             }
-        }
-        if let Some(w) = withheld.filter(|_| same.is_none()) {
-            s.by_withheld.push((w, u));
         }
         let off = self.sem_offset();
         for (i, a) in s.avail.iter_mut().enumerate() {
@@ -771,7 +777,7 @@ impl Program {
                 Some((sem, bytes as u64))
             }
             (Op::RemoteDma { recv_sem: sem, bytes, .. } | Op::LocalDma { sem, bytes, .. }, DmaPart::Cell(_)) => {
-                Some((sem, (bytes / r.payload as u32) as u64))
+                Some((sem, cell_share(bytes, r)))
             }
             _ => None,
         }
