@@ -29,6 +29,12 @@ impl Program {
                 out.push(Event::Step(d));
             }
         }
+        self.dmas_enabled(state, out);
+    }
+
+    /// The events of in-flight DMAs enabled in `state` (every enabled event but the
+    /// devices' steps), appended to `out` in the order [`Program::enabled`] lists them.
+    pub fn dmas_enabled(&self, state: &[u32], out: &mut Vec<Event>) {
         for rec in self.dmas(state) {
             let local = matches!(self.dma_op(rec.key), Op::LocalDma { .. });
             if !local && rec.flags & SENT == 0 {
@@ -100,7 +106,9 @@ impl Program {
         }
     }
 
-    pub(crate) fn device_enabled(&self, state: &[u32], d: DeviceId) -> bool {
+    /// Whether device `d`'s next operation can run in `state` (its [`Event::Step`] is
+    /// enabled).
+    pub fn device_enabled(&self, state: &[u32], d: DeviceId) -> bool {
         let pc = self.pc(state, d) as usize;
         let dp = &self.devices[d.index()];
         match dp.ops.get(pc) {

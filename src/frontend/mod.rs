@@ -580,18 +580,20 @@ pub fn program(
             imported.kernel.name, imported.mesh_kind, imported.mesh
         );
     }
-    let spec = match expect {
-        Some(reference) => spec::reference_spec(reference, &imported.kernel, &imported.mesh)?,
+    match expect {
+        Some(reference) => {
+            let spec = spec::reference_spec(reference, &imported.kernel, &imported.mesh)?;
+            compile(&imported.kernel, &imported.mesh, &spec, repeat)
+        }
         None => {
-            let (spec, note) = spec::lockstep_spec(&imported.kernel, &imported.mesh, repeat)?;
+            let (program, note) = spec::lockstep_program(&imported.kernel, &imported.mesh, repeat)?;
             if let Some(n) = note {
                 let what = if imported.kernel.is_program() { "program" } else { "kernel" };
                 eprintln!("semcheck: note: {what} {}: {n}", imported.kernel.name);
             }
-            spec
+            Ok(program)
         }
-    };
-    compile(&imported.kernel, &imported.mesh, &spec, repeat)
+    }
 }
 
 /// ` (13 run-time data, 10 reshape ref transform, 2 bitcast ref transform)`: how many of

@@ -9,34 +9,52 @@
 //! * `--expect all_gather|psum|psum_scatter|ppermute`: the collective's own definition on
 //!   the kernel's first input and first output buffer, whose cell shapes must fit it.
 
-use semcheck_model::compile::{input_atom, input_ordinal};
+use semcheck_model::compile::{input_atom, input_ordinal, with_spec};
 use semcheck_model::ir::{BufferDecl, Kernel};
-use semcheck_model::{compile, Atom, ErrorKind, Expectation, Expected, Mesh, ModelError, Notation, Spec};
+use semcheck_model::{compile, Atom, ErrorKind, Expectation, Expected, Mesh, ModelError, Notation, Program, Spec};
 
-use semcheck_checker::counterexample::lockstep;
+use semcheck_checker::counterexample::lockstep_unnamed;
 
 /// The references `--expect` knows.
 pub const REFERENCES: [&str; 4] = ["all_gather", "psum", "psum_scatter", "ppermute"];
 
 /// The lock-step specification, or an empty one and the reason there is none.
 pub fn lockstep_spec(kernel: &Kernel, mesh: &Mesh, repeat: u32) -> Result<(Spec, Option<String>), ModelError> {
-    let empty = Spec { notation: Notation::Plain, outputs: Vec::new() };
-    let program = compile(kernel, mesh, &empty, repeat)?;
-    let sim = match lockstep(&program) {
+    let program = compile(kernel, mesh, &empty(), repeat)?;
+    Ok(spec_of(&program))
+}
+
+/// The kernel compiled for `mesh` and checked against what it computes in lock step (or
+/// against nothing, with the reason there is no reference): the program
+/// `compile(kernel, mesh, &lockstep_spec(..).0, repeat)` makes, compiled once.
+pub fn lockstep_program(kernel: &Kernel, mesh: &Mesh, repeat: u32) -> Result<(Program, Option<String>), ModelError> {
+    let program = compile(kernel, mesh, &empty(), repeat)?;
+    let (spec, note) = spec_of(&program);
+    Ok((with_spec(program, &spec)?, note))
+}
+
+fn empty() -> Spec {
+    Spec { notation: Notation::Plain, outputs: Vec::new() }
+}
+
+/// What `program` (compiled against an empty specification) leaves in its output cells
+/// at the end of its lock-step run, or an empty specification and why there is none.
+fn spec_of(program: &Program) -> (Spec, Option<String>) {
+    let sim = match lockstep_unnamed(program) {
         Ok(sim) => sim,
         Err(e) => {
-            return Ok((
-                empty,
+            return (
+                empty(),
                 Some(format!(
                     "no reference value: {e}; outputs are not compared (races, deadlocks, leaks and writes outside the kernel still are)"
                 )),
-            ))
+            )
         }
     };
-    let Some(last) = sim.checkpoints.last() else { return Ok((empty, Some("the lock-step run is empty".into()))) };
+    let Some(last) = sim.checkpoints.last() else { return (empty(), Some("the lock-step run is empty".into())) };
     let mut outputs = Vec::new();
     for (c, info) in program.cells.iter().enumerate() {
-        let decl = &kernel.buffers[info.buffer];
+        let decl = &program.buffers[info.buffer];
         if !decl.role.is_output() {
             continue;
         }
@@ -48,7 +66,7 @@ pub fn lockstep_spec(kernel: &Kernel, mesh: &Mesh, repeat: u32) -> Result<(Spec,
             value: Expected::of_value(&sim.values, value),
         });
     }
-    Ok((Spec { notation: Notation::Plain, outputs }, None))
+    (Spec { notation: Notation::Plain, outputs }, None)
 }
 
 fn cells(shape: &[usize]) -> Vec<Vec<usize>> {

@@ -24,6 +24,7 @@ mod reduction_soundness;
 mod ring;
 mod rules;
 mod seed_tables;
+mod spec_once;
 mod state_count;
 mod trace_fuzz;
 mod window;

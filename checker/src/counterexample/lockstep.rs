@@ -179,6 +179,18 @@ fn phases(program: &Program) -> (Vec<Vec<usize>>, Vec<String>) {
 
 /// Runs `program` in lock step and snapshots it after every phase.
 pub fn lockstep(program: &Program) -> Result<Lockstep, LockstepError> {
+    run(program, true)
+}
+
+/// [`lockstep`] without the names of its events ([`Lockstep::events`] is empty): what a
+/// caller needs that reads only the snapshots (the reference values of a kernel's
+/// outputs), without naming every event of a run that grows with the square of the mesh.
+/// An error is the one [`lockstep`] reports, named.
+pub fn lockstep_unnamed(program: &Program) -> Result<Lockstep, LockstepError> {
+    run(program, false).or_else(|_| run(program, true))
+}
+
+fn run(program: &Program, named: bool) -> Result<Lockstep, LockstepError> {
     let namer = Namer::new(program);
     let (phase_of, names) = phases(program);
     let mut values = program.values.clone();
@@ -195,15 +207,16 @@ pub fn lockstep(program: &Program) -> Result<Lockstep, LockstepError> {
         debug!(phase = %name, "lock-step phase");
         loop {
             enabled.clear();
-            program.enabled(&state, &mut enabled);
-            let dma = enabled.iter().copied().find(|e| !matches!(e, Event::Step(_)));
+            program.dmas_enabled(&state, &mut enabled);
             let n = program.num_devices();
-            let step = (0..n)
-                .map(|k| DeviceId(((turn + k) % n) as u16))
-                .find(|&d| enabled.contains(&Event::Step(d)) && in_phase(&state, d, phase))
-                .map(Event::Step);
-            let Some(event) = dma.or(step) else { break };
-            let label = namer.event(&state, event);
+            let step = || {
+                (0..n)
+                    .map(|k| DeviceId(((turn + k) % n) as u16))
+                    .find(|&d| in_phase(&state, d, phase) && program.device_enabled(&state, d))
+                    .map(Event::Step)
+            };
+            let Some(event) = enabled.first().copied().or_else(step) else { break };
+            let label = if named { namer.event(&state, event) } else { String::new() };
             trace!(event = %label, "lock-step event");
             match program.advance(&mut state, event, &mut values) {
                 StepOutcome::Next => {}
@@ -212,7 +225,9 @@ pub fn lockstep(program: &Program) -> Result<Lockstep, LockstepError> {
             if let Event::Step(d) = event {
                 turn = d.index() + 1;
             }
-            events.push(label);
+            if named {
+                events.push(label);
+            }
         }
         let blocked: Vec<String> = program
             .mesh

@@ -66,7 +66,7 @@ pub use causes::{causes, notes, Cause, Causes, Why};
 pub use error::{TraceError, TraceErrorKind};
 pub use explain::{explain, Explanation, Point, Role};
 pub use format::{Header, TraceFile, FORMAT_VERSION};
-pub use lockstep::{lockstep, Checkpoint, Lockstep, LockstepError};
+pub use lockstep::{lockstep, lockstep_unnamed, Checkpoint, Lockstep, LockstepError};
 pub use minimize::{minimize, MinimizeStats, Minimized};
 pub use names::Namer;
 pub use render::{render, Format};

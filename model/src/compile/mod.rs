@@ -57,7 +57,7 @@ pub fn compile(kernel: &Kernel, mesh: &Mesh, spec: &Spec, repeat: u32) -> Result
             ));
         }
     }
-    let (per_device, shared) = c.expectations(spec, mesh)?;
+    let (per_device, shared) = expect::expectations(kernel, &c.base, &mut c.values, spec, mesh)?;
     for (dp, exp) in devices.iter_mut().zip(per_device) {
         dp.expected = exp;
     }
@@ -86,6 +86,32 @@ pub fn compile(kernel: &Kernel, mesh: &Mesh, spec: &Spec, repeat: u32) -> Result
         sem_last: launch::semaphore_lifetimes(kernel, &c.sem_base, c.sems_per_device),
     };
     program.dependencies = crate::reduction::Dependencies::build(&program);
+    Ok(program)
+}
+
+/// `program` (compiled against an empty specification) checked against `spec` instead:
+/// the program [`compile`] makes with `spec`, without compiling the kernel again (the
+/// lock-step reference is read from a compiled program, then set on it).
+pub fn with_spec(mut program: Program, spec: &Spec) -> Result<Program, ModelError> {
+    let n = program.mesh.num_devices();
+    // The first cell of each buffer, per device (a shared buffer's on every device).
+    let mut base: Vec<Vec<Option<u32>>> = vec![vec![None; program.buffers.len()]; n];
+    for (c, info) in program.cells.iter().enumerate() {
+        let owners = match info.owner {
+            Some(d) => d.index()..d.index() + 1,
+            None => 0..n,
+        };
+        for d in owners {
+            base[d][info.buffer].get_or_insert(c as u32);
+        }
+    }
+    let base: Vec<Vec<u32>> = base.into_iter().map(|row| row.into_iter().map(|b| b.unwrap_or(0)).collect()).collect();
+    let (per_device, shared) = expect::expectations(&program.ir, &base, &mut program.values, spec, &program.mesh)?;
+    for (dp, exp) in program.devices.iter_mut().zip(per_device) {
+        dp.expected = exp;
+    }
+    program.shared_expected = shared;
+    program.spec = spec.clone();
     Ok(program)
 }
 

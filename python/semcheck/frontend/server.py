@@ -181,7 +181,13 @@ def serve(jobs: int, idle_seconds: float | None = None) -> int:
             if running:
                 time.sleep(0.005)
             continue
-        ready, _, _ = select.select([stdin], [], [], 0.005 if running else 0.5)
+        # Wait for input only while nothing can start: a free core and a queued request
+        # go on at once (waiting here stalled the next exports by the whole timeout).
+        if queue and len(running) < max(1, jobs):
+            timeout = 0.0
+        else:
+            timeout = 0.005 if running else 0.5
+        ready, _, _ = select.select([stdin], [], [], timeout)
         if not ready:
             continue
         chunk = os.read(stdin.fileno(), 1 << 16)
