@@ -89,8 +89,6 @@ class Capture:
         for k, (eqn, shard_maps, context) in enumerate(found):
             kj = jaxcompat.kernel_jaxpr(eqn)
             meshes = tuple((str(m), tuple(sorted(a))) for m, a in shard_maps)
-            params = str({p: v for p, v in eqn.params.items()
-                          if p in ("grid_mapping", "compiler_params", "meshes", "mesh", "name")})
             # A kernel with scalar-prefetch (or SMEM) operands is one kernel per set of values
             # it was called with.
             calls: list = [None]
@@ -104,9 +102,9 @@ class Capture:
                 if calls == [None]:
                     error = known.error or ("this call of the kernel did not run when the computation was run on the "
                                             "CPU (a branch not taken, or a loop that ran no iteration?)")
-            body = (eqn.primitive.name, str(kj), params, meshes)
+            body = KernelIdentity(eqn, kj, meshes)
             for values in calls:
-                key = (*body, _values_key(values))
+                key = (body, _values_key(values))
                 if key in self._keys:
                     self._keys[key].invocations += 1
                     kernels_of.setdefault(id(eqn), []).append(self._keys[key])
@@ -390,6 +388,39 @@ def _mesh_axes(shard_maps: list) -> tuple:
     if not shard_maps:
         return ()
     return tuple(shard_maps[-1][0].axis_names)
+
+
+class KernelIdentity:
+    """What tells a captured kernel from another (the values it was called with apart):
+    its primitive, its kernel jaxpr and the parameters that shape it (grid, compiler
+    parameters, meshes, name), all as printed, and the meshes of the ``shard_map``s around
+    it. Printing a large kernel's jaxpr takes a tenth of a second, so it is done only to
+    compare two kernels that agree on everything cheaper (the hash is over that part
+    alone): a script with one kernel never prints it."""
+
+    __slots__ = ("_eqn", "_kj", "_cheap", "_printed")
+
+    def __init__(self, eqn: Any, kj: Any, meshes: tuple):
+        self._eqn, self._kj = eqn, kj
+        # Equal printed jaxprs have as many equations and inputs.
+        self._cheap = (eqn.primitive.name, meshes, len(kj.eqns), len(kj.invars))
+        self._printed: tuple | None = None
+
+    def printed(self) -> tuple:
+        """The kernel jaxpr and its shaping parameters, as printed (computed once)."""
+        if self._printed is None:
+            params = {p: v for p, v in self._eqn.params.items()
+                      if p in ("grid_mapping", "compiler_params", "meshes", "mesh", "name")}
+            self._printed = (str(self._kj), str(params))
+        return self._printed
+
+    def __hash__(self) -> int:
+        return hash(self._cheap)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, KernelIdentity):
+            return NotImplemented
+        return self is other or (self._cheap == other._cheap and self.printed() == other.printed())
 
 
 def _values_key(values: dict | None) -> Any:
