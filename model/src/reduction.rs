@@ -78,6 +78,11 @@ pub struct Dependencies {
     /// (entries, exits, computations: they neither block nor add to a semaphore), which
     /// are most of a large kernel's operations.
     pub bound_skip: Vec<Vec<u32>>,
+    /// Per device, per pc: for a copy's start, the smallest and the largest cell of its
+    /// source and of its destination (`[src_lo, src_hi, dst_lo, dst_hi]`; an empty span's
+    /// range is empty, `lo > hi`). A copy whose cells lie outside the range of the cells a
+    /// question is about touches none of them (`Program::cell_dependents` skips it).
+    pub copy_bounds: Vec<Vec<[u32; 4]>>,
 }
 
 impl Dependencies {
@@ -109,7 +114,27 @@ impl Dependencies {
             }
         }
         let bound_skip = program.devices.iter().map(|dp| bound_skip(&dp.ops)).collect();
-        Dependencies { incrementers, lifecycle_touchers, bound_skip }
+        let range = |span: CellSpan| {
+            let cells = program.span(span).iter().map(|c| c.0);
+            (cells.clone().min().unwrap_or(u32::MAX), cells.max().unwrap_or(0))
+        };
+        let copy_bounds = program
+            .devices
+            .iter()
+            .map(|dp| {
+                dp.ops
+                    .iter()
+                    .map(|op| match *op {
+                        Op::LocalDma { src, dst, .. } | Op::RemoteDma { src, dst, .. } => {
+                            let ((src_lo, src_hi), (dst_lo, dst_hi)) = (range(src), range(dst));
+                            [src_lo, src_hi, dst_lo, dst_hi]
+                        }
+                        _ => [u32::MAX, 0, u32::MAX, 0],
+                    })
+                    .collect()
+            })
+            .collect();
+        Dependencies { incrementers, lifecycle_touchers, bound_skip, copy_bounds }
     }
 }
 
@@ -231,6 +256,8 @@ struct UnitScratch {
     /// stamp` (a new stamp per question, so the set is never cleared cell by cell).
     marks: Vec<u32>,
     stamp: u32,
+    /// The smallest and the largest of the cells last marked (`(u32::MAX, 0)`: none).
+    marked_range: (u32, u32),
 }
 
 /// Which event of an in-flight DMA a unit stands for.
@@ -259,9 +286,17 @@ impl UnitScratch {
             self.marks.fill(0);
             self.stamp = 1;
         }
+        self.marked_range = (u32::MAX, 0);
         for c in cells {
             self.marks[c.0 as usize] = self.stamp;
+            self.marked_range = (self.marked_range.0.min(c.0), self.marked_range.1.max(c.0));
         }
+    }
+
+    /// Whether no cell in the range `lo..=hi` can be one of the cells last marked: the
+    /// two ranges do not meet.
+    fn apart(&self, lo: u32, hi: u32) -> bool {
+        hi < self.marked_range.0 || lo > self.marked_range.1
     }
 
     /// Whether `c` is one of the cells last [`UnitScratch::mark`]ed.
@@ -558,12 +593,14 @@ impl Program {
                     _ => any,
                 })
             };
+            let [src_lo, src_hi, dst_lo, dst_hi] =
+                self.dependencies.copy_bounds[r.key.issuer.index()][r.key.pc as usize];
             // The landing writes the destination.
-            if writing {
+            if writing && !s.apart(dst_lo, dst_hi) {
                 found.extend(hits(dst));
             }
             // Whichever of the sending and the landing comes first ends the read.
-            if write && reading {
+            if write && reading && !s.apart(src_lo, src_hi) {
                 let before = found.len();
                 found.extend(hits(src));
                 if !local && found.len() > before {
