@@ -29,6 +29,7 @@ binary counts its group's memory and kills it when it stops.
 from __future__ import annotations
 
 import ctypes
+import gc
 import json
 import os
 import select
@@ -146,6 +147,11 @@ def serve(jobs: int, idle_seconds: float | None = None) -> int:
             importlib.import_module(name)
         except ImportError:
             pass  # another JAX: the export imports what it needs itself
+    # What the server has imported stays out of the children's garbage collections: a
+    # collection writes to every object it visits, which copies their pages into the
+    # child (Python's advice for processes that fork without exec). 3 % fewer page
+    # faults per export measured (psum.py, 20 exports).
+    gc.freeze()
     me = os.getpid()
     queue: list[dict] = []
     running: dict[int, Any] = {}
