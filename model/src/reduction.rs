@@ -138,12 +138,6 @@ impl Dependencies {
     }
 }
 
-/// What one cell of a copy of `bytes` adds to its semaphore as it lands (`--dma-landing
-/// cells`).
-fn cell_share(bytes: u32, r: &DmaRecord) -> u64 {
-    (bytes / r.payload as u32) as u64
-}
-
 /// What an event (a signal, a DMA's sending or landing) does to one device that the
 /// device's entries and exits can observe ([`Program::boundary_observes`]).
 #[derive(Clone, Copy, Debug)]
@@ -744,7 +738,7 @@ impl Program {
             _ => 0,
         };
         // Each cell adds its share as it lands (as `step` does).
-        let share = cell_share(bytes, r);
+        let share = r.cell_share(bytes) as u64;
         let left = s.pending_landings(state, j).filter(|&l| l != u).count() as u64;
         DmaIncrements { key: r.key, send: r.flags & SENT == 0 && u != send, land: left * share }
     }
@@ -814,7 +808,7 @@ impl Program {
                 Some((sem, bytes as u64))
             }
             (Op::RemoteDma { recv_sem: sem, bytes, .. } | Op::LocalDma { sem, bytes, .. }, DmaPart::Cell(_)) => {
-                Some((sem, cell_share(bytes, r)))
+                Some((sem, r.cell_share(bytes) as u64))
             }
             _ => None,
         }

@@ -45,6 +45,13 @@ impl DmaRecord {
         ((key.issuer.0 as u32) << 20) | (key.pc << 2) | flags
     }
 
+    /// What one cell of this copy of `bytes` adds to its semaphore as it lands
+    /// (`--dma-landing cells`): a view's cells are of one buffer, so each carries the same
+    /// share.
+    pub(crate) fn cell_share(&self, bytes: u32) -> u32 {
+        bytes / self.payload as u32
+    }
+
     /// Whether the DMA still has cells to write: a local copy in flight always does, a
     /// remote copy until it is received.
     pub fn landing_pending(&self) -> bool {

@@ -442,8 +442,7 @@ impl Program {
         let cell = self.span(dst)[i];
         next[self.cell_offset() + cell.0 as usize] = next[word];
         next[word] = LANDED;
-        // A view's cells are of one buffer, so every cell carries the same share.
-        next[self.sem_offset() + sem.0 as usize] += bytes / rec.payload as u32;
+        next[self.sem_offset() + sem.0 as usize] += rec.cell_share(bytes);
         if (0..rec.payload).all(|j| rec.cell_landed(next, j)) {
             let flags = if local { SENT | RECEIVED } else { rec.flags | RECEIVED };
             self.remove_if_complete(next, rec, flags);

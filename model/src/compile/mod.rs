@@ -94,18 +94,18 @@ pub fn compile(kernel: &Kernel, mesh: &Mesh, spec: &Spec, repeat: u32) -> Result
 /// lock-step reference is read from a compiled program, then set on it).
 pub fn with_spec(mut program: Program, spec: &Spec) -> Result<Program, ModelError> {
     let n = program.mesh.num_devices();
-    // The first cell of each buffer, per device (a shared buffer's on every device).
-    let mut base: Vec<Vec<Option<u32>>> = vec![vec![None; program.buffers.len()]; n];
-    for (c, info) in program.cells.iter().enumerate() {
+    // The first cell of each buffer, per device (a shared buffer's on every device): the
+    // cells visited last to first, the first one written last.
+    let mut base = vec![vec![0u32; program.buffers.len()]; n];
+    for (c, info) in program.cells.iter().enumerate().rev() {
         let owners = match info.owner {
             Some(d) => d.index()..d.index() + 1,
             None => 0..n,
         };
-        for d in owners {
-            base[d][info.buffer].get_or_insert(c as u32);
+        for row in &mut base[owners] {
+            row[info.buffer] = c as u32;
         }
     }
-    let base: Vec<Vec<u32>> = base.into_iter().map(|row| row.into_iter().map(|b| b.unwrap_or(0)).collect()).collect();
     let (per_device, shared) = expect::expectations(&program.ir, &base, &mut program.values, spec, &program.mesh)?;
     for (dp, exp) in program.devices.iter_mut().zip(per_device) {
         dp.expected = exp;

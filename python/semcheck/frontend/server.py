@@ -153,6 +153,7 @@ def serve(jobs: int, idle_seconds: float | None = None) -> int:
     # faults per export measured (psum.py, 20 exports).
     gc.freeze()
     me = os.getpid()
+    slots = max(1, jobs)
     queue: list[dict] = []
     running: dict[int, Any] = {}
     stdin = sys.stdin.buffer
@@ -164,7 +165,7 @@ def serve(jobs: int, idle_seconds: float | None = None) -> int:
             last = time.monotonic()
         elif idle_seconds is not None and time.monotonic() - last > idle_seconds:
             break
-        while queue and len(running) < max(1, jobs):
+        while queue and len(running) < slots:
             req = queue.pop(0)
             sys.stdout.flush()
             sys.stderr.flush()
@@ -189,7 +190,7 @@ def serve(jobs: int, idle_seconds: float | None = None) -> int:
             continue
         # Wait for input only while nothing can start: a free core and a queued request
         # go on at once (waiting here stalled the next exports by the whole timeout).
-        if queue and len(running) < max(1, jobs):
+        if queue and len(running) < slots:
             timeout = 0.0
         else:
             timeout = 0.005 if running else 0.5
