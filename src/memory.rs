@@ -50,21 +50,22 @@ fn member(pid: i32, groups: &[i32]) -> Option<u64> {
     groups.contains(&group).then_some(pages)
 }
 
-/// The children of process `pid` (`/proc/PID/task/*/children`; empty where the kernel does
-/// not list them).
+/// The children of process `pid` that its main thread started
+/// (`/proc/PID/task/PID/children`; empty where the kernel does not list them). Not every
+/// thread's: an export process runs hundreds of XLA threads, and reading each one's list
+/// every sample cost a tenth of the whole command's CPU (psum.py at `--sizes 2..64`); a
+/// child another thread started is found by the next full scan.
 fn children(pid: i32) -> Vec<i32> {
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return Vec::new() };
-    tasks
-        .filter_map(|t| t.ok())
-        .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
-        .flat_map(|list| list.split_whitespace().filter_map(|p| p.parse().ok()).collect::<Vec<i32>>())
-        .collect()
+    std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+        .map(|list| list.split_whitespace().filter_map(|p| p.parse().ok()).collect())
+        .unwrap_or_default()
 }
 
 /// Samples the resident memory of process groups often and cheaply: a scan of all of
 /// `/proc` now and then (every [`GroupSampler::FULL_SCAN`]), and in between only the
-/// processes found by the last sample and their children (a process the script starts
-/// is seen at once; one whose parent has died is found by the next full scan).
+/// processes found by the last sample and the children their main threads started (a
+/// process the script starts is seen at once; one whose parent has died, or that another
+/// thread started, is found by the next full scan).
 #[derive(Debug)]
 pub struct GroupSampler {
     members: Vec<i32>,

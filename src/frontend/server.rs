@@ -1,18 +1,23 @@
 //! One front-end process for a whole command: `python -m semcheck.frontend serve`
-//! (`python/semcheck/frontend/server.py`) imports JAX once and forks a child per export,
-//! which sets its device count before JAX's backend starts, so each document is the one
-//! a fresh `python -m semcheck.frontend export` writes, without paying for Python and
-//! JAX's imports again (about as much CPU as tracing a small kernel). Up to one child per
-//! core runs at once, so the sizes of `--devices 2-8` or `--sizes` that
-//! [`super::prefetch`] asks for ahead are traced in parallel.
+//! (`python/semcheck/frontend/server.py`) imports JAX once, without starting a backend, and
+//! forks **workers** (`worker.py`), each serving the exports of one script in turn: it
+//! starts a backend with the request's device count, exports, ends the backend and puts
+//! back what the script changed, so each document is the one a fresh
+//! `python -m semcheck.frontend export` writes (`python/tests/test_server.py` compares
+//! them), without paying for Python and JAX's imports, the fork's copied pages and JAX's
+//! first-call costs again. Up to one worker per core runs at once, so the sizes of
+//! `--devices 2-8` or `--sizes` that [`super::prefetch`] asks for ahead are traced in
+//! parallel. A worker retires (and a fresh one is forked) when it cannot promise a fresh
+//! process's document, and after 16 exports.
 //!
 //! Process hygiene: the server runs in a process group of its own ([`crate::children`]);
-//! each child leads a group of its own, which the server announces (`started`) and this
-//! module registers ([`crate::children::adopt`]) so that its memory is counted and it is
-//! killed when semcheck stops; the server kills a child's group when its export ends,
-//! and a child dies with the server. The server's own memory is not counted
-//! ([`crate::children::uncounted_leader`]): each child shares it and counts it already.
-//! A server idle for [`IDLE_SECONDS`] exits; the next export starts a new one.
+//! each worker leads a group of its own, which the server announces (`started`) for each
+//! export and this module registers ([`crate::children::adopt`]) so that its memory is
+//! counted and it is killed when semcheck stops; a worker whose script left a process
+//! running retires, and the server kills its group; a worker dies with the server. The
+//! server's own memory is not counted ([`crate::children::uncounted_leader`]): each
+//! worker shares it and counts it already. A server idle for [`IDLE_SECONDS`] exits; the
+//! next export starts a new one.
 //!
 //! `SEMCHECK_EXPORT=process` turns the server off: one `python -m semcheck.frontend
 //! export` process per export, as before.
@@ -53,12 +58,13 @@ struct State {
     ended: bool,
 }
 
-/// How an export's child ended.
+/// How an export ended.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Ended {
     /// Its exit status.
     pub(crate) status: ExitStatus,
-    /// Its wall-clock seconds, from its fork to its end (not the time it queued for a core).
+    /// Its wall-clock seconds, from the moment a worker took it to its end (not the time
+    /// it queued for a core).
     pub(crate) seconds: f64,
     /// Its peak resident memory, in bytes.
     pub(crate) max_rss_bytes: u64,
@@ -184,7 +190,7 @@ pub(crate) fn submit(
 }
 
 impl Request {
-    /// How the export's child ended; `None` when the server ended first (it was killed,
+    /// How the export ended; `None` when the server ended first (it was killed,
     /// or went idle before it read the request).
     pub(crate) fn wait(&self) -> Option<Ended> {
         let mut state = lock(&self.server.state);

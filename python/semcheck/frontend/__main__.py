@@ -22,8 +22,8 @@ def main(argv: list[str] | None = None) -> int:
     ex.add_argument("--out", help="write the JSON here instead of stdout")
     ex.add_argument("--no-lower", action="store_true", help="skip Mosaic's TPU lowering cross-check")
     sub.add_parser("version", help="print the package, format and jax versions")
-    sv = sub.add_parser("serve", help="serve exports read from stdin, one forked child each (server.py)")
-    sv.add_argument("--jobs", type=int, default=1, help="children running at once")
+    sv = sub.add_parser("serve", help="serve exports read from stdin, in forked workers (server.py)")
+    sv.add_argument("--jobs", type=int, default=1, help="workers running at once")
     sv.add_argument("--idle-seconds", type=float, help="exit after this long with nothing to do")
     argv = list(sys.argv[1:] if argv is None else argv)
     script_args: list[str] = []

@@ -38,6 +38,21 @@ def configure(devices: int) -> None:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 
+def forget_exports() -> None:
+    """Drops what the front end's modules keep from one export (host-callback results,
+    the uses of a kernel's variables, the kernel bodies ``pl.kernel`` was given, cached
+    source lines), so that a process exporting again reads only what the next script
+    does (:mod:`~semcheck.frontend.worker`)."""
+    import linecache
+
+    from . import capture, dataflow, jaxcompat
+
+    capture._SINK.clear()
+    dataflow._USES.clear()
+    jaxcompat._BODIES.clear()
+    linecache.clearcache()
+
+
 def prepare_server() -> None:
     """What :func:`configure` sets that does not depend on the device count, for a
     process that imports JAX once and forks an export per device count

@@ -240,6 +240,61 @@ def backend_started() -> bool:
     return bool(getattr(xla_bridge, "_backends", True))
 
 
+def can_restart_backend() -> bool:
+    """Whether this JAX lets one process end its CPU backend and start another with a
+    different device count: public ``jax.extend.backend.clear_backends`` and the
+    ``jax_num_cpu_devices`` option (which a backend started later obeys, whatever
+    ``XLA_FLAGS`` said when XLA first read it). Both are in 0.8 to 0.10."""
+    import jax
+
+    try:
+        from jax.extend import backend
+    except ImportError:
+        return False
+    return callable(getattr(backend, "clear_backends", None)) and "jax_num_cpu_devices" in jax.config.values
+
+
+def set_cpu_devices(devices: int) -> None:
+    """Makes the next CPU backend have ``devices`` devices (no backend may be running:
+    :func:`end_backend` first). Only where :func:`can_restart_backend`."""
+    import jax
+
+    jax.config.update("jax_num_cpu_devices", devices)
+
+
+def end_backend() -> None:
+    """Ends JAX's backends and every cache that refers to them (arrays, executables,
+    traces), so that the next computation starts a new backend."""
+    from jax.extend import backend
+
+    backend.clear_backends()
+
+
+def config_values() -> dict[str, Any]:
+    """JAX's options and their values now (``jax.config.values``, public in 0.8 to
+    0.10), for :func:`restore_config`."""
+    import jax
+
+    return dict(jax.config.values)
+
+
+def restore_config(saved: dict[str, Any]) -> bool:
+    """Sets back every option that changed since ``saved`` was taken (no backend may be
+    running); ``False`` when one cannot be set back or an option appeared."""
+    import jax
+
+    now = jax.config.values
+    if set(now) != set(saved):
+        return False
+    for name, value in saved.items():
+        if now[name] != value:
+            try:
+                jax.config.update(name, value)
+            except Exception:  # noqa: BLE001 - a validator refused: not restorable
+                return False
+    return True
+
+
 def use_compilation_cache(path: str) -> None:
     """Keeps the XLA executables the script's own computations compile (on the CPU: its
     inputs, its reference results, the runs that compute scalar-prefetch values) in a
@@ -824,6 +879,23 @@ def pretend_tpu(chip: str) -> None:
 #: The device kind JAX 0.8's ``get_tpu_info`` matches for each chip.
 _DEVICE_KINDS = {"v2": "TPU v2", "v3": "TPU v3", "v4i": "TPU v4 lite", "v4": "TPU v4", "v5e": "TPU v5 lite",
                  "v5p": "TPU v5", "v6e": "TPU v6 lite", "7x": "TPU7x"}
+
+
+def keep_tpu_registry() -> Callable[[], None]:
+    """Returns what puts ``get_tpu_info``'s registry of device kinds back as it is now,
+    undoing :func:`pretend_tpu` (which changes it in place)."""
+    from jax._src.pallas.mosaic import tpu_info
+
+    registry = getattr(tpu_info, "registry", None)
+    if not isinstance(registry, dict):
+        return lambda: None
+    saved = dict(registry)
+
+    def restore() -> None:
+        registry.clear()
+        registry.update(saved)
+
+    return restore
 
 
 def _info_as_device_kind(tpu_info: Any, version: Any) -> Any:

@@ -5,25 +5,27 @@ command, serving every export the command asks for (every N of ``--devices 2-8``
 Importing JAX and the front end costs about as much CPU as tracing a small kernel, and
 JAX fixes its device count when its CPU backend starts, not when it is imported. So the
 server imports JAX, Pallas and the front end once, **without starting a backend**, and
-forks one child per export: the child sets ``XLA_FLAGS`` for its N (as
-:func:`~semcheck.frontend.export.configure` does before a fresh ``import jax``) and runs
-the ordinary export (``python -m semcheck.frontend export FILE --devices N --out F``).
-Each child starts from the same pristine process (nothing of an earlier export carries
-over: no JAX cache, no module the script imported), so its document is the one a fresh
-process writes; up to ``K`` children run at once.
+forks up to ``K`` **workers** (:mod:`~semcheck.frontend.worker`), each serving the
+exports of one script in turn: it starts a backend with the request's device count,
+runs the ordinary export (``python -m semcheck.frontend export FILE --devices N --out
+F``), ends the backend and puts back what the script changed, so each document is the
+one a fresh process writes. A worker retires when it cannot promise that (see there),
+and a request of another script takes the place of an idle worker.
 
 Protocol (one JSON object per line): a request on stdin
 ``{"id": 7, "file": "k.py", "devices": 4, "out": "7-4.json", "err": "7-4.stderr",
-"tpu": null}``; on stdout, ``{"id": 7, "started": PID}`` when its child is forked, then
-``{"id": 7, "status": S, "seconds": 1.2, "max_rss_kib": 412000}`` with the raw
-``waitpid`` status, its wall-clock seconds and its peak resident memory once it has
-ended and its process group is gone. End of stdin: the server waits for its children and exits.
+"tpu": null}``; on stdout, ``{"id": 7, "started": PID}`` when a worker (of process group
+``PID``) takes it, then ``{"id": 7, "status": S, "seconds": 1.2, "max_rss_kib": 412000}``
+with the export's raw ``waitpid``-style status, its wall-clock seconds and its peak
+resident memory once it has ended (and, if its worker retired or died, once the
+worker's process group is gone, with ``"retired": WHY``). End of stdin: the server finishes what it runs, ends
+its workers and exits.
 
 Process hygiene: the server is the leader of the group its parent (the ``semcheck``
-binary) made for it. Each child leads a group of its own (so whatever the script leaves
-running is killed when the export ends: the child is not reaped before ``killpg``), dies
-with the server (``PR_SET_PDEATHSIG``), and is announced with ``started`` so that the
-binary counts its group's memory and kills it when it stops.
+binary) made for it. Each worker leads a group of its own (so whatever a script leaves
+running is killed when the worker retires, which it does when the script left a
+process), dies with the server (``PR_SET_PDEATHSIG``), and is announced with ``started``
+for each export so that the binary counts its group's memory and kills it when it stops.
 """
 
 from __future__ import annotations
@@ -74,61 +76,140 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)  # the server ended before the signal was armed
 
 
-def _child(req: dict, parent: int) -> None:
-    """The forked child: one export, then ``os._exit`` with its status."""
-    code = 1
-    try:
-        os.setpgid(0, 0)
-        _die_with_parent(parent)
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        err = os.open(req["err"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        null = os.open(os.devnull, os.O_RDWR)
-        os.dup2(null, 0)
-        os.dup2(null, 1)
-        os.dup2(err, 2)
-        os.close(err)
-        os.close(null)
-        if req.get("tpu"):
-            os.environ["SEMCHECK_TPU"] = req["tpu"]
-        from .__main__ import main
+class _Worker:
+    """A forked export worker (:mod:`~semcheck.frontend.worker`) and the export it runs."""
 
-        # Without Mosaic's lowering cross-check: only the front end's tests use it.
-        code = main(["export", "--no-lower", req["file"], "--devices", str(req["devices"]), "--out", req["out"]])
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else 1
-    except BaseException:  # noqa: BLE001 - reported on the export's stderr
-        traceback.print_exc()
+    def __init__(self, key: tuple, pid: int, to_worker: int, from_worker: int):
+        self.key = key
+        self.pid = pid
+        self.to_worker = to_worker
+        self.from_worker = from_worker
+        self.buf = b""
+        #: The request it runs and when it was sent, or ``None`` while it is idle.
+        self.current: tuple[Any, float] | None = None
+        #: Its answer when it said it retires: reported once its group is gone.
+        self.last: dict | None = None
+
+
+def _key(req: dict) -> tuple:
+    """The requests one worker may serve in turn: one script, one pretended TPU."""
+    return (os.path.realpath(req["file"]), req.get("tpu"))
+
+
+def _fork_worker(key: tuple, parent: int) -> _Worker:
+    """Forks a worker that leads a process group of its own and dies with the server."""
+    down_r, down_w = os.pipe()
+    up_r, up_w = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
         code = 1
-    finally:
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except Exception:  # noqa: BLE001
-                pass
-        os._exit(code)
+        try:
+            os.setpgid(0, 0)
+            _die_with_parent(parent)
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            os.close(down_w)
+            os.close(up_r)
+            null = os.open(os.devnull, os.O_RDWR)
+            os.dup2(null, 0)
+            os.dup2(null, 1)
+            os.close(null)
+            from .worker import work
+
+            with os.fdopen(down_r, "rb") as requests, os.fdopen(up_w, "w") as answers:
+                work(requests, answers)
+            code = 0
+        except BaseException:  # noqa: BLE001 - on the last export's stderr, if any
+            traceback.print_exc()
+        finally:
+            os._exit(code)
+    os.close(down_r)
+    os.close(up_w)
+    try:
+        os.setpgid(pid, pid)
+    except OSError:
+        pass  # the worker did it first, or has already ended
+    return _Worker(key, pid, down_w, up_r)
 
 
-def _reap(pid: int) -> tuple[int, int] | None:
-    """The raw status and peak resident memory (KiB) of child ``pid`` once it has
-    exited, its group killed first (the child is not reaped before, so its pid, the
-    group's id, cannot be reused meanwhile); ``None`` while it runs."""
+def _end_worker(w: _Worker) -> int:
+    """Kills the worker's process group (whatever its scripts left) and reaps it; its
+    raw ``waitpid`` status. The worker is not reaped before ``killpg``, so its pid, the
+    group's id, cannot be reused meanwhile."""
+    for fd in (w.to_worker, w.from_worker):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
     try:
-        info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-    except ChildProcessError:
-        return 0, 0
-    if info is None:
-        return None
-    try:
-        os.killpg(pid, signal.SIGKILL)
+        os.killpg(w.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
-    _, status, usage = os.wait4(pid, 0)
-    return status, usage.ru_maxrss
+    try:
+        _, status, _ = os.wait4(w.pid, 0)
+    except ChildProcessError:
+        status = 0
+    return status
 
 
 def _send(msg: dict) -> None:
     sys.stdout.write(json.dumps(msg) + "\n")
     sys.stdout.flush()
+
+
+def _report(ident: Any, status: int, began: float, kib: int, retired: str | None = None) -> None:
+    msg = {"id": ident, "status": status, "seconds": round(time.monotonic() - began, 3), "max_rss_kib": kib}
+    if retired:
+        msg["retired"] = retired
+    _send(msg)
+
+
+def _pick(workers: list[_Worker], key: tuple, slots: int, parent: int) -> _Worker | None:
+    """The worker to run a request of ``key``: an idle one of that script, else a new one
+    (an idle worker of another script retires to make room), else ``None`` (all busy)."""
+    idle = [w for w in workers if w.current is None and w.last is None]
+    same = next((w for w in idle if w.key == key), None)
+    if same is not None:
+        return same
+    if len(workers) >= slots:
+        if not idle:
+            return None
+        workers.remove(idle[0])
+        _end_worker(idle[0])
+    w = _fork_worker(key, parent)
+    workers.append(w)
+    return w
+
+
+def _answer(w: _Worker, workers: list[_Worker]) -> None:
+    """Reads what worker ``w`` wrote: its answers, or the end of its pipe (it exited or
+    was killed)."""
+    try:
+        chunk = os.read(w.from_worker, 1 << 16)
+    except OSError:
+        chunk = b""
+    if not chunk:
+        workers.remove(w)
+        status = _end_worker(w)
+        if w.current is not None:
+            ident, began = w.current
+            if w.last is not None:
+                _report(ident, w.last["status"], began, w.last["max_rss_kib"], w.last.get("why"))
+            else:
+                _report(ident, status, began, 0, "the worker ended")
+        return
+    w.buf += chunk
+    while b"\n" in w.buf:
+        line, w.buf = w.buf.split(b"\n", 1)
+        msg = json.loads(line)
+        if msg.get("retire"):
+            w.last = msg  # reported once its group is gone (end of its pipe)
+            continue
+        if w.current is not None:
+            ident, began = w.current
+            _report(ident, msg["status"], began, msg["max_rss_kib"])
+        w.current = None
 
 
 def serve(jobs: int, idle_seconds: float | None = None) -> int:
@@ -155,57 +236,47 @@ def serve(jobs: int, idle_seconds: float | None = None) -> int:
     me = os.getpid()
     slots = max(1, jobs)
     queue: list[dict] = []
-    running: dict[int, Any] = {}
+    workers: list[_Worker] = []
     stdin = sys.stdin.buffer
     buf = b""
     open_input = True
     last = time.monotonic()
-    while open_input or queue or running:
-        if queue or running:
-            last = time.monotonic()
-        elif idle_seconds is not None and time.monotonic() - last > idle_seconds:
-            break
-        while queue and len(running) < slots:
-            req = queue.pop(0)
-            sys.stdout.flush()
-            sys.stderr.flush()
-            pid = os.fork()
-            if pid == 0:
-                _child(req, me)
-            try:
-                os.setpgid(pid, pid)
-            except OSError:
-                pass  # the child did it first, or has already ended
-            running[pid] = (req["id"], time.monotonic())
-            _send({"id": req["id"], "started": pid})
-        for pid in list(running):
-            ended = _reap(pid)
-            if ended is not None:
-                ident, began = running.pop(pid)
-                _send({"id": ident, "status": ended[0], "seconds": round(time.monotonic() - began, 3),
-                       "max_rss_kib": ended[1]})
-        if not open_input:
-            if running:
-                time.sleep(0.005)
-            continue
-        # Wait for input only while nothing can start: a free core and a queued request
-        # go on at once (waiting here stalled the next exports by the whole timeout).
-        if queue and len(running) < slots:
-            timeout = 0.0
-        else:
-            timeout = 0.005 if running else 0.5
-        ready, _, _ = select.select([stdin], [], [], timeout)
-        if not ready:
-            continue
-        chunk = os.read(stdin.fileno(), 1 << 16)
-        if not chunk:
-            open_input = False
-            continue
-        buf += chunk
-        while b"\n" in buf:
-            line, buf = buf.split(b"\n", 1)
-            if line.strip():
-                queue.append(json.loads(line))
+    try:
+        while open_input or queue or any(w.current is not None for w in workers):
+            busy = queue or any(w.current is not None for w in workers)
+            if busy:
+                last = time.monotonic()
+            elif idle_seconds is not None and time.monotonic() - last > idle_seconds:
+                break
+            while queue:
+                w = _pick(workers, _key(queue[0]), slots, me)
+                if w is None:
+                    break
+                req = queue.pop(0)
+                w.current = (req["id"], time.monotonic())
+                try:
+                    os.write(w.to_worker, (json.dumps(req) + "\n").encode())
+                except OSError:
+                    pass  # the worker has died: the end of its pipe reports the request
+                _send({"id": req["id"], "started": w.pid})
+            fds = [w.from_worker for w in workers] + ([stdin.fileno()] if open_input else [])
+            ready, _, _ = select.select(fds, [], [], 0.5)
+            for w in [w for w in workers if w.from_worker in ready]:
+                _answer(w, workers)
+            if stdin.fileno() not in ready:
+                continue
+            chunk = os.read(stdin.fileno(), 1 << 16)
+            if not chunk:
+                open_input = False
+                continue
+            buf += chunk
+            while b"\n" in buf:
+                line, buf = buf.split(b"\n", 1)
+                if line.strip():
+                    queue.append(json.loads(line))
+    finally:
+        for w in workers:
+            _end_worker(w)
     return 0
 
 

@@ -1,0 +1,133 @@
+"""The export server (``python -m semcheck.frontend serve``): its workers serve several
+exports of one script in one process, and each document is the one a process of its
+own writes; a worker puts back what a script changed, and retires when it cannot."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from typing import Any
+
+from conftest import SEEDS, kernel_files, seed_files, uses_pl_kernel_keywords, JAX_MINOR
+
+PSUM = os.path.join(SEEDS, "psum.py")
+BATCH = "batch_export.py"
+
+
+def _serve(requests: list[tuple[str, int]], tmp: str, jobs: int = 1, tpu: str | None = "v6e") -> list[dict]:
+    """Runs one server over ``requests`` (file, devices); per request, in order: its
+    worker's pid, its status and its document (``None`` when none was written)."""
+    lines = [json.dumps({"id": i, "file": f, "devices": n, "out": os.path.join(tmp, f"{i}.json"),
+                         "err": os.path.join(tmp, f"{i}.err"), "tpu": tpu}) for i, (f, n) in enumerate(requests)]
+    proc = subprocess.run([sys.executable, "-m", "semcheck.frontend", "serve", "--jobs", str(jobs)],
+                          input="\n".join(lines) + "\n", capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.abspath(__file__)))})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    started: dict[int, int] = {}
+    results: dict[int, dict] = {}
+    for line in proc.stdout.splitlines():
+        msg = json.loads(line)
+        if "started" in msg:
+            started[msg["id"]] = msg["started"]
+        else:
+            results[msg["id"]] = msg
+    out = []
+    for i in range(len(requests)):
+        path = os.path.join(tmp, f"{i}.json")
+        doc = json.load(open(path)) if os.path.exists(path) else None
+        out.append({"pid": started[i], "status": results[i]["status"], "retired": results[i].get("retired"), "doc": doc,
+                    "stderr": open(os.path.join(tmp, f"{i}.err")).read()})
+    return out
+
+
+def _comparable(doc: Any) -> Any:
+    """A document without its wall-clock seconds, and without what the reference
+    exports (``batch_export.py``, in one process per N, with Mosaic's lowering
+    cross-check) add: that script's frames and hash, the cross-check's result."""
+    if isinstance(doc, dict):
+        return {k: _comparable(v) for k, v in doc.items()
+                if k not in ("seconds", "export_seconds", "mosaic") and not k.endswith(BATCH)}
+    if isinstance(doc, list):
+        return [_comparable(v) for v in doc if not (isinstance(v, dict) and str(v.get("file", "")).endswith(BATCH))]
+    return doc
+
+
+def _runnable(files: list[str]) -> list[str]:
+    return [f for f in files if JAX_MINOR >= (0, 10) or not uses_pl_kernel_keywords(f)]
+
+
+def test_a_worker_writes_the_documents_a_process_of_its_own_writes(exports, tmp_path):
+    files = _runnable(seed_files() + kernel_files())
+    # Each file at N = 2, then 3: one worker serves both.
+    served = _serve([(f, n) for f in files for n in (2, 3)], str(tmp_path))
+    reused = 0
+    for k, (f, n) in enumerate((f, n) for f in files for n in (2, 3)):
+        got = served[k]
+        assert got["doc"] is not None, (f, n, got["stderr"][-2000:])
+        assert _comparable(got["doc"]) == _comparable(exports.get(f, n)), (f, n)
+        if n == 3 and got["pid"] == served[k - 1]["pid"]:
+            reused += 1
+    # Most exports leave their worker to the next one (those that end with an error, or
+    # leave an error JAX raises when its backend ends, retire it).
+    assert reused > len(files) // 2, (reused, len(files))
+
+
+def _script(tmp: str, body: str) -> str:
+    path = os.path.join(tmp, "script.py")
+    with open(path, "w") as f:
+        f.write(textwrap.dedent(body).replace("PSUM", repr(PSUM)))
+    return path
+
+
+def test_a_worker_puts_back_what_a_script_changed(tmp_path):
+    script = _script(str(tmp_path), """
+        import os, runpy, sys
+        import jax
+        import jax.numpy as jnp
+
+        # Each run must find the process as a fresh one has it ...
+        assert not hasattr(jnp, "semcheck_marker"), "a module attribute came back"
+        assert "SEMCHECK_MARKER" not in os.environ, "an environment variable came back"
+        assert "semcheck_marker_module" not in sys.modules, "a module came back"
+        assert not jax.config.jax_enable_x64, "an option of JAX came back"
+        assert "/semcheck-marker" not in sys.path, "sys.path came back"
+        start = os.getcwd()
+        runpy.run_path(PSUM)
+        # ... and leaves it changed.
+        jnp.semcheck_marker = 1
+        os.environ["SEMCHECK_MARKER"] = "1"
+        sys.modules["semcheck_marker_module"] = type(sys)("semcheck_marker_module")
+        jax.config.update("jax_enable_x64", True)
+        sys.path.append("/semcheck-marker")
+        os.chdir("/")
+    """)
+    os.makedirs(tmp_path / "out")
+    served = _serve([(script, 2), (script, 3), (script, 2)], str(tmp_path / "out"), tpu=None)
+    for got in served:
+        assert os.WEXITSTATUS(got["status"]) == 0, got["stderr"][-2000:]
+        assert got["doc"]["script"]["status"] == "ok", got["doc"]["script"]
+    assert len({got["pid"] for got in served}) == 1, "one worker served the three"
+    assert [got["doc"]["devices"] for got in served] == [2, 3, 2]
+
+
+def test_a_worker_retires_when_a_script_leaves_a_process_running(tmp_path):
+    pid_file = tmp_path / "child.pid"
+    script = _script(str(tmp_path), f"""
+        import runpy, subprocess
+        child = subprocess.Popen(["sleep", "120"])
+        open({str(pid_file)!r}, "w").write(str(child.pid))
+        runpy.run_path(PSUM)
+    """)
+    os.makedirs(tmp_path / "out")
+    served = _serve([(script, 2), (script, 3)], str(tmp_path / "out"), tpu=None)
+    assert all(os.WEXITSTATUS(got["status"]) == 0 for got in served), served[0]["stderr"][-2000:]
+    assert served[0]["pid"] != served[1]["pid"], "the first worker retired"
+    child = int(pid_file.read_text())
+    deadline = time.monotonic() + 10
+    while os.path.exists(f"/proc/{child}") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not os.path.exists(f"/proc/{child}"), "the script's process outlived its worker"
