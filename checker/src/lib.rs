@@ -76,7 +76,7 @@
 //! use semcheck_checker::{explore, Config, Verdict};
 //! use semcheck_model::dsl::trace;
 //! use semcheck_model::ir::MemorySpace;
-//! use semcheck_model::{compile, Mesh, Notation, Rule, Spec};
+//! use semcheck_model::{compile, Mesh, Rule, Spec};
 //!
 //! // A right shift on a 2-ring that reads its landing buffer before waiting for it.
 //! let kernel = trace("early_read", |k| {
@@ -91,7 +91,7 @@
 //!     dma.wait_recv();
 //! })
 //! .unwrap();
-//! let spec = Spec { notation: Notation::Plain, outputs: vec![] };
+//! let spec = Spec::plain(vec![]);
 //! let program = compile(&kernel, &Mesh::ring(2).unwrap(), &spec, 1).unwrap();
 //! let outcome = explore(&program, &Config::default());
 //! assert_eq!(outcome.verdict.violation().map(|v| v.rule), Some(Rule::Race));

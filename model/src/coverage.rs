@@ -84,7 +84,7 @@ mod tests {
     use super::*;
     use crate::dsl::trace;
     use crate::ir::Kernel;
-    use crate::{compile, Mesh, Notation, Spec};
+    use crate::{compile, Mesh, Spec};
 
     /// A ring kernel whose grid has N - 1 steps; step 1 signals and waits (so it exists
     /// from N = 3 on).
@@ -104,7 +104,7 @@ mod tests {
     }
 
     fn coverage(n: usize, reached: Option<&[u32]>) -> Coverage {
-        let spec = Spec { notation: Notation::Plain, outputs: vec![] };
+        let spec = Spec::plain(vec![]);
         let program = compile(&late(n), &Mesh::ring(n).unwrap(), &spec, 1).unwrap();
         match reached {
             Some(r) => Coverage::reached(&program, r),

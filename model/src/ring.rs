@@ -552,7 +552,6 @@ mod tests {
     use crate::ir::MemorySpace;
     use crate::mesh::Mesh;
     use crate::spec::{Expectation, Expected, Spec};
-    use crate::value::Notation;
 
     fn atom(origin: usize, block: usize) -> Atom {
         Atom::first_input(origin as u16, block as u16, 0)
@@ -583,7 +582,7 @@ mod tests {
                 value: Expected::Sum(vec![atom((d + n - shift % n) % n, 0)]),
             })
             .collect();
-        let spec = Spec { notation: Notation::Plain, outputs };
+        let spec = Spec::plain(outputs);
         compile(&kernel, &Mesh::ring(n).unwrap(), &spec, 1).unwrap()
     }
 
@@ -608,7 +607,7 @@ mod tests {
                 value: Expected::Sum(vec![atom((d + n - 1) % n, d)]),
             })
             .collect();
-        compile(&kernel, &Mesh::ring(n).unwrap(), &Spec { notation: Notation::Plain, outputs }, 1).unwrap()
+        compile(&kernel, &Mesh::ring(n).unwrap(), &Spec::plain(outputs), 1).unwrap()
     }
 
     #[test]
@@ -676,7 +675,7 @@ mod tests {
         })
         .unwrap();
         let mesh = Mesh::new(vec![Axis { name: "x".into(), size: 2 }, Axis { name: "y".into(), size: 2 }]).unwrap();
-        let p = compile(&kernel, &mesh, &Spec { notation: Notation::Plain, outputs: vec![] }, 1).unwrap();
+        let p = compile(&kernel, &mesh, &Spec::plain(vec![]), 1).unwrap();
         assert!(Ring::of(&p).is_err());
     }
 }

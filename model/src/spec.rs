@@ -126,6 +126,14 @@ pub struct Spec {
     pub outputs: Vec<Expectation>,
 }
 
+impl Spec {
+    /// A specification in plain notation checking `outputs` (none: `Spec::plain(vec![])`,
+    /// a kernel compiled for its events alone).
+    pub fn plain(outputs: Vec<Expectation>) -> Spec {
+        Spec { notation: Notation::Plain, outputs }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::Expected;

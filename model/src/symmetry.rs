@@ -261,7 +261,7 @@ mod tests {
     use crate::mesh::{DeviceId, Mesh};
     use crate::spec::{Expectation, Expected, Spec};
     use crate::step::StepOutcome;
-    use crate::value::{Atom, Notation};
+    use crate::value::Atom;
     use std::collections::HashSet;
 
     /// Each device sends block `my_id + 1` of its input right, and adds what it received
@@ -296,7 +296,7 @@ mod tests {
                 value: Expected::Sum(vec![atom(d, d), atom((d + n - 1) % n, d)]),
             })
             .collect();
-        compile(&kernel, &Mesh::ring(n).unwrap(), &Spec { notation: Notation::Plain, outputs }, 1).unwrap()
+        compile(&kernel, &Mesh::ring(n).unwrap(), &Spec::plain(outputs), 1).unwrap()
     }
 
     /// Every reachable state of `p` (no reduction).

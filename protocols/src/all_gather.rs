@@ -9,7 +9,7 @@
 
 use semcheck_model::dsl::trace;
 use semcheck_model::ir::{Kernel, MemorySpace};
-use semcheck_model::{Expected, ModelError, Notation, Rule, Spec};
+use semcheck_model::{Expected, ModelError, Rule, Spec};
 
 use crate::catalogue::{unsupported, Change, MeshKind, Mutant, Protocol};
 use crate::expect::{atom, expect};
@@ -72,5 +72,5 @@ fn spec(n: usize) -> Spec {
             outputs.push(expect(d, "out_ref", &[s], Expected::Sum(vec![atom(s, 0, 0)])));
         }
     }
-    Spec { notation: Notation::Plain, outputs }
+    Spec::plain(outputs)
 }

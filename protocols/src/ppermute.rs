@@ -2,7 +2,7 @@
 
 use semcheck_model::dsl::trace;
 use semcheck_model::ir::{Kernel, MemorySpace};
-use semcheck_model::{Expected, ModelError, Notation, Spec};
+use semcheck_model::{Expected, ModelError, Spec};
 
 use crate::catalogue::{unsupported, Change, MeshKind, Protocol};
 use crate::expect::{atom, expect};
@@ -38,5 +38,5 @@ fn kernel(num_devices: usize, change: Option<Change>) -> Result<Kernel, ModelErr
 
 fn spec(n: usize) -> Spec {
     let outputs = (0..n).map(|d| expect(d, "y_ref", &[], Expected::Sum(vec![atom((d + n - 1) % n, 0, 0)]))).collect();
-    Spec { notation: Notation::Plain, outputs }
+    Spec::plain(outputs)
 }

@@ -20,7 +20,7 @@
 
 use semcheck_model::dsl::{trace, zeros_like};
 use semcheck_model::ir::{Kernel, MemorySpace};
-use semcheck_model::{Expected, ModelError, Notation, Rule, Spec};
+use semcheck_model::{Expected, ModelError, Rule, Spec};
 
 use crate::barrier::{neighbor_barrier, Barrier, NO_BARRIER};
 use crate::catalogue::{unsupported, Change, MeshKind, Mutant, Protocol};
@@ -129,5 +129,5 @@ fn kernel(num_devices: usize, change: Option<Change>) -> Result<Kernel, ModelErr
 fn spec(n: usize) -> Spec {
     let all: Vec<_> = (0..n).map(|e| atom(e, 0, 0)).collect();
     let outputs = (0..n).map(|d| expect(d, "o_ref", &[], Expected::Sum(all.clone()))).collect();
-    Spec { notation: Notation::Plain, outputs }
+    Spec::plain(outputs)
 }

@@ -11,7 +11,7 @@
 
 use semcheck_model::dsl::trace;
 use semcheck_model::ir::{Kernel, MemorySpace};
-use semcheck_model::{Expected, ModelError, Notation, Rule, Spec};
+use semcheck_model::{Expected, ModelError, Rule, Spec};
 
 use crate::catalogue::{unsupported, Change, MeshKind, Mutant, Protocol};
 use crate::expect::{atom, expect};
@@ -120,5 +120,5 @@ fn kernel(n: usize, change: Option<Change>) -> Result<Kernel, ModelError> {
 
 fn spec(n: usize) -> Spec {
     let outputs = (0..n).map(|d| expect(d, "o_ref", &[], Expected::Sum(vec![atom((d + n - 1) % n, 0, 0)]))).collect();
-    Spec { notation: Notation::Plain, outputs }
+    Spec::plain(outputs)
 }

@@ -3,7 +3,7 @@
 
 use semcheck_model::dsl::trace;
 use semcheck_model::ir::{BufferRole, Kernel, MemorySpace};
-use semcheck_model::{Expected, ModelError, Notation, Rule, Spec};
+use semcheck_model::{Expected, ModelError, Rule, Spec};
 
 use crate::barrier::without_any_barrier;
 use crate::catalogue::{unsupported, Change, MeshKind, Mutant, Protocol};
@@ -65,5 +65,5 @@ fn kernel(_devices: usize, change: Option<Change>) -> Result<Kernel, ModelError>
 fn spec(_devices: usize) -> Spec {
     // "Output block 0 comes from TensorCore 1, block 1 from TensorCore 0."
     let outputs = (0..2).map(|c| expect(c, "o_hbm", &[c], Expected::Sum(vec![atom(1 - c, 0, 0)]))).collect();
-    Spec { notation: Notation::Plain, outputs }
+    Spec::plain(outputs)
 }

@@ -469,7 +469,7 @@ mod tests {
     use super::*;
     use semcheck::checker::{explore, Config};
     use semcheck::model::dsl::trace;
-    use semcheck::model::{compile, Mesh, Notation, Spec};
+    use semcheck::model::{compile, Mesh, Spec};
 
     /// A kernel whose grid has N - 1 steps and whose handshake runs at step 1.
     fn checked(n: usize) -> Checked {
@@ -483,7 +483,7 @@ mod tests {
             });
         })
         .unwrap();
-        let spec = Spec { notation: Notation::Plain, outputs: vec![] };
+        let spec = Spec::plain(vec![]);
         let program = compile(&kernel, &Mesh::ring(n).unwrap(), &spec, 1).unwrap();
         let outcome = explore(&program, &Config::default());
         Checked::sampled(Case::new(Source::Dsl { name: "late".into() }, n), program, outcome)

@@ -11,7 +11,7 @@
 
 use semcheck_model::compile::{input_atom, input_ordinal, with_spec};
 use semcheck_model::ir::{BufferDecl, Kernel};
-use semcheck_model::{compile, Atom, ErrorKind, Expectation, Expected, Mesh, ModelError, Notation, Program, Spec};
+use semcheck_model::{compile, Atom, ErrorKind, Expectation, Expected, Mesh, ModelError, Program, Spec};
 
 use semcheck_checker::counterexample::lockstep_unnamed;
 
@@ -20,7 +20,7 @@ pub const REFERENCES: [&str; 4] = ["all_gather", "psum", "psum_scatter", "ppermu
 
 /// The lock-step specification, or an empty one and the reason there is none.
 pub fn lockstep_spec(kernel: &Kernel, mesh: &Mesh, repeat: u32) -> Result<(Spec, Option<String>), ModelError> {
-    let program = compile(kernel, mesh, &empty(), repeat)?;
+    let program = compile(kernel, mesh, &Spec::plain(vec![]), repeat)?;
     Ok(spec_of(&program))
 }
 
@@ -28,13 +28,9 @@ pub fn lockstep_spec(kernel: &Kernel, mesh: &Mesh, repeat: u32) -> Result<(Spec,
 /// against nothing, with the reason there is no reference): the program
 /// `compile(kernel, mesh, &lockstep_spec(..).0, repeat)` makes, compiled once.
 pub fn lockstep_program(kernel: &Kernel, mesh: &Mesh, repeat: u32) -> Result<(Program, Option<String>), ModelError> {
-    let program = compile(kernel, mesh, &empty(), repeat)?;
+    let program = compile(kernel, mesh, &Spec::plain(vec![]), repeat)?;
     let (spec, note) = spec_of(&program);
     Ok((with_spec(program, &spec)?, note))
-}
-
-fn empty() -> Spec {
-    Spec { notation: Notation::Plain, outputs: Vec::new() }
 }
 
 /// What `program` (compiled against an empty specification) leaves in its output cells
@@ -44,14 +40,16 @@ fn spec_of(program: &Program) -> (Spec, Option<String>) {
         Ok(sim) => sim,
         Err(e) => {
             return (
-                empty(),
+                Spec::plain(vec![]),
                 Some(format!(
                     "no reference value: {e}; outputs are not compared (races, deadlocks, leaks and writes outside the kernel still are)"
                 )),
             )
         }
     };
-    let Some(last) = sim.checkpoints.last() else { return (empty(), Some("the lock-step run is empty".into())) };
+    let Some(last) = sim.checkpoints.last() else {
+        return (Spec::plain(vec![]), Some("the lock-step run is empty".into()));
+    };
     let mut outputs = Vec::new();
     for (c, info) in program.cells.iter().enumerate() {
         let decl = &program.buffers[info.buffer];
@@ -66,7 +64,7 @@ fn spec_of(program: &Program) -> (Spec, Option<String>) {
             value: Expected::of_value(&sim.values, value),
         });
     }
-    (Spec { notation: Notation::Plain, outputs }, None)
+    (Spec::plain(outputs), None)
 }
 
 fn cells(shape: &[usize]) -> Vec<Vec<usize>> {
@@ -144,5 +142,5 @@ pub fn reference_spec(name: &str, kernel: &Kernel, mesh: &Mesh) -> Result<Spec, 
             });
         }
     }
-    Ok(Spec { notation: Notation::Plain, outputs })
+    Ok(Spec::plain(outputs))
 }

@@ -21,7 +21,7 @@
 //! use semcheck_checker::{explore, Config, Verdict};
 //! use semcheck_model::dsl::trace;
 //! use semcheck_model::ir::MemorySpace;
-//! use semcheck_model::{compile, Case, Mesh, Notation, Source, Spec};
+//! use semcheck_model::{compile, Case, Mesh, Source, Spec};
 //!
 //! let kernel = trace("early_read", |k| {
 //!     let x = k.input("x", MemorySpace::Vmem, &[]);
@@ -35,7 +35,7 @@
 //!     dma.wait_recv();
 //! })
 //! .unwrap();
-//! let spec = Spec { notation: Notation::Plain, outputs: vec![] };
+//! let spec = Spec::plain(vec![]);
 //! let program = compile(&kernel, &Mesh::ring(2).unwrap(), &spec, 1).unwrap();
 //! let Verdict::Violation(cex) = explore(&program, &Config::default()).verdict else { panic!() };
 //! let found = counterexample(&program, &cex, true).unwrap();

@@ -800,7 +800,6 @@ mod tests {
     use super::*;
     use crate::dsl::trace;
     use crate::ir::{Data, Dest, DmaDesc, Index, Level, MemorySpace, ScalarDecl, ScalarInit};
-    use crate::value::Notation;
 
     #[test]
     fn loops_formulas_and_logical_ids_compile_per_device() {
@@ -825,7 +824,7 @@ mod tests {
             o.compute(Data::apply("dot({}, {})", vec![x.load(), w.load()]), false);
         })
         .unwrap();
-        let spec = Spec { notation: Notation::Plain, outputs: vec![] };
+        let spec = Spec::plain(vec![]);
         let p = compile(&kernel, &Mesh::ring(n).unwrap(), &spec, 1).unwrap();
         for d in 0..n {
             let ops = &p.devices[d].ops;
@@ -903,7 +902,7 @@ mod tests {
 
     #[test]
     fn smem_scalar_state_persists_across_the_grid_and_restarts_each_invocation() {
-        let spec = Spec { notation: Notation::Plain, outputs: vec![] };
+        let spec = Spec::plain(vec![]);
         let p = compile(&counter_kernel(true), &Mesh::ring(2).unwrap(), &spec, 2).unwrap();
         for d in 0..2 {
             let incs = signal_increments(&p, d);
@@ -943,7 +942,7 @@ mod tests {
 
     #[test]
     fn a_scalar_copy_gives_the_window_the_table_s_values() {
-        let spec = Spec { notation: Notation::Plain, outputs: vec![] };
+        let spec = Spec::plain(vec![]);
         let p = compile(&window_kernel(2), &Mesh::ring(2).unwrap(), &spec, 1).unwrap();
         for d in 0..2 {
             let incs = signal_increments(&p, d);
@@ -959,7 +958,7 @@ mod tests {
             k.while_loop(&[("i", Expr::Const(0))], |_| Expr::Const(1), |_, c| vec![c[0].clone()]);
         })
         .unwrap();
-        let spec = Spec { notation: Notation::Plain, outputs: vec![] };
+        let spec = Spec::plain(vec![]);
         let e = compile(&kernel, &Mesh::ring(2).unwrap(), &spec, 1).unwrap_err();
         assert_eq!(*e.kind(), ErrorKind::TooLarge);
     }

@@ -6,7 +6,7 @@ use crate::counterexample::run::Ending;
 use crate::{explore, Config, Verdict};
 use semcheck_model::dsl::trace;
 use semcheck_model::ir::MemorySpace;
-use semcheck_model::{compile, Mesh, Notation, Rule, Spec};
+use semcheck_model::{compile, Mesh, Rule, Spec};
 
 /// A 2-ring kernel whose reader waits for the wrong semaphore's signal: the
 /// neighbour signals `ready` right after starting its copy, before the copy lands.
@@ -27,7 +27,7 @@ fn early_signal() -> (Program, TracedRun) {
         dma.wait_recv();
     })
     .unwrap();
-    let spec = Spec { notation: Notation::Plain, outputs: vec![] };
+    let spec = Spec::plain(vec![]);
     let program = compile(&kernel, &Mesh::ring(2).unwrap(), &spec, 1).unwrap();
     let Verdict::Violation(cex) = explore(&program, &Config::default()).verdict else { panic!("no race") };
     let found = counterexample(&program, &cex, true).unwrap();
@@ -54,7 +54,7 @@ fn a_race_is_the_access_the_dma_in_flight_and_the_wait_that_let_it_through() {
 /// The counterexample of a kernel on a 2-ring, minimised.
 fn found(name: &str, body: impl Fn(&semcheck_model::dsl::KernelBuilder)) -> (Program, TracedRun) {
     let kernel = trace(name, |k| body(k)).unwrap();
-    let spec = Spec { notation: Notation::Plain, outputs: vec![] };
+    let spec = Spec::plain(vec![]);
     let program = compile(&kernel, &Mesh::ring(2).unwrap(), &spec, 1).unwrap();
     let Verdict::Violation(cex) = explore(&program, &Config::default()).verdict else { panic!("{name}: no violation") };
     let run = counterexample(&program, &cex, true).unwrap().run;

@@ -175,7 +175,7 @@ pub fn dot(program: &Program, run: &TracedRun) -> String {
 #[cfg(test)]
 mod tests {
     use semcheck_model::dsl::trace;
-    use semcheck_model::{compile, Mesh, Notation, Rule, Spec};
+    use semcheck_model::{compile, Mesh, Rule, Spec};
 
     use super::*;
     use crate::counterexample::{counterexample, Found};
@@ -197,8 +197,7 @@ mod tests {
             }
         })
         .unwrap();
-        let program =
-            compile(&kernel, &Mesh::ring(2).unwrap(), &Spec { notation: Notation::Plain, outputs: vec![] }, 1).unwrap();
+        let program = compile(&kernel, &Mesh::ring(2).unwrap(), &Spec::plain(vec![]), 1).unwrap();
         let Verdict::Violation(cex) = explore(&program, &Config::default()).verdict else { panic!("no deadlock") };
         assert_eq!(cex.violation.rule, Rule::Deadlock);
         let found = counterexample(&program, &cex, true).unwrap();
