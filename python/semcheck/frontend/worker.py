@@ -8,11 +8,14 @@ Between two exports the worker ends JAX's backend (its device count is then free
 change: ``jax_num_cpu_devices``), drops what the front end kept, and puts back what the
 script may have changed: the modules it imported (removed from ``sys.modules``, so the
 next run imports them afresh; the files of packages imported before, which JAX imports
-lazily, stay), the public attributes of modules that were there before
-(a patched ``pltpu.get_tpu_info``, say), the environment, the working directory,
-``sys.path``, ``sys.meta_path``, ``sys.argv``, the standard streams, signal handlers,
-JAX's options and the TPU sizes ``SEMCHECK_TPU`` pretends. Each document is then the one
-a fresh process writes (``python/tests/test_server.py`` compares them).
+lazily, stay), the public attributes of modules that were there before (a patched
+``pltpu.get_tpu_info``, say), the environment, the working directory, ``sys.path``,
+``sys.meta_path``, ``sys.argv``, the standard streams, signal handlers and timers, JAX's
+options and the TPU sizes ``SEMCHECK_TPU`` pretends. Each document is then the one a
+fresh process writes (``python/tests/test_server.py`` compares them). What it cannot see
+is state kept inside objects that were there before (a list of a preloaded module the
+script appended to): a script's second run reads it as its first left it
+(``SEMCHECK_EXPORT=process``: a process of its own for each export).
 
 A worker **retires** (exits; the server kills its process group and forks a fresh one
 for the next export) when it cannot promise that: the export did not end with status 0,
@@ -83,6 +86,10 @@ class Baseline:
             lst[:] = saved
         sys.path_importer_cache.clear()
         sys.stdin, sys.stdout, sys.stderr = self.streams
+        # A timer the script armed would fire in the next export.
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+        signal.setitimer(signal.ITIMER_PROF, 0)
         for s, handler in self.signals.items():
             if signal.getsignal(s) is not handler and handler is not None:
                 try:
