@@ -139,6 +139,9 @@ impl Server {
             }
             let seconds = msg.get("seconds").and_then(serde_json::Value::as_f64).unwrap_or(0.0);
             let kib = msg.get("max_rss_kib").and_then(serde_json::Value::as_u64).unwrap_or(0);
+            if let Some(why) = msg.get("retired").and_then(serde_json::Value::as_str) {
+                tracing::debug!("the export worker of request {id} retired: {why}");
+            }
             let ended = Ended { status: ExitStatus::from_raw(raw as i32), seconds, max_rss_bytes: kib * 1024 };
             state.done.insert(id, ended);
             self.changed.notify_all();

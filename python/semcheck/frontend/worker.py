@@ -241,7 +241,8 @@ def work(requests: Any, answers: Any) -> None:
         try:
             why = _retire_reason(code, served, baseline, restartable)
         except Exception as e:  # noqa: BLE001 - whatever failed, this process is not reused
-            why = f"putting the process back failed: {type(e).__name__}: {e}"
+            first = (str(e).splitlines() or [""])[0]
+            why = f"putting the process back failed: {type(e).__name__}: {first}"
         answers.write(json.dumps({"status": (code & 0xFF) << 8, "max_rss_kib": peak, "retire": why is not None,
                                   "why": why}) + "\n")
         answers.flush()
