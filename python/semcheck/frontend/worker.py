@@ -2,7 +2,8 @@
 forked from the server's pristine process that runs consecutive exports of **one
 script** (the same file, the same ``SEMCHECK_TPU``), at whatever device counts they ask
 for, so that the second and later exports pay neither the fork's copied pages nor JAX's
-first-call costs again (psum.py at N = 2..64: 6.7 instead of 8.7 CPU-seconds).
+first-call costs again (psum.py at N = 2..64 through one worker slot: 6.6-7.3 instead of
+8.7-9.0 CPU-seconds).
 
 Between two exports the worker ends JAX's backend (its device count is then free to
 change: ``jax_num_cpu_devices``), drops what the front end kept, and puts back what the
