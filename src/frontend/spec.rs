@@ -20,17 +20,24 @@ pub const REFERENCES: [&str; 4] = ["all_gather", "psum", "psum_scatter", "ppermu
 
 /// The lock-step specification, or an empty one and the reason there is none.
 pub fn lockstep_spec(kernel: &Kernel, mesh: &Mesh, repeat: u32) -> Result<(Spec, Option<String>), ModelError> {
-    let program = compile(kernel, mesh, &Spec::plain(vec![]), repeat)?;
-    Ok(spec_of(&program))
+    let (_, spec, note) = unspecified(kernel, mesh, repeat)?;
+    Ok((spec, note))
 }
 
 /// The kernel compiled for `mesh` and checked against what it computes in lock step (or
 /// against nothing, with the reason there is no reference): the program
 /// `compile(kernel, mesh, &lockstep_spec(..).0, repeat)` makes, compiled once.
 pub fn lockstep_program(kernel: &Kernel, mesh: &Mesh, repeat: u32) -> Result<(Program, Option<String>), ModelError> {
+    let (program, spec, note) = unspecified(kernel, mesh, repeat)?;
+    Ok((with_spec(program, &spec)?, note))
+}
+
+/// The kernel compiled against an empty specification, with its lock-step specification
+/// (or an empty one and why there is none).
+fn unspecified(kernel: &Kernel, mesh: &Mesh, repeat: u32) -> Result<(Program, Spec, Option<String>), ModelError> {
     let program = compile(kernel, mesh, &Spec::plain(vec![]), repeat)?;
     let (spec, note) = spec_of(&program);
-    Ok((with_spec(program, &spec)?, note))
+    Ok((program, spec, note))
 }
 
 /// What `program` (compiled against an empty specification) leaves in its output cells

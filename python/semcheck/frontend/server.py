@@ -18,8 +18,8 @@ Protocol (one JSON object per line): a request on stdin
 ``PID``) takes it, then ``{"id": 7, "status": S, "seconds": 1.2, "max_rss_kib": 412000}``
 with the export's raw ``waitpid``-style status, its wall-clock seconds and its peak
 resident memory once it has ended (and, if its worker retired or died, once the
-worker's process group is gone, with ``"retired": WHY``). End of stdin: the server finishes what it runs, ends
-its workers and exits.
+worker's process group is gone, with ``"retired": WHY``). End of stdin: the server
+finishes what it runs, ends its workers and exits.
 
 Process hygiene: the server is the leader of the group its parent (the ``semcheck``
 binary) made for it. Each worker leads a group of its own (so whatever a script leaves
@@ -242,8 +242,10 @@ def serve(jobs: int, idle_seconds: float | None = None) -> int:
     open_input = True
     last = time.monotonic()
     try:
-        while open_input or queue or any(w.current is not None for w in workers):
-            busy = queue or any(w.current is not None for w in workers)
+        while True:
+            busy = bool(queue) or any(w.current is not None for w in workers)
+            if not (open_input or busy):
+                break
             if busy:
                 last = time.monotonic()
             elif idle_seconds is not None and time.monotonic() - last > idle_seconds:
