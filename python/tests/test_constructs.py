@@ -437,3 +437,25 @@ def test_generated_routings_are_what_they_say():
     with routings.routing("all-to-one"):
         assert routings.current == "all-to-one"
     assert routings.current is None
+
+
+def test_a_routing_the_kernel_computes_is_read_with_the_values_of_the_interpreted_run(exports):
+    path = os.path.join(KERNELS, "computed_routing.py")
+    # Without --interpret-values the row ids, an argmax of float scores, are run-time data.
+    (plain,) = exports.get(path, 2)["kernels"]
+    assert plain["status"] == "unsupported"
+    assert {e["construct"] for e in plain["errors"]} == {"run-time data"}
+    # With it, the copy into SMEM takes the values it carried in JAX's interpret mode.
+    (k,) = exports.get(path, 2, {"SEMCHECK_INTERPRET_VALUES": "1"})["kernels"]
+    assert k["status"] == "ok", k.get("errors")
+    table = next(s for s in k["scalars"] if s["name"].endswith("(copied values)"))
+    assert [(d["device"], d["values"]) for d in table["init"]] == [([0], [2, 0, 3, 1]), ([1], [2, 0, 3, 1])]
+    assert [r["name"] for r in k["prefetch"]["recorded"]] == ["route_vmem@computed_routing.py:27"]
+    assert k["prefetch"]["recorded"][0]["copies"] == [{"device": [0], "count": 1}, {"device": [1], "count": 1}]
+    body = list(statements(k["body"]))
+    copy = next(s for s in body if s["op"] == "scalar_copy")
+    assert copy["source"] == k["scalars"].index(table) and copy["src"]["dims"] == [[4, 1]]
+    # The copy stays a DMA of the checker, and each load of its destination reads its cell.
+    assert any(s["op"] == "dma_start" and s["dma"]["kind"] == "local" for s in body)
+    probe = next(i for i, b in enumerate(k["buffers"]) if b["name"] == "route_smem@loads")
+    assert sum(s["op"] == "store" and s["dst"]["buffer"] == probe for s in body) == 4

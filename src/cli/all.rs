@@ -50,8 +50,10 @@ fn run_case(
 }
 
 pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
-    if args.case.mutant.is_some() || args.case.kernel.is_some() {
-        return Err(usage("`check all` checks every protocol and mutant; drop --mutant / --kernel"));
+    if args.case.mutant.is_some() || args.case.kernel.is_some() || args.case.interpret_values {
+        return Err(usage(
+            "`check all` checks every protocol and mutant; drop --mutant / --kernel / --interpret-values",
+        ));
     }
     if args.case.devices.is_some() {
         return Err(usage("`check all` chooses the mesh sizes itself (up to 8); drop --devices"));

@@ -239,6 +239,12 @@ pub(crate) struct CaseArgs {
     /// Mesh sizes: `3`, `2-6` or `2,3,4` [default: 2].
     #[arg(long, value_parser = super::target::parse_devices)]
     pub(crate) devices: Option<super::target::Devices>,
+    /// For a kernel file: run the script once with its kernels in JAX's TPU interpret mode
+    /// on the CPU first, and read the integers its kernels compute and copy into SMEM
+    /// (routing tables, offsets, counts) with the values that run copied; the verdict
+    /// covers those values (docs/kernel-files.md).
+    #[arg(long)]
+    pub(crate) interpret_values: bool,
     /// Back-to-back invocations of the kernel (default: 1, or the mutant's own need).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub(crate) repeat: Option<u32>,

@@ -100,12 +100,20 @@ impl CaseArgs {
                     )));
                 }
             }
+            if self.interpret_values {
+                semcheck::frontend::interpret_values();
+            }
             Source::Python {
                 path: PathBuf::from(&self.target),
                 kernel: self.kernel.clone(),
                 expect: self.expect.clone(),
             }
         } else {
+            if self.interpret_values {
+                return Err(usage(
+                    "--interpret-values runs a kernel file's script; a catalogue protocol has no values to record",
+                ));
+            }
             if self.kernel.is_some() {
                 return Err(usage("--kernel picks a kernel of a Python file; a catalogue protocol has one kernel"));
             }

@@ -95,6 +95,16 @@ pub fn trace_for_tpu(chip: &str) {
     *tpu_override().lock().unwrap_or_else(|e| e.into_inner()) = Some(chip.to_string());
 }
 
+/// Whether every export runs its script in JAX's TPU interpret mode first, to read the
+/// integers its kernels copy into SMEM with that run's values (`--interpret-values`).
+static INTERPRET_VALUES: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Makes every later export of this process record the values its kernels copy into SMEM
+/// in JAX's TPU interpret mode (as `SEMCHECK_INTERPRET_VALUES=1`).
+pub fn interpret_values() {
+    INTERPRET_VALUES.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// This process's folder of export files (`<cache>/exports/run-<pid>-<tag>`), made on
 /// first use and removed at exit ([`crate::cleanup`]); the first use also removes the
 /// folders and files of runs that were killed outright.
@@ -132,6 +142,7 @@ pub(crate) struct Job {
     py: env::PythonEnv,
     pythonpath: std::ffi::OsString,
     tpu: Option<String>,
+    interpret: bool,
     start: Instant,
     request: Option<server::Request>,
 }
@@ -161,12 +172,21 @@ fn start_export(path: &Path, devices: usize) -> Result<Job, ModelError> {
         py,
         pythonpath,
         tpu,
+        interpret: INTERPRET_VALUES.load(std::sync::atomic::Ordering::Relaxed),
         start: Instant::now(),
         request: None,
     };
     if server::enabled() {
-        job.request =
-            server::submit(&job.py, &job.pythonpath, &job.path, devices, &job.out, &job.err_path, job.tpu.as_deref());
+        job.request = server::submit(
+            &job.py,
+            &job.pythonpath,
+            &job.path,
+            devices,
+            &job.out,
+            &job.err_path,
+            job.tpu.as_deref(),
+            job.interpret,
+        );
     }
     Ok(job)
 }
@@ -205,6 +225,9 @@ fn export_in_process(job: &Job) -> Result<ExitStatus, ModelError> {
     if let Some(dir) = xla_cache() {
         cmd.env("SEMCHECK_XLA_CACHE", dir);
     }
+    if job.interpret {
+        cmd.env("SEMCHECK_INTERPRET_VALUES", "1");
+    }
     // Mosaic's TPU lowering cross-check (a third of a large kernel's export) only serves the
     // front end's own tests, which compare its refusals with Mosaic's.
     cmd.args(["-m", "semcheck.frontend", "export", "--no-lower"])
@@ -230,9 +253,17 @@ fn finish_export(mut job: Job) -> Result<Document, ModelError> {
     if status.is_none() && server::enabled() {
         // The server ended before this export did (it went idle as the request came, or
         // was killed): once more through a new one.
-        status =
-            server::submit(&job.py, &job.pythonpath, &path, job.devices, &job.out, &job.err_path, job.tpu.as_deref())
-                .and_then(|r| r.wait());
+        status = server::submit(
+            &job.py,
+            &job.pythonpath,
+            &path,
+            job.devices,
+            &job.out,
+            &job.err_path,
+            job.tpu.as_deref(),
+            job.interpret,
+        )
+        .and_then(|r| r.wait());
     }
     let (status, seconds, peak) = match status {
         Some(e) => (Ok(e.status), e.seconds, Some(e.max_rss_bytes)),
@@ -620,7 +651,10 @@ fn prefetch_note(p: &serde_json::Value) -> Option<String> {
     if let Some(e) = p.get("error").and_then(|e| e.as_str()) {
         return Some(format!("the values of its scalar-prefetch and SMEM operands are unknown: {e}"));
     }
-    let operands = p.get("operands")?.as_array()?;
+    let recorded = recorded_note(p);
+    let Some(operands) = p.get("operands").and_then(|o| o.as_array()) else {
+        return recorded;
+    };
     let described: Vec<String> = operands
         .iter()
         .map(|o| {
@@ -653,9 +687,30 @@ fn prefetch_note(p: &serde_json::Value) -> Option<String> {
             Some(format!(" (routing {} of the {} the script passes{name})", s.get("index")?, s.get("of")?))
         })
         .unwrap_or_default();
-    Some(format!(
+    let known = format!(
         "read with the values the script passes to its scalar-prefetch and SMEM operands and integer inputs ({}); the verdict covers these values only{set}",
         described.join("; ")
+    );
+    Some(match recorded {
+        Some(r) => format!("{known}; {r}"),
+        None => known,
+    })
+}
+
+/// What a kernel's record says of the values its copies into SMEM carried when the script
+/// ran in JAX's TPU interpret mode (`--interpret-values`), if it read any.
+fn recorded_note(p: &serde_json::Value) -> Option<String> {
+    let recorded = p.get("recorded")?.as_array()?;
+    let names: Vec<String> =
+        recorded.iter().map(|r| format!("`{}`", r.get("name").and_then(|n| n.as_str()).unwrap_or("?"))).collect();
+    let stopped = p
+        .get("interpret_error")
+        .and_then(|e| e.as_str())
+        .map(|e| format!(" (that run stopped early, {e}; the copies it made until then are used)"))
+        .unwrap_or_default();
+    Some(format!(
+        "the integers it copies into SMEM from {} are read with the values they carried when the script ran with its kernels in JAX's TPU interpret mode{stopped}: the verdict covers that run's values (every schedule's when it finds no race; docs/kernel-files.md)",
+        names.join(", ")
     ))
 }
 

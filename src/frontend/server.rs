@@ -159,7 +159,9 @@ impl Server {
 }
 
 /// Asks a server to export `path` at `devices` devices into `out` (its stderr into
-/// `err`), tracing for `tpu` if set. `None` when no server could take it.
+/// `err`), tracing for `tpu` if set, recording values in JAX's TPU interpret mode if
+/// `interpret`. `None` when no server could take it.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn submit(
     py: &PythonEnv,
     pythonpath: &std::ffi::OsStr,
@@ -168,6 +170,7 @@ pub(crate) fn submit(
     out: &Path,
     err: &Path,
     tpu: Option<&str>,
+    interpret: bool,
 ) -> Option<Request> {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -178,6 +181,7 @@ pub(crate) fn submit(
         "out": out,
         "err": err,
         "tpu": tpu,
+        "interpret_values": interpret,
     })
     .to_string()
         + "\n";

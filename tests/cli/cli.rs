@@ -115,6 +115,8 @@ fn bad_arguments_exit_2_with_a_message() {
         &["check", "psum", "--max-seconds", "NaN"],
         &["check", "psum", "--strategy", "sideways"],
         &["check", "all", "--mutant", "no-capacity"],
+        &["check", "psum", "--interpret-values"],
+        &["check", "all", "--interpret-values"],
         &["frobnicate"],
     ] {
         let (code, out, err) = semcheck(args);

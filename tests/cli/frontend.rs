@@ -467,6 +467,19 @@ fn scalar_prefetch_values_and_smem_scalar_state_are_read_like_axis_index() {
         "2",
         &["race on d0 table[0]", "table@loads = table[0]", "local_copy table_hbm[0 1 2 3 4] -> table[0 1 2 3 4]"],
     );
+    // A routing the kernel computes (an argmax of float scores) and copies into SMEM:
+    // run-time data, unless read with the values of the script's run in JAX's TPU
+    // interpret mode; then proved, and the copy waited for only after the sends, a race.
+    let (code, out, err) = run("computed_routing.py", &["--devices", "2"], None);
+    assert_eq!(code, Some(2), "{out}{err}");
+    assert!(err.contains("run-time data"), "{err}");
+    let (code, out, err) = run("computed_routing.py", &["--devices", "2-3", "--interpret-values"], None);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(err.contains("`route_vmem@computed_routing.py:27` are read with the values they carried"), "{err}");
+    let (code, out, err) =
+        run("computed_routing.py", &["--devices", "2", "--interpret-values", "--schedule"], Some(("WAIT", "late")));
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(out.contains("race on d0 route_smem[0]") && out.contains("route_smem@loads = route_smem[0]"), "{out}");
     // A while loop whose condition reads SMEM the body counts down runs three times.
     let out = semcheck_cmd()
         .args(["simulate", "--lockstep", "--devices", "2", "--format", "text"])

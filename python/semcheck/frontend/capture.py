@@ -65,6 +65,9 @@ class Capture:
         self.failure: dict | None = None
         #: The kernels' calls in the order they ran, and the values between them.
         self.tracker = Tracker()
+        #: With ``--interpret-values``: what the script's kernels copied into SMEM when it
+        #: ran in JAX's TPU interpret mode first (:func:`run_interpreted`).
+        self.interpreted: Interpreted | None = None
 
     # -- finding kernel equations -------------------------------------------------
 
@@ -103,6 +106,8 @@ class Capture:
                     error = known.error or ("this call of the kernel did not run when the computation was run on the "
                                             "CPU (a branch not taken, or a loop that ran no iteration?)")
             body = KernelIdentity(eqn, kj, meshes)
+            if self.interpreted is not None:
+                calls = [self.interpreted.attach(values, kj, shard_maps) for values in calls]
             for values in calls:
                 key = (body, _values_key(values))
                 if key in self._keys:
@@ -112,7 +117,8 @@ class Capture:
                 cap = Captured(eqn=eqn, shard_maps=shard_maps, call_loc=call_loc,
                                mosaic=mosaic[k] if mosaic and k < len(mosaic) else None,
                                prefetch=values, prefetch_error=error, context=context, body=body,
-                               label=getattr(sys.modules.get("semcheck.routings"), "current", None))
+                               label=getattr(sys.modules.get("semcheck.routings"), "current", None),
+                               interpret_error=self.interpreted.error if self.interpreted is not None else None)
                 self._keys[key] = cap
                 self.kernels.append(cap)
                 kernels_of.setdefault(id(eqn), []).append(cap)
@@ -301,6 +307,109 @@ def _unwrapped(fun: Any) -> Any:
     return inspect.unwrap(fun)
 
 
+#: The environment variable that makes the export run the script in JAX's TPU interpret
+#: mode first and read the integers its kernels copy into SMEM with the values that run
+#: copied (``semcheck check --interpret-values``; see :class:`Interpreted`).
+INTERPRET_ENV = "SEMCHECK_INTERPRET_VALUES"
+
+
+def interpreting() -> bool:
+    """Whether this export runs the script in JAX's TPU interpret mode first (:data:`INTERPRET_ENV`)."""
+    return os.environ.get(INTERPRET_ENV, "") not in ("", "0")
+
+
+class Interpreted:
+    """What the script's kernels copied into SMEM (by local DMAs) when it ran in JAX's TPU
+    interpret mode (:func:`run_interpreted`): per device id, its kernel runs in order, each
+    the copies it made by site (:func:`location.site`), in order; or why there are none.
+
+    The captured calls of a kernel body take its runs in order: the k-th call of a body
+    whose copies into SMEM start at sites ``S`` takes, on each device, the k-th run whose
+    copies were all made at sites of ``S`` (the script runs the same kernels in the same
+    order both times; a script whose Python depends on a kernel's results may not)."""
+
+    def __init__(self, events: list, error: str | None):
+        self.error = error
+        self.runs: dict[int, list[dict[str, list]]] = {}
+        for event in events:
+            if event[0] == "start":
+                self.runs.setdefault(event[1], []).append({})
+            elif self.runs.get(event[1]):
+                _, device, source_info, values = event
+                self.runs[device][-1].setdefault(location.site(source_info), []).append(values)
+        self.taken: dict[tuple[frozenset, int], int] = {}
+
+    def attach(self, values: dict | None, kj: Any, shard_maps: list) -> dict | None:
+        """``values`` (a call's known values per device coordinates, or ``None``) with the
+        next run's recorded copies of kernel body ``kj`` added, each device's under
+        :func:`location.recorded_key` of their site."""
+        sites = frozenset(location.site(e.source_info) for e in _dma_starts(getattr(kj, "jaxpr", kj))
+                          if _into_smem(e))
+        if not sites or not self.runs:
+            return values
+        shape = tuple(int(shard_maps[-1][0].shape[a]) for a in _mesh_axes(shard_maps)) if shard_maps else ()
+        out = {c: dict(v) for c, v in (values or {}).items()}
+        for device, runs in self.runs.items():
+            mine = [r for r in runs if r and set(r) <= sites]
+            k = self.taken.get((sites, device), 0)
+            if k >= len(mine):
+                continue
+            self.taken[(sites, device)] = k + 1
+            coords = tuple(int(c) for c in np.unravel_index(device, shape)) if shape else ()
+            per_device = out.setdefault(coords, {})
+            for site, arrays in mine[k].items():
+                per_device[location.recorded_key(site)] = arrays
+        return out or values
+
+
+def run_interpreted(path: str, argv: list[str]) -> Interpreted:
+    """Runs the script at ``path`` with every kernel in JAX's TPU interpret mode on the CPU
+    devices (:func:`jaxcompat.interpreting_kernels`), recording what its kernels copy into
+    SMEM; its output goes to stderr. JAX's caches are cleared after, so that the capture
+    run traces every kernel again."""
+    path = os.path.abspath(path)
+    old_argv = sys.argv
+    sys.argv = [path, *argv]
+    sys.path.insert(0, os.path.dirname(path))
+    events: list = []
+    error = None
+    try:
+        with contextlib.redirect_stdout(sys.stderr), jaxcompat.interpreting_kernels(events):
+            runpy.run_path(path, run_name="__main__")
+            jax.effects_barrier()
+    except SystemExit as e:
+        if e.code not in (None, 0):
+            error = f"the script exited with status {e.code} when its kernels ran in JAX's TPU interpret mode"
+    except Exception as e:  # noqa: BLE001 - what was recorded until then is used
+        lines = [line for line in str(e).strip().splitlines() if line.strip()] or [type(e).__name__]
+        # A failing host callback's error ends with the exception it raised.
+        msg = lines[-1].strip() if "Traceback" in str(e) else lines[0]
+        error = f"running the script with its kernels in JAX's TPU interpret mode failed ({type(e).__name__}: {msg})"
+    finally:
+        sys.argv = old_argv
+        if sys.path and sys.path[0] == os.path.dirname(path):
+            sys.path.pop(0)
+        jax.clear_caches()
+    return Interpreted(events, error)
+
+
+def _dma_starts(jaxpr: Any) -> list:
+    """The ``dma_start`` equations of a kernel body and its sub-jaxprs."""
+    out = []
+    for eqn in jaxpr.eqns:
+        if eqn.primitive.name == "dma_start":
+            out.append(eqn)
+        for sub in sub_jaxprs(eqn):
+            out.extend(_dma_starts(getattr(sub, "jaxpr", sub)))
+    return out
+
+
+def _into_smem(eqn: Any) -> bool:
+    """Whether a ``dma_start`` copies into an SMEM buffer."""
+    dst = jaxcompat.dma_operands(eqn).dst
+    return jaxcompat.memory_space(getattr(getattr(dst, "ref", dst), "aval", None)) == "smem"
+
+
 class Known:
     """What :meth:`Capture.prefetch_values` found: per kernel body (``id`` of its jaxpr),
     each call's scalar-prefetch (and SMEM input) values per device coordinates, by kernel
@@ -426,8 +535,15 @@ class KernelIdentity:
 def _values_key(values: dict | None) -> Any:
     if values is None:
         return None
-    return tuple(sorted((c, tuple((k, v.dtype.str, v.shape, v.tobytes()) for k, v in sorted(vs.items())))
+    return tuple(sorted((c, tuple((str(k), _array_key(v)) for k, v in sorted(vs.items(), key=lambda kv: str(kv[0]))))
                         for c, vs in values.items()))
+
+
+def _array_key(v: Any) -> Any:
+    """An array (or a list of arrays: recorded copies) as a hashable key."""
+    if isinstance(v, list):
+        return tuple(_array_key(a) for a in v)
+    return (v.dtype.str, v.shape, v.tobytes())
 
 
 def _placeholder(aval: Any, sharding: Any, mesh: Any = None) -> Any:

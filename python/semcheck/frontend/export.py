@@ -273,9 +273,11 @@ def export_file(path: str, devices: int, kernel: str | None = None, argv: list[s
         gated = _gate(script, devices)
         if gated is not None:
             return gated
-        from .capture import Capture, run_script
+        from .capture import Capture, interpreting, run_interpreted, run_script
 
         cap = Capture(lower=lower)
+        if interpreting():
+            cap.interpreted = run_interpreted(path, list(argv or []))
         done = run_script(path, list(argv or []), cap)
         done["sha256"] = sha256(os.path.abspath(path))
         return document(done, cap.kernels, devices, kernel, cap.failure, cap.tracker)

@@ -79,6 +79,13 @@ Differences found (comparing the kernel jaxprs of every test and seed kernel, th
     ``jax.experimental.pallas.tpu`` imports ``absl`` without declaring it as a dependency.
     JAX's own library code may trace differently too: ``pltpu.emit_pipeline`` keeps its
     slot indices in SMEM scratch in 0.8 and 0.9 (more statements, the same copies).
+14. **TPU interpret mode** (``--interpret-values``, :func:`interpreting_kernels`):
+    ``force_tpu_interpret_mode``, ``_initialize_shared_memory`` and the ``DMA`` class live
+    in ``jax._src.pallas.mosaic.interpret.interpret_pallas_call`` in 0.8, 0.9 and 0.10,
+    with the same ``InterpretParams(dma_execution_mode=)``, the same ``DMA`` fields read
+    here (``src_device_id``, ``dst_device_id``, ``dst_memory_space``, ``source_info``,
+    ``data``) and ``execute_read``; the callbacks' signatures differ (0.10 threads a
+    token first), so ``device_id`` is found by name.
 
 Where the front end relies on a layout (a tree's arity, a param's name, an enum member),
 the expectation is checked here and a mismatch raises
@@ -94,6 +101,7 @@ supported version.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import os
@@ -102,6 +110,7 @@ import sys
 from typing import Any, Callable, Iterable
 
 import jax
+import numpy as np
 
 from .errors import Unsupported
 
@@ -340,6 +349,68 @@ def pallas_call_module() -> Any:
     from jax._src.pallas import pallas_call
 
     return pallas_call
+
+
+def _interpreter() -> Any:
+    """JAX's TPU interpret mode (difference 14)."""
+    from jax._src.pallas.mosaic.interpret import interpret_pallas_call as m
+
+    return m
+
+
+@contextlib.contextmanager
+def interpreting_kernels(sink: list) -> Any:
+    """While inside, every ``pallas_call`` traced runs in JAX's TPU interpret mode
+    (``force_tpu_interpret_mode``), every DMA executed when it starts
+    (``dma_execution_mode="eager"``), and ``sink`` gets, per device, in the order each
+    device ran them: ``("start", device id)`` when a kernel starts, and ``("copy", device
+    id, source_info of its dma_start, copied values)`` for each local DMA into SMEM (the
+    values read from its source, as the interpreter read them)."""
+    import inspect
+
+    from jax._src.pallas.mosaic import core as mosaic_core
+    from jax._src.pallas.mosaic.interpret.params import InterpretParams
+
+    m = _interpreter()
+    smem = m.TPU_MEMORY_SPACE_IDXS[mosaic_core.MemorySpace.SMEM]
+    cls, read, init = m.DMA, m.DMA.execute_read, m._initialize_shared_memory
+    device_of = inspect.signature(init)
+
+    def execute_read(self: Any) -> None:
+        read(self)
+        if (self.dst_memory_space == smem and self.src_device_id == self.dst_device_id
+                and self.data is not None):
+            sink.append(("copy", int(self.src_device_id), self.source_info, np.array(self.data)))
+
+    @functools.wraps(init)
+    def initialize(*args: Any, **kwargs: Any) -> Any:
+        sink.append(("start", int(device_of.bind(*args, **kwargs).arguments["device_id"])))
+        return init(*args, **kwargs)
+
+    from jax._src import callback
+
+    impl = callback.io_callback_impl
+
+    def host_callback(*args: Any, callback: Any, **_: Any) -> Any:
+        # JAX places a host callback's operands on CPU device 0 first, by copies the CPU
+        # client runs on its thread pool, which the devices' threads blocked in the
+        # interpreter's callbacks may fill (2 cores: a kernel with large operands never
+        # finishes): the interpreter takes the host's arrays as they are.
+        return jax.tree.map(np.asarray, callback(*(np.asarray(a) for a in args)))
+
+    cls.execute_read = execute_read
+    m._initialize_shared_memory = initialize
+    callback.io_callback_impl = host_callback
+    try:
+        # A copy of no elements at the end of a buffer is an out-of-bounds read to the
+        # interpreter (not to Mosaic): read as uninitialised.
+        params = InterpretParams(dma_execution_mode="eager", out_of_bounds_reads="uninitialized")
+        with m.force_tpu_interpret_mode(params):
+            yield sink
+    finally:
+        cls.execute_read = read
+        m._initialize_shared_memory = init
+        callback.io_callback_impl = impl
 
 
 def transformed_ref(ref: Any, transforms: Iterable[Any]) -> Any:

@@ -40,6 +40,9 @@ class Captured:
     prefetch: dict | None = None
     #: Why the values of the scalar-prefetch operands are unknown.
     prefetch_error: str | None = None
+    #: With ``--interpret-values``: why the script's run in JAX's TPU interpret mode
+    #: stopped early (the copies it recorded until then are used).
+    interpret_error: str | None = None
     #: The jaxpr the equation is in (``pl.kernel``'s wrapper, for jax 0.8/0.9's ``core_map``).
     context: Any = None
     #: What tells this kernel from another but the values it was called with: kernels
@@ -314,18 +317,39 @@ class KernelBuilder:
         n_idx = gm.num_index_operands
         return {n_idx + k: bm for k, bm in enumerate(gm.block_mappings) if blocks.is_pipelined(bm)}
 
+    def recorded(self) -> dict[str, dict[tuple, list]]:
+        """The values the kernel's copies into SMEM carried in JAX's interpreted run
+        (``--interpret-values``), by site, then device coordinates."""
+        out: dict[str, dict[tuple, list]] = {}
+        prefix = location.recorded_key("")
+        for coords, values in (self.cap.prefetch or {}).items():
+            for k, arrays in values.items():
+                if isinstance(k, str) and k.startswith(prefix):
+                    out.setdefault(k[len(prefix):], {})[coords] = arrays
+        return out
+
     def record_prefetch(self, w: KernelWalker) -> None:
         """Says which scalar-prefetch and SMEM operands the kernel was read with (their
-        values, per device), or why their values are unknown."""
+        values, per device), or why their values are unknown, and which copies into SMEM
+        it was read with the values of JAX's interpreted run."""
         if self.cap.prefetch_error is not None:
             self.record["prefetch"] = {"error": self.cap.prefetch_error}
-        known = [sc for sc in w.scalars if sc["init"]]
+        recorded = [sc for sc in w.scalars if "recorded" in sc and sc["name"].endswith("(copied values)")]
+        if recorded:
+            runs = self.recorded()
+            if self.cap.interpret_error:
+                self.record.setdefault("prefetch", {})["interpret_error"] = self.cap.interpret_error
+            self.record.setdefault("prefetch", {})["recorded"] = [
+                {"name": sc["name"].removesuffix(" (copied values)"),
+                 "copies": [{"device": list(c), "count": len(a)} for c, a in sorted(runs[sc["recorded"]].items())]}
+                for sc in recorded]
+        known = [sc for sc in w.scalars if sc["init"] and "recorded" not in sc]
         if known:
-            self.record["prefetch"] = {"operands": [
+            self.record.setdefault("prefetch", {})["operands"] = [
                 {"name": sc["name"], "shape": list(w.buffers[sc["buffer"]].shape), "values": sc["init"],
                  "space": w.buffers[sc["buffer"]].space,
                  **({"copied": True} if sc["buffer"] in w.table_of else {})}
-                for sc in known]}
+                for sc in known]
 
     # ------------------------------------------------------------------ build rules
 
@@ -384,7 +408,7 @@ class KernelBuilder:
             core_axis = next(iter(axes)) if kind == "tensorcore" and len(axes) == 1 else None
             while True:
                 w = KernelWalker(kernel_function=self.function, mesh_axes=axes, data_smem=data, windows=windows,
-                                 core_axis=core_axis)
+                                 core_axis=core_axis, recorded=self.recorded())
                 self.walker = w
                 self.pipes = []
                 env = self.declare_arguments(w, kind)
@@ -392,7 +416,7 @@ class KernelBuilder:
                 blocks.copy_in(w, self.pipes, grid, prefetch, self.pipeline_loc())
                 w.walk(self.jaxpr, env)
                 blocks.copy_out(w, self.pipes, grid, prefetch, self.pipeline_loc())
-                tables = set(w.table_of)
+                tables = set(w.table_of) | {sc["buffer"] for sc in w.scalars if "recorded" in sc}
                 again = (({sc["buffer"] for sc in w.scalars} - tables) & w.dma_touched) | w.data_stored
                 again |= tables & w.written
                 if not again - data and not w.windows_found - windows:

@@ -108,6 +108,20 @@ def of_function(jaxpr: Any) -> tuple[str | None, dict | None]:
     return fname, {"file": os.path.abspath(file), "line": line_no, "function": fname}
 
 
+def site(source_info: Any) -> str:
+    """Where an equation was traced, as one key: its user frames, innermost first, as
+    ``file:line`` joined by ``<``. Two equations traced by the same statements (a copy in
+    a Python loop) share it; the walker and the interpreted run (``--interpret-values``)
+    both name an equation's copies by it."""
+    return "<".join(f"{f.file_name}:{f.start_line}" for f in user_frames(source_info.traceback))
+
+
+def recorded_key(site_key: str) -> str:
+    """The key, among a kernel call's known values per device, of the values the copies
+    into SMEM started at ``site_key`` (:func:`site`) carried in JAX's interpreted run."""
+    return f"copied@{site_key}"
+
+
 def of_eqn(eqn: Any, kernel_function: str | None = None) -> dict[str, Any] | None:
     """The location of an equation: its innermost user frame and the user stack."""
     frames = user_frames(eqn.source_info.traceback)

@@ -12,6 +12,7 @@ import numpy as np
 from jax._src import core as jax_core
 
 from . import exprs as E
+from . import location
 from . import vectors
 from .vectors import IdxVec
 from .bindings import BufferDecl, ExprB, RefB, Tainted, slice_step
@@ -171,6 +172,8 @@ class Scalars:
         A load the copy may not have landed for is then a race, and with no race every
         load reads what the copy wrote, which is the value the scalar state gives it."""
         sdecl, ddecl = self.buffers[src.id], self.buffers[dst.id]
+        if self.recorded and (sdecl.role != "input" or sdecl.known is None):
+            return self.recorded_copy(src, dst)
         if (sdecl.role != "input" or sdecl.known is None or src.id in self.data_smem or src.stages or dst.stages
                 or np.dtype(sdecl.dtype).kind not in "iu" or sdecl.dtype != ddecl.dtype):
             return None
@@ -186,6 +189,61 @@ class Scalars:
             self.table_of[src.id] = self.new_scalar(src.id)
         self.windows_found.add(dst.id)
         return self.table_of[src.id], sid
+
+    def recorded_copy(self, src: RefB, dst: RefB) -> tuple | None:
+        """For a local copy into SMEM scalar state of values the kernel computed (with
+        ``--interpret-values``): the scalar arrays of the values the copies started here
+        carried in JAX's interpreted run (per device, every copy's values one after the
+        other) and of how many of them this device has started, with the copy's length;
+        ``None`` when the run recorded none here (the destination is then data).
+
+        Like :meth:`window_copy`'s, the copy stays a DMA of the checker and each load of
+        its destination also reads its cell: a load the copy may not have landed for is a
+        race, and without one every load reads what the copy wrote. The values are the
+        interpreted run's, which every schedule computes when none races (the verdict
+        names the run; docs/kernel-files.md)."""
+        site = location.site(self.source_info)
+        per_device = self.recorded.get(site)
+        ddecl = self.buffers[dst.id]
+        if per_device is None or src.stages or dst.stages or ddecl.role != "scratch":
+            return None
+        shape = dst.shape()
+        if not all(isinstance(n, int) for n in shape):
+            return None
+        length = int(np.prod(shape or (1,)))
+        if any(np.asarray(a).size != length or np.asarray(a).dtype.kind not in "iub"
+               for arrays in per_device.values() for a in arrays):
+            return None
+        sid = self.scalar_state(dst, window=(dst.id,))
+        if sid is None:
+            return None
+        if site not in self.recorded_tables:
+            name = f"{self.buffers[src.id].name}@{location.short(self.loc)}"
+            values = {c: [int(v) for a in arrays for v in np.asarray(a).reshape(-1)] for c, arrays in per_device.items()}
+            table = self.recorded_scalar(f"{name} (copied values)", values, src.id, site)
+            count = self.recorded_scalar(f"{name} (copies started)", {c: [0] for c in per_device}, src.id, site)
+            self.recorded_tables[site] = (table, count)
+        self.windows_found.add(dst.id)
+        return ("recorded", *self.recorded_tables[site], length, sid)
+
+    def recorded_scalar(self, name: str, values: dict, buffer: int, site: str) -> int:
+        """A scalar array of recorded values (per device coordinates): its index."""
+        self.scalars.append({"name": name, "len": max([len(v) for v in values.values()] or [1]),
+                             "init": [{"device": list(c), "values": v} for c, v in sorted(values.items())],
+                             "buffer": buffer, "recorded": site})
+        return len(self.scalars) - 1
+
+    def copy_recorded(self, dst: RefB, table: int, count: int, length: int, sid: int) -> None:
+        """The scalar state of a copy :meth:`recorded_copy` accepted: the destination's
+        elements take the next ``length`` recorded values of this device."""
+        started = self.fresh("copies")
+        zero = E.const(0)
+        self.emit_quiet({"op": "scalar_load", "var": started, "scalar": count, "index": zero})
+        src = {"start": E.op("mul", ("var", started), E.const(length)), "dims": [(length, 1)]}
+        self.emit_quiet({"op": "scalar_copy", "scalar": sid, "dst": self.scalar_range(dst), "source": table,
+                         "src": src})
+        self.emit_quiet({"op": "scalar_store", "scalar": count, "index": zero,
+                         "value": E.op("add", ("var", started), E.const(1))})
 
     def copy_scalars(self, src: RefB, dst: RefB, table: int, sid: int) -> None:
         """The scalar state of a copy :meth:`window_copy` accepted: the destination's

@@ -14,7 +14,7 @@ and a request of another script takes the place of an idle worker.
 
 Protocol (one JSON object per line): a request on stdin
 ``{"id": 7, "file": "k.py", "devices": 4, "out": "7-4.json", "err": "7-4.stderr",
-"tpu": null}``; on stdout, ``{"id": 7, "started": PID}`` when a worker (of process group
+"tpu": null, "interpret_values": false}``; on stdout, ``{"id": 7, "started": PID}`` when a worker (of process group
 ``PID``) takes it, then ``{"id": 7, "status": S, "seconds": 1.2, "max_rss_kib": 412000}``
 with the export's raw ``waitpid``-style status, its wall-clock seconds and its peak
 resident memory once it has ended (and, if its worker retired or died, once the
@@ -92,8 +92,9 @@ class _Worker:
 
 
 def _key(req: dict) -> tuple:
-    """The requests one worker may serve in turn: one script, one pretended TPU."""
-    return (os.path.realpath(req["file"]), req.get("tpu"))
+    """The requests one worker may serve in turn: one script, one pretended TPU, values
+    recorded in JAX's interpret mode or not."""
+    return (os.path.realpath(req["file"]), req.get("tpu"), bool(req.get("interpret_values")))
 
 
 def _fork_worker(key: tuple, parent: int) -> _Worker:

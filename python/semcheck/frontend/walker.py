@@ -67,7 +67,7 @@ class KernelWalker(Views, Compute, Scalars, Accesses, Control):
 
     def __init__(self, *, kernel_function: str | None, mesh_axes: dict[str, int],
                  data_smem: set[int] = frozenset(), windows: set[int] = frozenset(),
-                 core_axis: str | None = None):
+                 core_axis: str | None = None, recorded: dict[str, dict[tuple, list]] | None = None):
         self.kernel_function = kernel_function
         self.mesh_axes = mesh_axes
         # The axis of a pl.kernel's TensorCore mesh, whose devices are one chip's cores:
@@ -107,6 +107,12 @@ class KernelWalker(Views, Compute, Scalars, Accesses, Control):
         self.table_of: dict[int, int] = {}
         self.windows = windows
         self.windows_found: set[int] = set()
+        # With --interpret-values: the values the copies into SMEM carried in JAX's
+        # interpreted run, by site, then device coordinates (see recorded_copy), and the
+        # scalar arrays made of them, by site.
+        self.recorded: dict[str, dict[tuple, list]] = recorded or {}
+        self.recorded_tables: dict[str, tuple[int, int]] = {}
+        self.source_info: Any = None
         self.written: set[int] = set()
         self.probes: dict[int, RefB] = {}
         # The VMEM blocks Pallas's pipeline copies around grid steps (see blocks.py).
@@ -242,6 +248,7 @@ class KernelWalker(Views, Compute, Scalars, Accesses, Control):
         outer = self.loc
         for eqn in jaxpr.eqns:
             self.loc = location.of_eqn(eqn, self.kernel_function) or outer
+            self.source_info = eqn.source_info
             try:
                 self.equation(eqn, env)
             except Unsupported as u:
@@ -430,7 +437,9 @@ class KernelWalker(Views, Compute, Scalars, Accesses, Control):
             self.failed_starts.add((u.construct, u.message))
             raise
         self.emit({"op": "dma_start", "dma": d, "priority": int(eqn.params.get("priority", 0) or 0)})
-        if d.get("window") is not None:
+        if d.get("window") is not None and d["window"][0] == "recorded":
+            self.copy_recorded(d["dst"], *d["window"][1:])
+        elif d.get("window") is not None:
             self.copy_scalars(d["src"], d["dst"], *d["window"])
 
     def p_dma_wait(self, eqn: Any, env: dict) -> None:

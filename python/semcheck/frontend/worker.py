@@ -187,6 +187,8 @@ def _export(req: dict, main: Callable[[list[str]], int]) -> int:
     os.close(err)
     if req.get("tpu"):
         os.environ["SEMCHECK_TPU"] = req["tpu"]
+    if req.get("interpret_values"):
+        os.environ["SEMCHECK_INTERPRET_VALUES"] = "1"
     try:
         return main(["export", "--no-lower", req["file"], "--devices", str(req["devices"]), "--out", req["out"]])
     except SystemExit as e:
