@@ -700,12 +700,13 @@ fn prefetch_note(p: &serde_json::Value) -> Option<String> {
 /// What a kernel's record says of the values its copies into SMEM carried when the script
 /// ran in JAX's TPU interpret mode (`--interpret-values`), if it read any.
 fn recorded_note(p: &serde_json::Value) -> Option<String> {
-    let recorded = p.get("recorded")?.as_array()?;
+    let error = p.get("interpret_error").and_then(|e| e.as_str());
+    let Some(recorded) = p.get("recorded").and_then(|r| r.as_array()) else {
+        return error.map(|e| format!("--interpret-values: {e}; no copy of this kernel into SMEM was recorded"));
+    };
     let names: Vec<String> =
         recorded.iter().map(|r| format!("`{}`", r.get("name").and_then(|n| n.as_str()).unwrap_or("?"))).collect();
-    let stopped = p
-        .get("interpret_error")
-        .and_then(|e| e.as_str())
+    let stopped = error
         .map(|e| format!(" (that run stopped early, {e}; the copies it made until then are used)"))
         .unwrap_or_default();
     Some(format!(

@@ -369,7 +369,7 @@ def interpreting_kernels(sink: list) -> Any:
     import inspect
 
     from jax._src.pallas.mosaic import core as mosaic_core
-    from jax._src.pallas.mosaic.interpret.params import InterpretParams
+    from jax.experimental.pallas.tpu import InterpretParams
 
     m = _interpreter()
     smem = m.TPU_MEMORY_SPACE_IDXS[mosaic_core.MemorySpace.SMEM]

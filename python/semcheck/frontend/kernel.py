@@ -337,12 +337,12 @@ class KernelBuilder:
         recorded = [sc for sc in w.scalars if "recorded" in sc and sc["name"].endswith("(copied values)")]
         if recorded:
             runs = self.recorded()
-            if self.cap.interpret_error:
-                self.record.setdefault("prefetch", {})["interpret_error"] = self.cap.interpret_error
             self.record.setdefault("prefetch", {})["recorded"] = [
                 {"name": sc["name"].removesuffix(" (copied values)"),
                  "copies": [{"device": list(c), "count": len(a)} for c, a in sorted(runs[sc["recorded"]].items())]}
                 for sc in recorded]
+        if self.cap.interpret_error:
+            self.record.setdefault("prefetch", {})["interpret_error"] = self.cap.interpret_error
         known = [sc for sc in w.scalars if sc["init"] and "recorded" not in sc]
         if known:
             self.record.setdefault("prefetch", {})["operands"] = [
