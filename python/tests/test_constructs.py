@@ -459,3 +459,14 @@ def test_a_routing_the_kernel_computes_is_read_with_the_values_of_the_interprete
     assert any(s["op"] == "dma_start" and s["dma"]["kind"] == "local" for s in body)
     probe = next(i for i, b in enumerate(k["buffers"]) if b["name"] == "route_smem@loads")
     assert sum(s["op"] == "store" and s["dst"]["buffer"] == probe for s in body) == 4
+
+
+def test_a_bitcast_view_to_a_wider_type_reads_each_word_as_one_cell(exports):
+    k = kernel(exports, "bitcast_views", 2)
+    buf = next(b for b in k["buffers"] if b["name"] == "buf")
+    # The 2 halves a word packs are one cell; the rows, read two at a time, cells of two.
+    assert buf["array_shape"] == [4, 2, 128] and buf["cell"] == [2, 2, 128]
+    res = k["buffers"].index(next(b for b in k["buffers"] if b["name"] == "res"))
+    stores = [s for s in statements(k["body"]) if s["op"] == "store" and s["dst"]["buffer"] == res]
+    assert len(stores) == 2 and not any(s["cellwise"] for s in stores)
+    assert {leaf["view"]["buffer"] for s in stores for leaf in loads_of(s["value"])} == {k["buffers"].index(buf)}

@@ -480,6 +480,9 @@ fn scalar_prefetch_values_and_smem_scalar_state_are_read_like_axis_index() {
         run("computed_routing.py", &["--devices", "2", "--interpret-values", "--schedule"], Some(("WAIT", "late")));
     assert_eq!(code, Some(1), "{out}{err}");
     assert!(out.contains("race on d0 route_smem[0]") && out.contains("route_smem@loads = route_smem[0]"), "{out}");
+    // bfloat16 rows read and written through uint32 views (two rows' halves a word):
+    // proved; read before the fetch is waited for, a race on the fetched buffer.
+    proved_then_broken("bitcast_views.py", "2-3", ("WAIT", "late"), "2", &["race on d0 buf[0]", "bitcast_views.py:31"]);
     // A while loop whose condition reads SMEM the body counts down runs three times.
     let out = semcheck_cmd()
         .args(["simulate", "--lockstep", "--devices", "2", "--format", "text"])

@@ -129,7 +129,8 @@ class Accesses:
         snap = {"op": "snapshot", "src": ref, "loc": self.loc}
         self.blocks[-1].append(snap)
         leaf = ("load", ref, self.epoch, self.writes.get(ref.id, 0), self.loc, snap)
-        return ValB(leaf, tuple(aval.shape), str(aval.dtype), True)
+        # A word of a bitcast view packs several cells' elements: not cell by cell.
+        return ValB(leaf, tuple(aval.shape), str(aval.dtype), not ref.packed)
 
     def register(self, what: str, shape: tuple, dtype: str, itemsize: int) -> RefB:
         """A private VMEM buffer of ``shape`` and ``dtype``, named ``WHAT@LINE`` after the
@@ -138,6 +139,15 @@ class Accesses:
         bid = self.declare_buffer(BufferDecl(name=f"{what}@{line}", space="vmem", role="scratch",
                                              shape=tuple(shape), dtype=dtype, itemsize=itemsize))
         return RefB("buffer", bid, tuple(("slice", E.const(0), n) for n in shape))
+
+    def snapshot_buffer(self, ref: RefB, src: BufferDecl) -> RefB:
+        """A private buffer of ``ref``'s shape (its elements, with the words of a bitcast
+        view packed the same way), named after ``src``."""
+        if not ref.packed:
+            return self.register(src.name, ref.shape(), src.dtype, src.itemsize)
+        ratios = [ref.ratio(v[1]) if v[0] == "base" else 1 for v in ref.view_dims()]
+        snap = self.register(src.name, tuple(n * r for n, r in zip(ref.shape(), ratios)), src.dtype, src.itemsize)
+        return dataclasses.replace(snap, packed=tuple((j, r) for j, r in enumerate(ratios) if r > 1))
 
     def current(self, node: tuple) -> tuple:
         """``node`` with every load made before the last DMA, semaphore operation,
@@ -161,7 +171,7 @@ class Accesses:
             src = self.buffers[ref.id]
             at = self.loc
             self.loc = loc
-            snap["dst"] = self.register(src.name, ref.shape(), src.dtype, src.itemsize)
+            snap["dst"] = self.snapshot_buffer(ref, src)
             self.loc = at
         return ("load", snap["dst"], self.epoch, self.writes.get(snap["dst"].id, 0), loc, None)
 

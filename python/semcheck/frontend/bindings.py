@@ -52,6 +52,12 @@ class RefB:
     the array dimensions it merged or split: the checker's cells are single elements
     along those) or ``("index", entries)``, one ``(dimension, index or None)`` per
     dimension of the view then (``None``: composed into ``dims``, or a unit dimension).
+
+    A bitcast to a wider type packs ``ratio`` consecutive elements of the second-minor
+    dimension into one (JAX's TPU layout): ``packed`` holds ``(k, ratio)`` for such an
+    array dimension ``k``, whose ``dims`` entry stays in the array's elements (an ``at``
+    there names the first of ``ratio`` elements) while the view counts its words; the
+    checker's cells along it are then ``ratio`` elements each (cells.py).
     """
 
     what: str  # "buffer" | "sem"
@@ -59,16 +65,21 @@ class RefB:
     dims: tuple
     stages: tuple = ()
     view: tuple = ()
+    packed: tuple = ()
+
+    def ratio(self, k: int) -> int:
+        """How many elements of array dimension ``k`` one element of the view packs."""
+        return next((r for j, r in self.packed if j == k), 1)
 
     def shape(self) -> tuple[int, ...]:
         if not self.stages:
-            return tuple(d[2] for d in self.dims if d[0] == "slice")
+            return tuple(_words(d[2], self.ratio(k)) for k, d in enumerate(self.dims) if d[0] == "slice")
         return tuple(self.view_size(v) for v in self.view)
 
     def view_size(self, v: tuple) -> Any:
         """The size of one of the view's dimensions (``view``)."""
         if v[0] == "base":
-            return self.dims[v[1]][2]
+            return _words(self.dims[v[1]][2], self.ratio(v[1]))
         return v[1] if v[0] == "group" else 1
 
     def view_dims(self) -> tuple:
@@ -77,6 +88,13 @@ class RefB:
         if self.stages:
             return self.view
         return tuple(("base", k) for k, d in enumerate(self.dims) if d[0] == "slice")
+
+
+def _words(size: Any, ratio: int) -> Any:
+    """A size in elements as a size in words of ``ratio`` elements."""
+    if ratio == 1:
+        return size
+    return size // ratio if isinstance(size, int) else E.op("div", size, E.const(ratio))
 
 
 @dataclasses.dataclass(frozen=True)

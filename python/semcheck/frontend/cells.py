@@ -144,12 +144,19 @@ class Granularity:
             for ref in _views(stmt):
                 for k in _single_elements(ref):
                     self.force(ref.id, k)
+                for k, ratio in ref.packed:
+                    # A bitcast view's word is one cell (of ``ratio`` elements, or fewer:
+                    # then view_json says the view does not fit).
+                    self.points.setdefault((ref.id, k), set()).add(ratio)
             for a, b in _alignments(stmt):
                 # A dynamic size is compared per device by the checker, when it compiles.
                 if all(isinstance(n, int) for n in a.shape() + b.shape()) and a.shape() != b.shape():
                     raise Unsupported("shape mismatch", f"views of shapes {a.shape()} and {b.shape()} are "
                                       "copied into each other", stmt.get("loc"))
                 for x, y in zip(a.view_dims(), b.view_dims()):
+                    if (a.ratio(x[1]) if x[0] == "base" else 1) != (b.ratio(y[1]) if y[0] == "base" else 1):
+                        raise Unsupported("bitcast ref transform", "a view that a bitcast to a wider type packs is "
+                                          "copied cell by cell into one it does not pack the same way", stmt.get("loc"))
                     if x[0] == "base" and y[0] == "base":
                         self.uf.union((a.id, x[1]), (b.id, y[1]))
                     elif x[0] == "base" and y[0] == "group":
@@ -240,7 +247,7 @@ class Granularity:
                 for k, d in enumerate(ref.dims):
                     if d[0] == "at":
                         p = E.evaluate(d[1], env)
-                        self.points.setdefault((ref.id, k), set()).update((p, p + 1))
+                        self.points.setdefault((ref.id, k), set()).update((p, p + ref.ratio(k)))
                     elif slice_step(d) != 1:
                         continue  # strided: single elements (``_single_elements``)
                     else:
@@ -336,6 +343,13 @@ def view_json(ref: RefB, decl: BufferDecl, g: list[int], kept: set[int] = frozen
         gk = g[k]
         n = size // gk
         shown = n > 1 or k in kept
+        if ref.ratio(k) != 1 and gk != ref.ratio(k):
+            return {"buffer": ref.id, "unaligned": f"a bitcast view packs {ref.ratio(k)} elements of dimension {k} of "
+                                                   f"`{decl.name}` into one word, and its cells there are {gk} elements"}
+        if d[0] == "at" and ref.ratio(k) != 1:
+            if shown:
+                indices.append({"at": E.to_json(E.op("div", d[1], E.const(gk)))})
+            continue
         if d[0] == "at":
             if gk != 1 and not (cover and not ref.stages):
                 return {"buffer": ref.id, "unaligned": f"index on dimension {k} of `{decl.name}` is inside a cell of {gk}"}

@@ -4,6 +4,7 @@ semaphore references and device ids."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any, Sequence
 
@@ -62,7 +63,7 @@ class Views:
                 if ref.stages and entry[0] == "slice" and not isinstance(entry[2], int):
                     raise self.unsupported("dynamic slice size", f"{what} takes a slice of dynamic size of a "
                                            "dimension a reshape view kept")
-                dims[k] = _compose(dims[k], entry)
+                dims[k] = _compose(dims[k], _in_elements(entry, ref.ratio(k), what, self))
                 entry = None
             elif v[0] == "unit":
                 if entry[1] != E.const(0) or (entry[0] == "slice" and entry[2] != 1):
@@ -73,11 +74,11 @@ class Views:
                 after.append(v if entry is None else ("group", entry[2]))
             entries.append((v, entry))
         if not ref.stages:
-            return RefB(ref.what, ref.id, tuple(dims))
+            return RefB(ref.what, ref.id, tuple(dims), packed=ref.packed)
         stages = ref.stages
         if any(e is not None for _, e in entries):
             stages = (*stages, ("index", tuple(entries)))
-        return RefB(ref.what, ref.id, tuple(dims), stages, tuple(after))
+        return RefB(ref.what, ref.id, tuple(dims), stages, tuple(after), ref.packed)
 
     def index_entry(self, env: dict, idx: Any, what: str) -> tuple:
         """One index of an ``NDIndexer``: ``("at", e)`` or ``("slice", start, size, step)``."""
@@ -120,15 +121,35 @@ class Views:
         return self.expr(env, x, what)
 
     def bitcast(self, ref: RefB, t: Any, what: str) -> RefB:
-        """A bitcast view to a type of the same width reads the same cells."""
+        """A bitcast view. To a type of the same width it reads the same cells. To a wider
+        one it packs ``ratio`` consecutive elements of the view's second-minor dimension
+        into one (``jax._src.state.utils.bitcast``: row ``i`` of the result is rows ``[r*i,
+        r*i + r)``), which must be an array dimension (:attr:`RefB.packed`); back to the
+        narrower type, it unpacks that dimension again."""
         if ref.what != "buffer":
             raise self.unsupported("bitcast ref transform", f"{what} bitcasts a semaphore")
         decl = self.buffers[ref.id]
         to = np.dtype(getattr(t, "dtype", None) or getattr(t, "to_dtype"))
-        if to.itemsize != decl.itemsize:
-            raise self.unsupported("bitcast ref transform", f"{what} bitcasts `{decl.name}` ({decl.dtype}) to "
-                                   f"{to.name}, a type of another width (the shape changes with the memory layout)")
-        return ref
+        width = decl.itemsize * math.prod(r for _, r in ref.packed)
+        if to.itemsize == width:
+            return ref
+        view = ref.view_dims()
+        name = f"`{decl.name}` ({decl.dtype}) to {to.name}, a type of another width"
+        if len(view) < 2 or view[-2][0] != "base":
+            raise self.unsupported("bitcast ref transform", f"{what} bitcasts {name}, on a view whose second-minor "
+                                   "dimension is not one of the array's (a reshape made it)")
+        k = view[-2][1]
+        d = ref.dims[k]
+        if to.itemsize < width:
+            if ref.ratio(k) != width // to.itemsize:
+                raise self.unsupported("bitcast ref transform", f"{what} bitcasts {name}, unpacking a dimension "
+                                       "that no bitcast packed")
+            return dataclasses.replace(ref, packed=tuple(p for p in ref.packed if p[0] != k))
+        ratio = to.itemsize // width
+        if ref.packed or to.itemsize % width or not isinstance(d[2], int) or d[2] % ratio or slice_step(d) != 1:
+            raise self.unsupported("bitcast ref transform", f"{what} bitcasts {name}: supported once per view, "
+                                   f"on a second-minor dimension of a static size that is a multiple of {ratio}")
+        return dataclasses.replace(ref, packed=((k, ratio),))
 
     def reshape(self, ref: RefB, shape: tuple[int, ...], what: str) -> RefB:
         """``ref.reshape(shape)``: the view's dimensions regrouped (see :class:`RefB`)."""
@@ -163,8 +184,11 @@ class Views:
             merged.extend(view[a][1] for a in src[i0:i] if view[a][0] == "base")
             for b in dst[j0:j]:
                 new[b] = ("group", shape[b])
+        if any(ref.ratio(k) != 1 for k in merged):
+            raise self.unsupported("reshape ref transform", f"{what} reshapes a view of shape {have} to {shape}, "
+                                   "merging or splitting the dimension a bitcast to a wider type packed")
         stage = ("reshape", tuple(new), tuple(sorted(set(merged))))
-        return RefB(ref.what, ref.id, ref.dims, (*ref.stages, stage), tuple(new))
+        return RefB(ref.what, ref.id, ref.dims, (*ref.stages, stage), tuple(new), ref.packed)
 
     def buffer_view(self, env: dict, node: Any, what: str) -> RefB:
         r = self.view(env, node, what)
@@ -230,6 +254,20 @@ class Views:
 
     def name_of(self, ref: RefB) -> str:
         return (self.buffers if ref.what == "buffer" else self.semaphores)[ref.id].name
+
+
+def _in_elements(entry: tuple, ratio: int, what: str, views: Views) -> tuple:
+    """An index of a dimension a bitcast packed (``ratio`` elements a word), in elements:
+    an ``at`` names the word's first element, a slice covers its words' elements."""
+    if ratio == 1:
+        return entry
+    first = E.op("mul", entry[1], E.const(ratio))
+    if entry[0] == "at":
+        return ("at", first)
+    if entry[3] != 1:
+        raise views.unsupported("strided slice", f"{what} takes a strided slice of a bitcast view")
+    size = entry[2] * ratio if isinstance(entry[2], int) else E.op("mul", entry[2], E.const(ratio))
+    return ("slice", first, size, 1)
 
 
 def _compose(dim: tuple, entry: tuple) -> tuple:

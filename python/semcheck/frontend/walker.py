@@ -387,6 +387,8 @@ class KernelWalker(Views, Compute, Scalars, Accesses, Control):
     def dma(self, env: dict, src: Any, dst: Any, dst_sem: Any, src_sem: Any, device_id: Any, id_type: Any) -> dict:
         s = self.buffer_view(env, src, "the DMA source")
         d = self.buffer_view(env, dst, "the DMA destination")
+        if s.packed or d.packed:
+            raise self.unsupported("bitcast ref transform", "a DMA copies a bitcast view of a type of another width")
         self.written.add(d.id)
         if device_id is None and src_sem is None:
             window = self.window_copy(s, d)
