@@ -149,6 +149,8 @@ pub struct EvalEnv<'a> {
     pub program_ids: &'a [usize],
     /// The loop variables in scope, innermost last.
     pub vars: &'a [(String, i64)],
+    /// Variables holding no value, with why (using one is an error).
+    pub poisoned: &'a [(String, String)],
 }
 
 impl Expr {
@@ -268,6 +270,9 @@ impl Expr {
                 v
             }
             Expr::Var(name) => {
+                if let Some((_, why)) = env.poisoned.iter().find(|(n, _)| n == name) {
+                    return Err(bad(why.clone()));
+                }
                 env.vars.iter().rev().find(|(n, _)| n == name).map(|(_, v)| *v).ok_or_else(|| {
                     bad(format!("loop variable `{name}` is not defined here (used before its loop ran)"))
                 })?
@@ -435,7 +440,7 @@ mod tests {
         let grid = [3usize];
         for d in 0..4usize {
             let coords = [d];
-            let env = EvalEnv { mesh: &mesh, coords: &coords, grid: &grid, program_ids: &[1], vars: &[] };
+            let env = EvalEnv { mesh: &mesh, coords: &coords, grid: &grid, program_ids: &[1], vars: &[], poisoned: &[] };
             let my_id = Expr::AxisIndex("x".into());
             let left = (my_id.clone() - 1 + 4i64) % 4i64;
             let slot = (my_id - Expr::ProgramId(0) + 4i64) % 4i64;
@@ -447,7 +452,7 @@ mod tests {
     #[test]
     fn bad_expressions_are_errors() {
         let mesh = Mesh::ring(2).unwrap();
-        let env = EvalEnv { mesh: &mesh, coords: &[0], grid: &[2], program_ids: &[0], vars: &[] };
+        let env = EvalEnv { mesh: &mesh, coords: &[0], grid: &[2], program_ids: &[0], vars: &[], poisoned: &[] };
         assert!(Expr::AxisIndex("y".into()).eval(&env).is_err());
         assert!(Expr::ProgramId(1).eval(&env).is_err());
         assert!((Expr::Const(1) % 0i64).eval(&env).is_err());
@@ -461,7 +466,7 @@ mod tests {
     fn floor_mod_is_pythons_and_select_is_lazy() {
         let mesh = Mesh::ring(2).unwrap();
         let vars = [("i".to_string(), -1i64)];
-        let env = EvalEnv { mesh: &mesh, coords: &[0], grid: &[2], program_ids: &[0], vars: &vars };
+        let env = EvalEnv { mesh: &mesh, coords: &[0], grid: &[2], program_ids: &[0], vars: &vars, poisoned: &[] };
         let i = Expr::Var("i".into());
         assert_eq!(i.clone().floor_mod(4i64).eval(&env).unwrap(), 3);
         assert_eq!((i.clone() % 4i64).eval(&env).unwrap(), -1);

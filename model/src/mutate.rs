@@ -690,7 +690,7 @@ mod tests {
         let right = (Expr::AxisIndex("x".into()) + 1i64) % 5i64;
         let mesh = Mesh::ring(5).unwrap();
         for d in 0..5usize {
-            let env = EvalEnv { mesh: &mesh, coords: &[d], grid: &[1], program_ids: &[0], vars: &[] };
+            let env = EvalEnv { mesh: &mesh, coords: &[d], grid: &[1], program_ids: &[0], vars: &[], poisoned: &[] };
             assert_eq!(mirrored("x", &right).eval(&env).unwrap(), ((d + 4) % 5) as i64);
         }
     }

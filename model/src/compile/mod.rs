@@ -381,6 +381,7 @@ impl<'a> Compiler<'a> {
                         program_ids: ids,
                         invocation: inv,
                         vars: Vec::new(),
+                        poisoned: Vec::new(),
                         memory,
                         loc: None,
                     };
@@ -443,6 +444,18 @@ impl<'a> Compiler<'a> {
             ));
         }
         Ok(i as usize)
+    }
+
+    /// Why a load of scalar array `scalar` at `index` reads outside it, if it does.
+    fn outside(&self, scalar: usize, index: &Expr, here: &Here<'_>) -> Option<String> {
+        let decl = self.kernel.scalars.get(scalar)?;
+        let i = index.eval(&here.env()).ok()?;
+        (i < 0 || i as usize >= decl.len).then(|| {
+            format!(
+                "uses a value loaded from `{}` at index {i}, outside its {} elements (Mosaic does not check an SMEM index)",
+                decl.name, decl.len
+            )
+        })
     }
 
     /// The elements of scalar array `scalar` in `range`, each checked to be in range.
@@ -606,6 +619,15 @@ impl<'a> Compiler<'a> {
                     out.push(op, label, here.invocation, &here.program_ids);
                 }
                 StmtKind::ScalarLoad { var, scalar, index } => {
+                    if let Some(why) = self.outside(*scalar, index, here) {
+                        // Mosaic does not check an SMEM index: the word read is not the
+                        // array's. Its value is none; using it is an error.
+                        here.poisoned.retain(|(p, _)| p != var);
+                        here.poisoned.push((var.clone(), why));
+                        out.quiet.push((out.ops.len() as u32, StmtId(id)));
+                        id += stmt.subtree_len();
+                        continue;
+                    }
                     let slot = self.scalar_slot(stmt, *scalar, index, here)?;
                     let value = self.scalar_value(stmt, *scalar, slot, here)?;
                     here.set_vars(std::slice::from_ref(var), &[value]);
@@ -724,6 +746,9 @@ struct Here<'e> {
     program_ids: Vec<usize>,
     invocation: u32,
     vars: Vec<(String, i64)>,
+    /// Variables holding no value, with why (a load of SMEM scalar state outside its
+    /// array: Mosaic does not check the index); using one is an error.
+    poisoned: Vec<(String, String)>,
     /// The device's SMEM scalar state ([`crate::ir::ScalarDecl`]): it persists from one
     /// grid index to the next.
     memory: Vec<Vec<Option<i64>>>,
@@ -739,11 +764,13 @@ impl Here<'_> {
             grid: self.grid,
             program_ids: &self.program_ids,
             vars: &self.vars,
+            poisoned: &self.poisoned,
         }
     }
 
     /// Sets loop variables; they stay set after their loop (its results).
     fn set_vars(&mut self, names: &[String], values: &[i64]) {
+        self.poisoned.retain(|(p, _)| !names.contains(p));
         for (n, v) in names.iter().zip(values) {
             match self.vars.iter_mut().find(|(m, _)| m == n) {
                 Some(slot) => slot.1 = *v,

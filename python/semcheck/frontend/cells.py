@@ -102,6 +102,9 @@ class Granularity:
         #: Dimensions a slice of dynamic size cuts, per buffer: kept in the cell shape
         #: even when they are one cell, so that a size of 0 can be said.
         self.kept: dict[int, set[int]] = {}
+        #: Loads of SMEM scalar state outside its array whose value nothing used, per
+        #: array and line: ``(loc, array name, first index seen)``.
+        self.outside: dict[tuple, tuple] = {}
 
     def run(self) -> list[list[int]]:
         """The cell size of every dimension of every buffer.
@@ -222,11 +225,22 @@ class Granularity:
             values = [self.scalar_value(env, stmt["source"], i) for i in src]
             for i, v in zip(dst, values):
                 env.memory[stmt["scalar"]][i] = v
+        elif op == "scalar_load" and not 0 <= E.evaluate(stmt["index"], env) < self.scalars[stmt["scalar"]]["len"]:
+            # Mosaic does not check an SMEM index: the word read is another allocation's.
+            # Its value is none; using it is an error (a select that discards it, as a
+            # kernel's invalid pipeline step does, does not use it).
+            sc, i = self.scalars[stmt["scalar"]], E.evaluate(stmt["index"], env)
+            why = (f"uses a value loaded from `{sc['name']}` at index {i}, outside its {sc['len']} elements (on device "
+                   f"{env.axes} at grid {env.program_ids})")
+            env.poisoned[stmt["var"]] = why
+            loc = stmt.get("loc")
+            self.outside.setdefault((sc["name"], (loc or {}).get("file"), (loc or {}).get("line")), (loc, sc["name"], i))
         elif op in ("scalar_load", "scalar_store"):
             i = self.scalar_element(stmt["scalar"], E.evaluate(stmt["index"], env))
             if op == "scalar_store":
                 env.memory[stmt["scalar"]][i] = E.evaluate(stmt["value"], env)
             else:
+                env.poisoned.pop(stmt["var"], None)
                 env.vars[stmt["var"]] = self.scalar_value(env, stmt["scalar"], i)
         elif op == "loop":
             values = [E.evaluate(e, env) for e in stmt["init"]]
@@ -375,8 +389,12 @@ def view_json(ref: RefB, decl: BufferDecl, g: list[int], kept: set[int] = frozen
                 return {"buffer": ref.id,
                         "unaligned": f"slice of {length} on dimension {k} of `{decl.name}` is not a multiple of its cells of {gk}"}
             if shown:
+                # A size of 0 (computed: a pipeline's step out of range copies nothing) is
+                # sent as an expression, which the checker reads as copying nothing (a
+                # constant 0 is a malformed view of the DSL's).
+                size: Any = length // gk if length else {"op": "mul", "args": [{"const": 0}, {"const": 1}]}
                 indices.append({"slice": {"start": E.to_json(E.op("exactdiv", start, E.const(gk))),
-                                          "size": length // gk, **_step_json(step)}})
+                                          "size": size, **_step_json(step)}})
     out: dict[str, Any] = {"buffer": ref.id, "indices": indices}
     if ref.stages:
         out["stages"] = _stages_json(ref, decl, g, kept)

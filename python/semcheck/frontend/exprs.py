@@ -177,6 +177,9 @@ class Env:
         self.program_ids = program_ids
         self.grid = grid
         self.vars: dict[str, int] = {}
+        #: Variables holding no value, with why: a load of SMEM outside its array (see
+        #: :class:`~semcheck.frontend.cells.Granularity`); using one is an error.
+        self.poisoned: dict[str, str] = {}
         #: SMEM scalar state, per scalar array (``None``: not written yet).
         self.memory: list[list[int | None]] = []
 
@@ -199,6 +202,8 @@ def evaluate(e: Expr, env: Env) -> int:
             raise EvalError(f"num_programs({e[1]}): the grid has {len(env.grid)} dimension(s)")
         return env.grid[e[1]]
     if kind == "var":
+        if e[1] in env.poisoned:
+            raise EvalError(env.poisoned[e[1]])
         if e[1] not in env.vars:
             raise EvalError(f"loop variable {e[1]} used outside its loop")
         return env.vars[e[1]]

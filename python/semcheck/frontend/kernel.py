@@ -448,6 +448,12 @@ class KernelBuilder:
             gran = cells.Granularity(w.buffers, w.body, axes, grid, w.scalars, forced=self.forced)
             g = gran.run()
             self.kept = gran.kept
+            for loc, name, index in gran.outside.values():
+                rec["ignored"].append({
+                    "construct": "SMEM load out of range", "loc": loc,
+                    "why": f"loads `{name}` outside the array (index {index} on some device): Mosaic does not check an "
+                           "SMEM index, so the word read is not the array's; its value reaches nothing the protocol "
+                           "uses (a select discards it)"})
             rec["buffers"] = [self.buffer_json(b, g[i], self.kept.get(i, set())) for i, b in enumerate(w.buffers)]
             rec["semaphores"] = [{"name": s.name, "kind": s.kind, "shape": list(s.shape),
                                   "len": int(np.prod(s.shape)) if s.shape else None, "scoped": s.scoped,

@@ -282,4 +282,16 @@ class Scalars:
             probe = self.probes[ref.id] = RefB("buffer", bid, (("at", E.const(0)),))
         dst = probe if decl.space == "smem" else RefB("buffer", probe.id, ref.dims)
         leaf = ("load", ref, self.epoch, self.writes.get(ref.id, 0), self.loc, None)
-        self.emit({"op": "store", "dst": dst, "value": leaf, "cellwise": True})
+        store = {"op": "store", "dst": dst, "value": leaf, "cellwise": True}
+        # An SMEM index outside the array reads a word that is not the array's (Mosaic
+        # does not check it): no cell of it is read, and the value loaded is none.
+        inside: E.Expr = E.const(1)
+        for d, size in zip(ref.dims, decl.shape):
+            if d[0] == "at" and not (d[1][0] == "const" and 0 <= d[1][1] < size):
+                bounds = E.op("and", E.op("ge", d[1], E.const(0)), E.op("lt", d[1], E.const(size)))
+                inside = bounds if inside == E.const(1) else E.op("and", inside, bounds)
+        if decl.space != "smem" or inside == E.const(1):
+            self.emit(store)
+            return
+        body, _ = self.block(lambda: self.emit(store))
+        self.emit({"op": "when", "cond": inside, "body": body})
