@@ -440,7 +440,8 @@ mod tests {
         let grid = [3usize];
         for d in 0..4usize {
             let coords = [d];
-            let env = EvalEnv { mesh: &mesh, coords: &coords, grid: &grid, program_ids: &[1], vars: &[], poisoned: &[] };
+            let env =
+                EvalEnv { mesh: &mesh, coords: &coords, grid: &grid, program_ids: &[1], vars: &[], poisoned: &[] };
             let my_id = Expr::AxisIndex("x".into());
             let left = (my_id.clone() - 1 + 4i64) % 4i64;
             let slot = (my_id - Expr::ProgramId(0) + 4i64) % 4i64;

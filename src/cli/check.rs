@@ -118,6 +118,8 @@ struct ValueSets {
     group: String,
     /// How many sets the script passed.
     of: usize,
+    /// Whether the values were recorded in JAX's TPU interpret mode (`--interpret-values`).
+    recorded: bool,
     /// The sets checked: their kernel names and verdicts (`None`: an error).
     checked: Vec<(String, Option<&'static str>)>,
 }
@@ -149,8 +151,13 @@ impl ValueSets {
         if unchecked > 0 {
             parts.push(format!("{unchecked} not checked"));
         }
+        let values = if self.recorded {
+            "the sets of values its kernel computed from what the script passes, recorded in JAX's TPU interpret mode"
+        } else {
+            "the sets of values the script passes to its integer inputs"
+        };
         format!(
-            "{} N={}: kernel {}: checked for {} routings, the sets of values the script passes to its integer inputs (the verdicts cover these only): {}\n",
+            "{} N={}: kernel {}: checked for {} routings, {values} (the verdicts cover these only): {}\n",
             self.path.display(),
             self.devices,
             self.group,
@@ -183,11 +190,9 @@ fn value_sets(results: &[Result<Checked, (Case, ModelError)>]) -> Vec<ValueSets>
             Err((case, _)) => (case, None),
         };
         let semcheck::Source::Python { path, kernel: Some(name), .. } = &case.source else { continue };
-        let Some(set) =
-            semcheck::frontend::kernel_prefetch(path, case.devices, Some(name)).and_then(|p| p.get("set").cloned())
-        else {
-            continue;
-        };
+        let Some(prefetch) = semcheck::frontend::kernel_prefetch(path, case.devices, Some(name)) else { continue };
+        let Some(set) = prefetch.get("set").cloned() else { continue };
+        let recorded = prefetch.get("recorded").is_some();
         let (Some(group), Some(of)) = (set["group"].as_str(), set["of"].as_u64()) else { continue };
         // A routing the script named (`semcheck.routings.routing`) says its name.
         let named = match set.get("name").and_then(|n| n.as_str()) {
@@ -201,6 +206,7 @@ fn value_sets(results: &[Result<Checked, (Case, ModelError)>]) -> Vec<ValueSets>
                 devices: case.devices,
                 group: group.to_string(),
                 of: of as usize,
+                recorded,
                 checked: Vec::new(),
             });
             sets.len() - 1

@@ -706,9 +706,7 @@ fn recorded_note(p: &serde_json::Value) -> Option<String> {
     };
     let names: Vec<String> =
         recorded.iter().map(|r| format!("`{}`", r.get("name").and_then(|n| n.as_str()).unwrap_or("?"))).collect();
-    let stopped = error
-        .map(|e| format!(" (that run stopped early, {e}; the copies it made until then are used)"))
-        .unwrap_or_default();
+    let stopped = error.map(|e| format!(" ({e}; the copies recorded until then are used)")).unwrap_or_default();
     Some(format!(
         "the integers it copies into SMEM from {} are read with the values they carried when the script ran with its kernels in JAX's TPU interpret mode{stopped}: the verdict covers that run's values (every schedule's when it finds no race; docs/kernel-files.md)",
         names.join(", ")

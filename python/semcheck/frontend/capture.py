@@ -209,10 +209,7 @@ class Capture:
             jax.block_until_ready(outs)
             jax.effects_barrier()
         except Exception as e:  # noqa: BLE001 - the kernel is then read without the values
-            lines = [line for line in str(e).strip().splitlines() if line.strip()] or [type(e).__name__]
-            # A failing host callback's error ends with the exception it raised.
-            msg = lines[-1].strip() if "Traceback" in str(e) else lines[0]
-            return Known({}, f"running the computation that calls it on the CPU failed ({type(e).__name__}: {msg})")
+            return Known({}, f"running the computation that calls it on the CPU failed ({_first_line(e)})")
         finally:
             if before is None:
                 rules.pop(pallas_call_p, None)
@@ -373,6 +370,33 @@ def run_interpreted(path: str, argv: list[str]) -> Interpreted:
     sys.path.insert(0, os.path.dirname(path))
     events: list = []
     error = None
+    failures: list[str] = []
+    pjit = jaxcompat.pjit_module()
+    original = pjit._pjit_call_impl_python
+
+    def hook(*args: Any, jaxpr: Any, **kw: Any) -> Any:
+        # A computation whose kernels the interpreter cannot run (a construct it does not
+        # implement) stops there; the script goes on with zeros in place of its results,
+        # as in the capture run, so that its other kernel calls are recorded too.
+        found: list = []
+        Capture.find(Capture(), jaxpr.jaxpr, [], found)
+        if not found:
+            return original(*args, jaxpr=jaxpr, **kw)
+        try:
+            result = original(*args, jaxpr=jaxpr, **kw)
+            jax.block_until_ready(result[0])
+            # The interpreter's ordered callbacks fail through the effects' tokens.
+            jax.effects_barrier()
+            return result
+        except Exception as e:  # noqa: BLE001 - noted; what was recorded until then is used
+            jaxcompat.drop_runtime_tokens()
+            failures.append(_first_line(e))
+            mesh = next((a.sharding.mesh for a in args if isinstance(getattr(a, "sharding", None),
+                                                                      jax.sharding.NamedSharding)), None)
+            outs = [_placeholder(aval, sharding, mesh) for aval, sharding in zip(jaxpr.out_avals, kw["out_shardings"])]
+            return outs, None, None, []
+
+    pjit._pjit_call_impl_python = hook
     try:
         with contextlib.redirect_stdout(sys.stderr), jaxcompat.interpreting_kernels(events):
             runpy.run_path(path, run_name="__main__")
@@ -381,16 +405,25 @@ def run_interpreted(path: str, argv: list[str]) -> Interpreted:
         if e.code not in (None, 0):
             error = f"the script exited with status {e.code} when its kernels ran in JAX's TPU interpret mode"
     except Exception as e:  # noqa: BLE001 - what was recorded until then is used
-        lines = [line for line in str(e).strip().splitlines() if line.strip()] or [type(e).__name__]
-        # A failing host callback's error ends with the exception it raised.
-        msg = lines[-1].strip() if "Traceback" in str(e) else lines[0]
-        error = f"running the script with its kernels in JAX's TPU interpret mode failed ({type(e).__name__}: {msg})"
+        error = f"running the script with its kernels in JAX's TPU interpret mode failed ({_first_line(e)})"
     finally:
+        pjit._pjit_call_impl_python = original
         sys.argv = old_argv
         if sys.path and sys.path[0] == os.path.dirname(path):
             sys.path.pop(0)
         jax.clear_caches()
+    if failures and error is None:
+        times = f"{len(failures)} of its computations" if len(failures) > 1 else "a computation"
+        error = (f"JAX's TPU interpreter could not run {times} with kernels ({failures[0]}); the script went on with "
+                 "zeros in place of their results")
     return Interpreted(events, error)
+
+
+def _first_line(e: BaseException) -> str:
+    """``Type: message`` of an exception, the message's line that says what failed (a
+    failing host callback's error ends with the exception it raised)."""
+    lines = [line for line in str(e).strip().splitlines() if line.strip()] or [type(e).__name__]
+    return f"{type(e).__name__}: {lines[-1].strip() if 'Traceback' in str(e) else lines[0]}"
 
 
 def _dma_starts(jaxpr: Any) -> list:

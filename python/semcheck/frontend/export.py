@@ -134,7 +134,8 @@ def document(script: dict, captured: list, devices: int, kernel: str | None, fai
         rec["export_seconds"] = round(time.perf_counter() - t, 3)
         rec["name"] = numbered(names, rec["name"])
         group = sets.get(cap.body, [])
-        if len(group) > 1 and isinstance(rec.get("prefetch"), dict) and "operands" in rec["prefetch"]:
+        prefetch = rec.get("prefetch")
+        if len(group) > 1 and isinstance(prefetch, dict) and ("operands" in prefetch or "recorded" in prefetch):
             first = next(k for k, c in zip(kernels + [rec], captured) if c is group[0])
             index = next(i for i, c in enumerate(group) if c is cap)
             rec["prefetch"]["set"] = {"index": index + 1, "of": len(group), "group": first["name"],

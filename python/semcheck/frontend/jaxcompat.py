@@ -351,6 +351,14 @@ def pallas_call_module() -> Any:
     return pallas_call
 
 
+def drop_runtime_tokens() -> None:
+    """Forgets the tokens of the effects of the computations run so far (after one failed:
+    its failure is not raised again by every later one)."""
+    from jax._src import dispatch
+
+    dispatch.runtime_tokens.clear()
+
+
 def _interpreter() -> Any:
     """JAX's TPU interpret mode (difference 14)."""
     from jax._src.pallas.mosaic.interpret import interpret_pallas_call as m
