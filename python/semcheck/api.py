@@ -146,12 +146,13 @@ def _kill_group(proc: subprocess.Popen) -> None:
         pass
 
 
-def _run(cmd: Sequence[str], what: str, timeout: float | None) -> subprocess.CompletedProcess:
+def _run(cmd: Sequence[str], what: str, timeout: float | None,
+         extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """Runs a child in its own process group; on a timeout, an interrupt or any other end,
     nothing it started is left running."""
     try:
         proc = subprocess.Popen(list(cmd), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True, env=_env(), start_new_session=True)
+                                text=True, env={**_env(), **(extra_env or {})}, start_new_session=True)
     except OSError as e:
         raise SemcheckError(f"{what}: cannot run {cmd[0]}: {e}") from None
     try:
@@ -183,9 +184,11 @@ def _callable_target(target: Callable) -> tuple[str, str]:
 
 
 def export(target: str | os.PathLike | Callable, *args: Any, devices: int, kernel: str | None = None,
-           max_seconds: float | None = None, **kwargs: Any) -> dict:
+           max_seconds: float | None = None, interpret_values: bool = False, **kwargs: Any) -> dict:
     """Exports the kernels of a script (a path) or of ``target(*args, **kwargs)`` with
-    ``devices`` devices, in a child process; returns the JSON document."""
+    ``devices`` devices, in a child process; returns the JSON document. With
+    ``interpret_values``, the integers its kernels compute and copy into SMEM are read with
+    the values of a run in JAX's TPU interpret mode (``semcheck check --interpret-values``)."""
     _refuse_in_child("export")
     with tempfile.TemporaryDirectory(prefix="semcheck-") as tmp:
         out = os.path.join(tmp, "doc.json")
@@ -202,7 +205,8 @@ def export(target: str | os.PathLike | Callable, *args: Any, devices: int, kerne
         else:
             cmd = [sys.executable, "-m", "semcheck.frontend", "export", os.fspath(target), "--devices",
                    str(devices), "--out", out] + (["--kernel", kernel] if kernel else [])
-        proc = _run(cmd, "export", max_seconds or DEFAULT_EXPORT_SECONDS)
+        extra = {"SEMCHECK_INTERPRET_VALUES": "1"} if interpret_values else None
+        proc = _run(cmd, "export", max_seconds or DEFAULT_EXPORT_SECONDS, extra)
         if not os.path.exists(out):
             raise SemcheckError(f"the export ended without a document ({_ended(proc.returncode)}):\n"
                                 f"{proc.stderr[-4000:]}")
@@ -325,15 +329,17 @@ def _devices(devices: int | Iterable[int]) -> list[int]:
 def check(fn: Callable, *args: Any, devices: int | Iterable[int] = (2, 3, 4), kernel: str | None = None,
           expect: str | None = None, repeat: int | None = None, dma_order: str | None = None,
           dma_landing: str | None = None, max_seconds: float | None = None, max_memory_mib: int | None = None,
-          **kwargs: Any) -> list[KernelVerdict]:
+          interpret_values: bool = False, **kwargs: Any) -> list[KernelVerdict]:
     """Checks the kernels ``fn(*args, **kwargs)`` calls, at each device count, under the
     hardware assumptions ``dma_order`` and ``dma_landing`` (see :class:`Options`), each
-    device count within ``max_seconds`` (tracing and checking each) and ``max_memory_mib``."""
+    device count within ``max_seconds`` (tracing and checking each) and ``max_memory_mib``;
+    ``interpret_values`` as :func:`export`."""
     _refuse_in_child("check")
     options = Options(kernel, expect, repeat, dma_order, dma_landing, max_seconds, max_memory_mib)
     out = []
     for n in _devices(devices):
-        doc = export(fn, *args, devices=n, kernel=kernel, max_seconds=max_seconds, **kwargs)
+        doc = export(fn, *args, devices=n, kernel=kernel, max_seconds=max_seconds, interpret_values=interpret_values,
+                     **kwargs)
         out.extend(_verdicts_of(doc, options))
     return out
 
@@ -341,13 +347,13 @@ def check(fn: Callable, *args: Any, devices: int | Iterable[int] = (2, 3, 4), ke
 def check_file(path: str | os.PathLike, *, devices: int | Iterable[int] = (2, 3, 4), kernel: str | None = None,
                expect: str | None = None, repeat: int | None = None, dma_order: str | None = None,
                dma_landing: str | None = None, max_seconds: float | None = None,
-               max_memory_mib: int | None = None) -> list[KernelVerdict]:
+               max_memory_mib: int | None = None, interpret_values: bool = False) -> list[KernelVerdict]:
     """Checks the kernels of a script, at each device count (options as :func:`check`)."""
     _refuse_in_child("check_file")
     options = Options(kernel, expect, repeat, dma_order, dma_landing, max_seconds, max_memory_mib)
     out = []
     for n in _devices(devices):
-        doc = export(path, devices=n, kernel=kernel, max_seconds=max_seconds)
+        doc = export(path, devices=n, kernel=kernel, max_seconds=max_seconds, interpret_values=interpret_values)
         out.extend(_verdicts_of(doc, options))
     return out
 
@@ -355,10 +361,12 @@ def check_file(path: str | os.PathLike, *, devices: int | Iterable[int] = (2, 3,
 def assert_proved(target: str | os.PathLike | Callable, *args: Any, devices: int | Iterable[int] = (2, 3, 4),
                   kernel: str | None = None, expect: str | None = None, repeat: int | None = None,
                   dma_order: str | None = None, dma_landing: str | None = None, max_seconds: float | None = None,
-                  max_memory_mib: int | None = None, **kwargs: Any) -> list[KernelVerdict]:
+                  max_memory_mib: int | None = None, interpret_values: bool = False,
+                  **kwargs: Any) -> list[KernelVerdict]:
     """Fails with every non-proved verdict, what it requires, and its counterexample trace."""
     opts = dict(devices=devices, kernel=kernel, expect=expect, repeat=repeat, dma_order=dma_order,
-                dma_landing=dma_landing, max_seconds=max_seconds, max_memory_mib=max_memory_mib)
+                dma_landing=dma_landing, max_seconds=max_seconds, max_memory_mib=max_memory_mib,
+                interpret_values=interpret_values)
     if callable(target):
         verdicts = check(target, *args, **opts, **kwargs)
     else:
