@@ -71,7 +71,8 @@ class Capture:
 
     # -- finding kernel equations -------------------------------------------------
 
-    def find(self, jaxpr: jax_core.Jaxpr, shard_maps: list, out: list) -> None:
+    @staticmethod
+    def find(jaxpr: jax_core.Jaxpr, shard_maps: list, out: list) -> None:
         """Appends ``(eqn, shard_maps, jaxpr it is in)`` for every kernel equation of
         ``jaxpr`` and its sub-jaxprs."""
         for eqn in jaxpr.eqns:
@@ -83,7 +84,7 @@ class Capture:
             if name == "shard_map":
                 ctx = shard_maps + [(jaxcompat.param(eqn, "mesh"), jaxcompat.shard_map_manual_axes(eqn))]
             for sub in sub_jaxprs(eqn):
-                self.find(sub, ctx, out)
+                Capture.find(sub, ctx, out)
 
     def record(self, found: list, call_loc: dict | None, mosaic: list | None, known: Known) -> dict[int, list]:
         """Records the kernels ``found`` (once per kernel and set of prefetched values);
@@ -161,9 +162,7 @@ class Capture:
         known.fed = fed_by_kernels(jaxpr.jaxpr, _operands_known)
         call_loc = _caller()
         kernels_of = self.record(found, call_loc, mosaic, known)
-        mesh = next((a.sharding.mesh for a in args if isinstance(getattr(a, "sharding", None),
-                                                                  jax.sharding.NamedSharding)), None)
-        outs = [_placeholder(aval, sharding, mesh) for aval, sharding in zip(jaxpr.out_avals, kw["out_shardings"])]
+        outs = _placeholders(args, jaxpr, kw)
         self.tracker.computation(jaxpr.jaxpr, args, str(kw.get("name") or "jit"), kernels_of, call_loc, outs)
         return outs, None, None, []
 
@@ -379,7 +378,7 @@ def run_interpreted(path: str, argv: list[str]) -> Interpreted:
         # implement) stops there; the script goes on with zeros in place of its results,
         # as in the capture run, so that its other kernel calls are recorded too.
         found: list = []
-        Capture.find(Capture(), jaxpr.jaxpr, [], found)
+        Capture.find(jaxpr.jaxpr, [], found)
         if not found:
             return original(*args, jaxpr=jaxpr, **kw)
         try:
@@ -391,10 +390,7 @@ def run_interpreted(path: str, argv: list[str]) -> Interpreted:
         except Exception as e:  # noqa: BLE001 - noted; what was recorded until then is used
             jaxcompat.drop_runtime_tokens()
             failures.append(_first_line(e))
-            mesh = next((a.sharding.mesh for a in args if isinstance(getattr(a, "sharding", None),
-                                                                      jax.sharding.NamedSharding)), None)
-            outs = [_placeholder(aval, sharding, mesh) for aval, sharding in zip(jaxpr.out_avals, kw["out_shardings"])]
-            return outs, None, None, []
+            return _placeholders(args, jaxpr, kw), None, None, []
 
     pjit._pjit_call_impl_python = hook
     try:
@@ -577,6 +573,13 @@ def _array_key(v: Any) -> Any:
     if isinstance(v, list):
         return tuple(_array_key(a) for a in v)
     return (v.dtype.str, v.shape, v.tobytes())
+
+
+def _placeholders(args: Any, jaxpr: Any, kw: dict) -> list:
+    """Zeros in place of a computation's results (see :func:`_placeholder`)."""
+    mesh = next((a.sharding.mesh for a in args if isinstance(getattr(a, "sharding", None),
+                                                              jax.sharding.NamedSharding)), None)
+    return [_placeholder(aval, sharding, mesh) for aval, sharding in zip(jaxpr.out_avals, kw["out_shardings"])]
 
 
 def _placeholder(aval: Any, sharding: Any, mesh: Any = None) -> Any:
