@@ -197,13 +197,15 @@ class Control:
             probes = {p.id for p in self.probes.values()}
 
             def reloaded(x: dict) -> bool:
-                return x["op"] == "scalar_load" or (x["op"] == "store" and x["dst"].id in probes)
+                # (A window's cell read only where its index is in range: a `when`.)
+                return (x["op"] == "scalar_load" or (x["op"] == "store" and x["dst"].id in probes)
+                        or (x["op"] == "when" and all(reloaded(y) for y in x["body"])))
 
             quiet = all(reloaded(x) or x["op"] == "snapshot" for x in emitted)
             if quiet:
                 # Before the loop its variables are their initial values; at the end of an
                 # iteration, their next ones (the condition reads the values it will see).
-                reload = [dict(x) for x in emitted if reloaded(x)]
+                reload = [_copied(x) for x in emitted if reloaded(x)]
                 for x in emitted:
                     _substitute(x, dict(zip(names, init)))
             if (not quiet and _effectful(emitted)) or self.epoch != depth_epoch:
@@ -310,10 +312,21 @@ def _as_data(b: Any) -> Any:
     return b.data if isinstance(b, IdxVec) else b
 
 
+def _copied(stmt: dict) -> dict:
+    """A reloaded statement of a while condition, copied (a ``when``'s body too)."""
+    if stmt["op"] == "when":
+        return {**stmt, "body": [_copied(y) for y in stmt["body"]]}
+    return dict(stmt)
+
+
 def _substitute(stmt: dict, values: dict) -> None:
     """A reloaded statement of a while condition (a load of SMEM scalar state, or a
     window's cell read with it) with the loop's variables replaced by ``values``."""
-    if stmt["op"] == "scalar_load":
+    if stmt["op"] == "when":
+        stmt["cond"] = E.substitute(stmt["cond"], values)
+        for y in stmt["body"]:
+            _substitute(y, values)
+    elif stmt["op"] == "scalar_load":
         stmt["index"] = E.substitute(stmt["index"], values)
     elif stmt["op"] == "store" and stmt["value"][0] == "load":
         _, ref, *rest = stmt["value"]
