@@ -1,4 +1,6 @@
-"""``python -m semcheck.frontend export FILE --devices N [--kernel NAME] [--out PATH] [-- ARGS]``.
+"""``python -m semcheck.frontend export FILE --devices N [--kernel NAME] [--out PATH] [-- ARGS]``
+(and ``record``, the child an export with ``SEMCHECK_INTERPRET_VALUES`` runs, ``serve``,
+``version``).
 
 Exit status: 0 when the document was written (even if it holds unsupported or refused
 kernels: they are data for the checker), 2 on a usage error or when the document has
@@ -21,6 +23,11 @@ def main(argv: list[str] | None = None) -> int:
     ex.add_argument("--kernel", help="export only the kernel with this name")
     ex.add_argument("--out", help="write the JSON here instead of stdout")
     ex.add_argument("--no-lower", action="store_true", help="skip Mosaic's TPU lowering cross-check")
+    rec = sub.add_parser("record", help="run a script with its kernels in JAX's TPU interpret mode, recording "
+                                         "their copies into SMEM (the export's --interpret-values child)")
+    rec.add_argument("file")
+    rec.add_argument("--devices", type=int, required=True, help="number of devices JAX sees (N)")
+    rec.add_argument("--out", required=True, help="the file the events are written to")
     sub.add_parser("version", help="print the package, format and jax versions")
     sv = sub.add_parser("serve", help="serve exports read from stdin, in forked workers (server.py)")
     sv.add_argument("--jobs", type=int, default=1, help="workers running at once")
@@ -42,6 +49,13 @@ def main(argv: list[str] | None = None) -> int:
         return serve(args.jobs, args.idle_seconds)
     if args.devices < 1:
         parser.error("--devices must be at least 1")
+    if args.command == "record":
+        from .export import configure
+
+        configure(args.devices)
+        from .capture import record_interpreted
+
+        return record_interpreted(args.file, script_args, args.out)
     from .export import export_file
 
     doc = export_file(args.file, args.devices, args.kernel, script_args, lower=not args.no_lower)

@@ -26,8 +26,12 @@ import inspect
 import io
 import itertools
 import os
+import pickle
 import runpy
+import subprocess
 import sys
+import tempfile
+import threading
 import time
 import traceback
 from typing import Any, Callable
@@ -325,14 +329,14 @@ class Interpreted:
     order both times; a script whose Python depends on a kernel's results may not)."""
 
     def __init__(self, events: list, error: str | None):
-        self.error = error
+        self.error = f"running the script with its kernels in JAX's TPU interpret mode: {error}" if error else None
         self.runs: dict[int, list[dict[str, list]]] = {}
         for event in events:
             if event[0] == "start":
                 self.runs.setdefault(event[1], []).append({})
             elif self.runs.get(event[1]):
-                _, device, source_info, values = event
-                self.runs[device][-1].setdefault(location.site(source_info), []).append(values)
+                _, device, site, values = event
+                self.runs[device][-1].setdefault(site, []).append(values)
         self.taken: dict[tuple[frozenset, int], int] = {}
 
     def attach(self, values: dict | None, kj: Any, shard_maps: list) -> dict | None:
@@ -358,25 +362,95 @@ class Interpreted:
         return out or values
 
 
-def run_interpreted(path: str, argv: list[str]) -> Interpreted:
-    """Runs the script at ``path`` with every kernel in JAX's TPU interpret mode on the CPU
-    devices (:func:`jaxcompat.interpreting_kernels`), recording what its kernels copy into
-    SMEM; its output goes to stderr. JAX's caches are cleared after, so that the capture
-    run traces every kernel again."""
+#: Seconds the interpreted run may take (``SEMCHECK_INTERPRET_SECONDS`` overrides): a
+#: kernel that deadlocks in JAX's interpreter, or that it fails on one device while the
+#: others wait for it, never ends.
+INTERPRET_SECONDS = 120.0
+
+
+def run_interpreted(path: str, argv: list[str], devices: int) -> Interpreted:
+    """Runs the script at ``path`` with every kernel in JAX's TPU interpret mode on
+    ``devices`` CPU devices, in a child process (``python -m semcheck.frontend record``,
+    :func:`record_interpreted`) stopped after :data:`INTERPRET_SECONDS`; returns what its
+    kernels copied into SMEM until it ended. Its output goes to stderr."""
+    seconds = float(os.environ.get("SEMCHECK_INTERPRET_SECONDS") or INTERPRET_SECONDS)
+    package = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (package, os.environ.get("PYTHONPATH")) if p))
+    with tempfile.TemporaryDirectory(prefix="semcheck-interpret-") as tmp:
+        out = os.path.join(tmp, "events.pickle")
+        cmd = [sys.executable, "-m", "semcheck.frontend", "record", os.path.abspath(path), "--devices", str(devices),
+               "--out", out, "--", *argv]
+        sys.stderr.flush()
+        try:
+            stdout: Any = sys.stderr.fileno()  # the script's output goes to stderr
+        except (AttributeError, OSError, ValueError):
+            stdout = None
+        child = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=stdout, env=env)
+        error = None
+        try:
+            child.wait(timeout=seconds)
+        except subprocess.TimeoutExpired:
+            error = (f"the run did not end within {seconds:g} s (SEMCHECK_INTERPRET_SECONDS): a kernel that deadlocks "
+                     "there, or that the interpreter failed on one device while the others wait for it")
+        except BaseException:
+            child.kill()
+            child.wait()
+            raise
+        if error is not None:
+            child.kill()
+            child.wait()
+        events = _read_events(out)
+    if error is None and events and events[-1][0] == "error":
+        error = events[-1][1]
+    elif error is None and child.returncode != 0:
+        error = f"the run ended with exit status {child.returncode}"
+    return Interpreted([e for e in events if e[0] != "error"], error)
+
+
+def _read_events(path: str) -> list:
+    """The events a :func:`record_interpreted` child wrote, up to the first incomplete one."""
+    events: list = []
+    try:
+        with open(path, "rb") as f:
+            while True:
+                events.append(pickle.load(f))
+    except (OSError, EOFError, pickle.UnpicklingError, ValueError, AttributeError, IndexError):
+        pass
+    return events
+
+
+class _EventFile:
+    """Appends each interpreter event to a file as it comes (the parent reads what was
+    written if this process is stopped), a copy's ``source_info`` as its site."""
+
+    def __init__(self, f: Any):
+        self.f = f
+        self.lock = threading.Lock()
+
+    def append(self, event: tuple) -> None:
+        if event[0] == "copy":
+            event = ("copy", event[1], location.site(event[2]), event[3])
+        with self.lock:
+            pickle.dump(event, self.f)
+            self.f.flush()
+
+
+def record_interpreted(path: str, argv: list[str], out: str) -> int:
+    """The child of :func:`run_interpreted`: runs the script with every kernel in JAX's TPU
+    interpret mode (:func:`jaxcompat.interpreting_kernels`), writing to ``out`` each
+    kernel's start and each local copy into SMEM it makes, then ``("error", why)`` if it
+    did not run whole. A computation whose kernels the interpreter cannot run (a construct
+    it does not implement) stops there, and the script goes on with zeros in place of its
+    results, as in the capture run, so that its other kernel calls are recorded too."""
     path = os.path.abspath(path)
-    old_argv = sys.argv
     sys.argv = [path, *argv]
     sys.path.insert(0, os.path.dirname(path))
-    events: list = []
     error = None
     failures: list[str] = []
     pjit = jaxcompat.pjit_module()
     original = pjit._pjit_call_impl_python
 
     def hook(*args: Any, jaxpr: Any, **kw: Any) -> Any:
-        # A computation whose kernels the interpreter cannot run (a construct it does not
-        # implement) stops there; the script goes on with zeros in place of its results,
-        # as in the capture run, so that its other kernel calls are recorded too.
         found: list = []
         Capture.find(jaxpr.jaxpr, [], found)
         if not found:
@@ -393,26 +467,24 @@ def run_interpreted(path: str, argv: list[str]) -> Interpreted:
             return _placeholders(args, jaxpr, kw), None, None, []
 
     pjit._pjit_call_impl_python = hook
-    try:
-        with contextlib.redirect_stdout(sys.stderr), jaxcompat.interpreting_kernels(events):
-            runpy.run_path(path, run_name="__main__")
-            jax.effects_barrier()
-    except SystemExit as e:
-        if e.code not in (None, 0):
-            error = f"the script exited with status {e.code} when its kernels ran in JAX's TPU interpret mode"
-    except Exception as e:  # noqa: BLE001 - what was recorded until then is used
-        error = f"running the script with its kernels in JAX's TPU interpret mode failed ({_first_line(e)})"
-    finally:
-        pjit._pjit_call_impl_python = original
-        sys.argv = old_argv
-        if sys.path and sys.path[0] == os.path.dirname(path):
-            sys.path.pop(0)
-        jax.clear_caches()
-    if failures and error is None:
-        times = f"{len(failures)} of its computations" if len(failures) > 1 else "a computation"
-        error = (f"JAX's TPU interpreter could not run {times} with kernels ({failures[0]}); the script went on with "
-                 "zeros in place of their results")
-    return Interpreted(events, error)
+    with open(out, "wb") as f:
+        events = _EventFile(f)
+        try:
+            with jaxcompat.interpreting_kernels(events):
+                runpy.run_path(path, run_name="__main__")
+                jax.effects_barrier()
+        except SystemExit as e:
+            if e.code not in (None, 0):
+                error = f"the script exited with status {e.code}"
+        except Exception as e:  # noqa: BLE001 - what was recorded until then is used
+            error = f"the script failed ({_first_line(e)})"
+        if error is None and failures:
+            times = f"{len(failures)} of its computations" if len(failures) > 1 else "a computation"
+            error = (f"JAX's TPU interpreter could not run {times} with kernels ({failures[0]}); the script went on "
+                     "with zeros in place of their results")
+        if error is not None:
+            events.append(("error", error))
+    return 0
 
 
 def _first_line(e: BaseException) -> str:

@@ -278,7 +278,7 @@ def export_file(path: str, devices: int, kernel: str | None = None, argv: list[s
 
         cap = Capture(lower=lower)
         if interpreting():
-            cap.interpreted = run_interpreted(path, list(argv or []))
+            cap.interpreted = run_interpreted(path, list(argv or []), devices)
         done = run_script(path, list(argv or []), cap)
         done["sha256"] = sha256(os.path.abspath(path))
         return document(done, cap.kernels, devices, kernel, cap.failure, cap.tracker)
