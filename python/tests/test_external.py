@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from conftest import needs_jax
+from conftest import JAX_MINOR, needs_jax
 from helpers import line_of, ops, sem_uses, statements
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -94,8 +94,11 @@ def test_tpu_inference_fused_moe_is_read_with_the_values_of_the_interpreted_run(
     ((k, err),) = kernels
     assert err["loc"]["file"].endswith("tpu_inference/kernels/fused_moe/v1/kernel.py")
     assert {e["construct"] for e in k["errors"]} == {"run-time data"}
-    # JAX 0.8's and 0.9's interpreters, one device failing at the kernel's bitcast views,
-    # leave the other waiting: the run is stopped (after the tables were copied).
+    if JAX_MINOR < (0, 10):
+        # JAX 0.8's and 0.9's interpreters, one device failing at the kernel's bitcast
+        # views, leave the other waiting: the run would end only at its time limit
+        # (measured: the tables are recorded whole, and the kernel proved, as under 0.10).
+        pytest.skip("under jax < 0.10 the interpreted run of this kernel ends only at its time limit")
     monkeypatch.setenv("SEMCHECK_INTERPRET_SECONDS", "20")
     doc = exports.get(os.path.join(EXTERNAL, "tpu_inference_fused_moe.py"), 2, {"SEMCHECK_INTERPRET_VALUES": "1"})
     (k,) = doc["kernels"]
