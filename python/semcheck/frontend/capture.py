@@ -44,7 +44,7 @@ from jax._src import source_info_util
 from jax._src.interpreters import mlir
 
 from . import jaxcompat, location
-from .dataflow import KERNELS, fed_by_kernels, sub_jaxprs
+from .dataflow import KERNELS, _has_kernel, fed_by_kernels, sub_jaxprs
 from .errors import FrontendFailure, Unsupported, internal_error
 from .kernel import Captured, note_traced_names
 from .programs import Tracker
@@ -451,9 +451,7 @@ def record_interpreted(path: str, argv: list[str], out: str) -> int:
     original = pjit._pjit_call_impl_python
 
     def hook(*args: Any, jaxpr: Any, **kw: Any) -> Any:
-        found: list = []
-        Capture.find(jaxpr.jaxpr, [], found)
-        if not found:
+        if not _has_kernel(jaxpr.jaxpr):
             return original(*args, jaxpr=jaxpr, **kw)
         try:
             result = original(*args, jaxpr=jaxpr, **kw)
@@ -507,8 +505,13 @@ def _dma_starts(jaxpr: Any) -> list:
 
 def _into_smem(eqn: Any) -> bool:
     """Whether a ``dma_start`` copies into an SMEM buffer."""
+    return jaxcompat.memory_space(_dst_aval(eqn)) == "smem"
+
+
+def _dst_aval(eqn: Any) -> Any:
+    """The aval of a ``dma_start``'s destination ref."""
     dst = jaxcompat.dma_operands(eqn).dst
-    return jaxcompat.memory_space(getattr(getattr(dst, "ref", dst), "aval", None)) == "smem"
+    return getattr(getattr(dst, "ref", dst), "aval", None)
 
 
 class Known:
@@ -559,10 +562,7 @@ def _copies_into_smem(jaxpr: Any) -> bool:
     jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
     for eqn in jaxpr.eqns:
         if eqn.primitive.name == "dma_start":
-            dst = jaxcompat.dma_operands(eqn).dst
-            ref = getattr(dst, "ref", dst)
-            aval = getattr(ref, "aval", None)
-            if jaxcompat.memory_space(aval) == "smem" or _integers(getattr(aval, "inner_aval", None)):
+            if _into_smem(eqn) or _integers(getattr(_dst_aval(eqn), "inner_aval", None)):
                 return True
         if eqn.primitive.name in ("get", "load", "masked_load") and eqn.invars and eqn.outvars:
             aval = getattr(eqn.invars[0], "aval", None)
