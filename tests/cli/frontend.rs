@@ -615,8 +615,11 @@ fn python() -> PathBuf {
 #[test]
 fn the_python_package_test_suite_passes() {
     let dir = repo().join("python");
+    // On up to four pytest-xdist workers: the suite is most of this binary's time, and
+    // the rest of it mostly waits on child processes.
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get().clamp(1, 4));
     let out = Command::new(python())
-        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"])
+        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", &workers.to_string(), "tests"])
         .current_dir(&dir)
         .env("SEMCHECK_BIN", env!("CARGO_BIN_EXE_semcheck"))
         .output()
