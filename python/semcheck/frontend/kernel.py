@@ -334,13 +334,12 @@ class KernelBuilder:
         it was read with the values of JAX's interpreted run."""
         if self.cap.prefetch_error is not None:
             self.record["prefetch"] = {"error": self.cap.prefetch_error}
-        recorded = [sc for sc in w.scalars if "recorded" in sc and sc["name"].endswith("(copied values)")]
-        if recorded:
+        if w.recorded_tables:
             runs = self.recorded()
             self.record.setdefault("prefetch", {})["recorded"] = [
-                {"name": sc["name"].removesuffix(" (copied values)"),
-                 "copies": [{"device": list(c), "count": len(a)} for c, a in sorted(runs[sc["recorded"]].items())]}
-                for sc in recorded]
+                {"name": rec.name,
+                 "copies": [{"device": list(c), "count": len(a)} for c, a in sorted(runs[site].items())]}
+                for site, rec in w.recorded_tables.items()]
         if self.cap.interpret_error:
             self.record.setdefault("prefetch", {})["interpret_error"] = self.cap.interpret_error
         known = [sc for sc in w.scalars if sc["init"] and "recorded" not in sc]

@@ -4,7 +4,7 @@ integers into it (index windows)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import itertools
 
@@ -25,6 +25,16 @@ MAX_COPIED_SCALARS = 4096
 #: Elements of SMEM scalar state (over all devices, when their values are known) the
 #: checker follows, at most.
 MAX_SCALAR_ELEMENTS = 1 << 22
+
+
+class RecordedCopy(NamedTuple):
+    """A copy site into SMEM read with the values of JAX's interpreted run
+    (``--interpret-values``): its name (``buffer@file:line``) and its two scalar arrays,
+    the values its copies carried and how many of them a device has started."""
+
+    name: str
+    table: int
+    count: int
 
 
 class Scalars:
@@ -222,9 +232,10 @@ class Scalars:
             values = {c: [int(v) for a in arrays for v in np.asarray(a).reshape(-1)] for c, arrays in per_device.items()}
             table = self.recorded_scalar(f"{name} (copied values)", values, src.id, site)
             count = self.recorded_scalar(f"{name} (copies started)", {c: [0] for c in per_device}, src.id, site)
-            self.recorded_tables[site] = (table, count)
+            self.recorded_tables[site] = RecordedCopy(name, table, count)
         self.windows_found.add(dst.id)
-        return ("recorded", *self.recorded_tables[site], length, sid)
+        rec = self.recorded_tables[site]
+        return ("recorded", rec.table, rec.count, length, sid)
 
     def recorded_scalar(self, name: str, values: dict, buffer: int, site: str) -> int:
         """A scalar array of recorded values (per device coordinates): its index."""

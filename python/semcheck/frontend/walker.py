@@ -34,7 +34,7 @@ from .bindings import (POISONED, BufferDecl, ExprB, Poisoned, RefB, SemDecl, Sem
 from .compute import Compute
 from .control import Control
 from .errors import Unsupported
-from .scalars import Scalars
+from .scalars import RecordedCopy, Scalars
 from .vectors import IdxVec
 from .views import Views
 
@@ -111,7 +111,7 @@ class KernelWalker(Views, Compute, Scalars, Accesses, Control):
         # interpreted run, by site, then device coordinates (see recorded_copy), and the
         # scalar arrays made of them, by site.
         self.recorded: dict[str, dict[tuple, list]] = recorded or {}
-        self.recorded_tables: dict[str, tuple[int, int]] = {}
+        self.recorded_tables: dict[str, RecordedCopy] = {}
         self.source_info: Any = None
         self.written: set[int] = set()
         self.probes: dict[int, RefB] = {}
