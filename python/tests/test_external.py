@@ -82,7 +82,7 @@ def test_tpu_inference_all_gather_matmul(exports, tpu_inference):
     assert k["body"][0]["loc"]["file"].startswith(tpu_inference)
 
 
-def test_tpu_inference_fused_moe_is_read_with_the_values_of_the_interpreted_run(exports, tpu_inference, monkeypatch):
+def test_tpu_inference_fused_moe_is_read_with_the_values_of_the_interpreted_run(exports, tpu_inference):
     """The routing tables are computed on the device and copied into SMEM by DMAs: run-time
     data, unless read with the values they carried in JAX's TPU interpret mode; then the
     kernel is read whole (its bfloat16 buffers' 32-bit word views too) and proved."""
@@ -99,15 +99,13 @@ def test_tpu_inference_fused_moe_is_read_with_the_values_of_the_interpreted_run(
         # views, leave the other waiting: the run would end only at its time limit
         # (measured: the tables are recorded whole, and the kernel proved, as under 0.10).
         pytest.skip("under jax < 0.10 the interpreted run of this kernel ends only at its time limit")
-    monkeypatch.setenv("SEMCHECK_INTERPRET_SECONDS", "20")
     doc = exports.get(os.path.join(EXTERNAL, "tpu_inference_fused_moe.py"), 2, {"SEMCHECK_INTERPRET_VALUES": "1"})
     (k,) = doc["kernels"]
     assert k["status"] == "ok", k.get("errors")
     assert [r["name"].split("@")[0] for r in k["prefetch"]["recorded"]] == [
         "offsets_vmem", "t2e_routing_vmem", "starts_vmem", "sizes_vmem", "d2e_count_vmem"]
     # JAX's interpreter stops at the kernel's bitcast views, after the tables were copied.
-    why = k["prefetch"]["interpret_error"]
-    assert "BitcastTransform" in why or "did not end within 20 s" in why, why
+    assert "BitcastTransform" in k["prefetch"]["interpret_error"], k["prefetch"]["interpret_error"]
     # Its pipeline's prologue loads SMEM at index -2 (a select discards the value).
     assert [n["construct"] for n in k["ignored"]].count("SMEM load out of range") == 2
     if not (os.environ.get("SEMCHECK_BIN") or shutil.which("semcheck")):

@@ -44,7 +44,7 @@ from jax._src import source_info_util
 from jax._src.interpreters import mlir
 
 from . import jaxcompat, location
-from .dataflow import KERNELS, _has_kernel, fed_by_kernels, sub_jaxprs
+from .dataflow import KERNELS, has_kernel, fed_by_kernels, sub_jaxprs
 from .errors import FrontendFailure, Unsupported, internal_error
 from .kernel import Captured, note_traced_names
 from .programs import Tracker
@@ -389,16 +389,13 @@ def run_interpreted(path: str, argv: list[str], devices: int) -> Interpreted:
         error = None
         try:
             child.wait(timeout=seconds)
-        except subprocess.TimeoutExpired:
+        except BaseException as e:
+            child.kill()
+            child.wait()
+            if not isinstance(e, subprocess.TimeoutExpired):
+                raise
             error = (f"the run did not end within {seconds:g} s (SEMCHECK_INTERPRET_SECONDS): a kernel that deadlocks "
                      "there, or that the interpreter failed on one device while the others wait for it")
-        except BaseException:
-            child.kill()
-            child.wait()
-            raise
-        if error is not None:
-            child.kill()
-            child.wait()
         events = _read_events(out)
     if error is None and events and events[-1][0] == "error":
         error = events[-1][1]
@@ -451,7 +448,7 @@ def record_interpreted(path: str, argv: list[str], out: str) -> int:
     original = pjit._pjit_call_impl_python
 
     def hook(*args: Any, jaxpr: Any, **kw: Any) -> Any:
-        if not _has_kernel(jaxpr.jaxpr):
+        if not has_kernel(jaxpr.jaxpr):
             return original(*args, jaxpr=jaxpr, **kw)
         try:
             result = original(*args, jaxpr=jaxpr, **kw)

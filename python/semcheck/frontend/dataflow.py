@@ -105,13 +105,14 @@ def _through(eqn: Any, ins: list[bool], operands: Callable[[Any], Sequence[int]]
     any_in = any(ins)
     for sub in subs:
         _flow(sub, [any_in] * len(sub.invars), operands, fed)
-    return [any_in or any(_has_kernel(s) for s in subs)] * n_out
+    return [any_in or any(has_kernel(s) for s in subs)] * n_out
 
 
-def _has_kernel(jaxpr: Any) -> bool:
+def has_kernel(jaxpr: Any) -> bool:
+    """Whether ``jaxpr`` (or a closed one) calls a kernel, directly or in a sub-jaxpr."""
     jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
     for eqn in jaxpr.eqns:
-        if eqn.primitive.name in KERNELS or any(_has_kernel(sub) for sub in sub_jaxprs(eqn)):
+        if eqn.primitive.name in KERNELS or any(has_kernel(sub) for sub in sub_jaxprs(eqn)):
             return True
     return False
 

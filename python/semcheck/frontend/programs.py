@@ -36,7 +36,7 @@ from typing import Any
 from jax._src import core as jax_core
 
 from . import jaxcompat
-from .dataflow import KERNELS, _has_kernel, sub_jaxprs
+from .dataflow import KERNELS, has_kernel, sub_jaxprs
 from .export import numbered
 
 #: The most iterations of a ``scan`` around kernels that are unrolled into a program.
@@ -173,7 +173,7 @@ class Tracker:
                 self.producer[v] = (call.index, j)
             return outs
         subs = sub_jaxprs(eqn)
-        if not any(_has_kernel(s) for s in subs):
+        if not any(has_kernel(s) for s in subs):
             return [self._fresh() for _ in range(n_out)]
         params = eqn.params
         if name == "scan" and int(params.get("length", 0)) <= MAX_UNROLL:

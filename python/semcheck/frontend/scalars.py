@@ -304,6 +304,6 @@ class Scalars:
         if decl.space != "smem" or inside == E.const(1):
             self.emit(store)
             return
-        # Only the private probe is written: not control flow snapshots need to see.
+        # It writes only the private probe, which control flow's snapshots need not see.
         body, _ = self.block(lambda: self.emit(store))
         self.emit_quiet({"op": "when", "cond": inside, "body": body})
