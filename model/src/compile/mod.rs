@@ -432,11 +432,16 @@ impl<'a> Compiler<'a> {
     /// Its words are formatted only for an error: these statements run at every
     /// iteration of the loops around them.
     fn scalar_slot(&self, stmt: &Stmt, scalar: usize, index: &Expr, here: &Here<'_>) -> Result<usize, ModelError> {
+        let i = self.eval_in(stmt, index, here)?;
+        self.scalar_slot_at(stmt, scalar, i, here)
+    }
+
+    /// [`Self::scalar_slot`] for an index already evaluated.
+    fn scalar_slot_at(&self, stmt: &Stmt, scalar: usize, i: i64, here: &Here<'_>) -> Result<usize, ModelError> {
         let fail = |kind, problem| self.err(here, &crate::stmt_text::statement(self.kernel, stmt), kind, problem);
         let decl = self.kernel.scalars.get(scalar).ok_or_else(|| {
             fail(ErrorKind::UnknownBuffer, format!("scalar array #{scalar} is not declared by this kernel"))
         })?;
-        let i = self.eval_in(stmt, index, here)?;
         if i < 0 || i as usize >= decl.len {
             return Err(fail(
                 ErrorKind::OutOfRange,
@@ -446,10 +451,9 @@ impl<'a> Compiler<'a> {
         Ok(i as usize)
     }
 
-    /// Why a load of scalar array `scalar` at `index` reads outside it, if it does.
-    fn outside(&self, scalar: usize, index: &Expr, here: &Here<'_>) -> Option<String> {
+    /// Why a load of scalar array `scalar` at index `i` reads outside it, if it does.
+    fn outside(&self, scalar: usize, i: i64) -> Option<String> {
         let decl = self.kernel.scalars.get(scalar)?;
-        let i = index.eval(&here.env()).ok()?;
         (i < 0 || i as usize >= decl.len).then(|| {
             format!(
                 "uses a value loaded from `{}` at index {i}, outside its {} elements (Mosaic does not check an SMEM index)",
@@ -619,7 +623,8 @@ impl<'a> Compiler<'a> {
                     out.push(op, label, here.invocation, &here.program_ids);
                 }
                 StmtKind::ScalarLoad { var, scalar, index } => {
-                    if let Some(why) = self.outside(*scalar, index, here) {
+                    let i = self.eval_in(stmt, index, here)?;
+                    if let Some(why) = self.outside(*scalar, i) {
                         // Mosaic does not check an SMEM index: the word read is not the
                         // array's. Its value is none; using it is an error.
                         here.poisoned.retain(|(p, _)| p != var);
@@ -628,7 +633,7 @@ impl<'a> Compiler<'a> {
                         id += stmt.subtree_len();
                         continue;
                     }
-                    let slot = self.scalar_slot(stmt, *scalar, index, here)?;
+                    let slot = self.scalar_slot_at(stmt, *scalar, i, here)?;
                     let value = self.scalar_value(stmt, *scalar, slot, here)?;
                     here.set_vars(std::slice::from_ref(var), &[value]);
                     out.quiet.push((out.ops.len() as u32, StmtId(id)));
