@@ -351,6 +351,18 @@ def _encode(value) -> dict:
             "values": [x if not isinstance(x, float) or math.isfinite(x) else str(x) for x in flat]}
 
 
+def _drain() -> None:
+    """Waits for every computation the script dispatched. JAX runs them asynchronously: a
+    script that does not block on its result returns before its kernel has run, and the
+    interpreter's state must not be reset under it (its callbacks would fail, and the run
+    would record nothing)."""
+    import jax
+
+    jax.effects_barrier()
+    for array in jax.live_arrays():
+        array.block_until_ready()
+
+
 def run(plan: dict, schedule: str) -> dict:
     """Runs the kernel file once, steered through ``plan['schedules'][schedule]``."""
     devices = plan["devices"]
@@ -379,7 +391,13 @@ def run(plan: dict, schedule: str) -> dict:
     race_found = False
     try:
         with contextlib.redirect_stdout(out), pltpu.force_tpu_interpret_mode(params):
-            runpy.run_path(path, run_name="__main__")
+            try:
+                runpy.run_path(path, run_name="__main__")
+            except SystemExit as e:
+                if e.code not in (None, 0):
+                    raise
+            finally:
+                _drain()
         race_found = bool(getattr(ip, "races", None) is not None and ip.races.races_found)
     except BaseException as e:  # noqa: BLE001 - reported: the interpreter may fail or the script exit
         error = f"{type(e).__name__}: {str(e)[-500:]}"

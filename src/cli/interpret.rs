@@ -269,6 +269,19 @@ pub(crate) fn run(
         if r["kernel"].is_null() {
             return Err("JAX's interpreter never ran the trace's kernel (the script did not call it)".into());
         }
+        // A run that recorded no output, or stopped inside the schedule without diverging
+        // from it, did not run the kernel through it: comparing would claim what was not seen.
+        let (steered, events) = (r["steered"].as_u64().unwrap_or(0), r["events"].as_u64().unwrap_or(0));
+        if r["divergence"].is_null() && steered < events {
+            return Err(format!(
+                "JAX's interpreter stopped the {} run after {steered} of its {events} events, without \
+                 diverging from the schedule: the kernel did not run to its end",
+                r["schedule"]
+            ));
+        }
+        if r["outputs"].as_object().is_none_or(|o| o.is_empty()) {
+            return Err(format!("JAX's interpreter recorded no output of the kernel in the {} run", r["schedule"]));
+        }
     }
     emitln!("{name}: {} in JAX's TPU interpret mode (dma_execution_mode=on_wait, detect_races=True)", file.header.case);
     emitln!("  counterexample: {}", describe(&cex));
