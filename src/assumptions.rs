@@ -28,7 +28,7 @@
 //! assert_eq!(needs.requires, vec![Assumption::DmaReorder]);
 //! ```
 
-use semcheck_checker::counterexample::{run_events, Namer};
+use semcheck_checker::counterexample::{run_events, Namer, TracedRun};
 use semcheck_checker::{explore, Config, Counterexample, EngineRun, Outcome, Stats, Verdict};
 use semcheck_model::program::Op;
 use semcheck_model::{DmaKey, DmaLanding, DmaOrder, Event, Program, Semantics, StepOutcome};
@@ -310,10 +310,16 @@ fn replayed(program: &Program, cex: &Counterexample, config: &Config) -> Option<
 
 /// Where the schedule of `cex` uses each behaviour `program`'s assumptions allow: the first
 /// landing that overtakes an earlier DMA of its queue, the first device step taken while a
-/// copy has landed only partly.
+/// copy has landed only partly. Event numbers count the engine's schedule.
 pub fn witnesses(program: &Program, cex: &Counterexample) -> Vec<Witness> {
     let namer = Namer::new(program);
-    let Ok(run) = run_events(&namer, &cex.schedule) else { return Vec::new() };
+    run_events(&namer, &cex.schedule).map(|run| witnesses_in(program, &run)).unwrap_or_default()
+}
+
+/// [`witnesses`] in a run already executed: numbered as that run's events (the schedule a
+/// report shows, minimised and rotated, not the engine's).
+pub fn witnesses_in(program: &Program, run: &TracedRun) -> Vec<Witness> {
+    let namer = Namer::new(program);
     let mut out = Vec::with_capacity(2);
     let reorder = run.events.iter().enumerate().find_map(|(i, &e)| {
         let key = e.dma().filter(|_| e.is_landing())?;
@@ -368,6 +374,11 @@ fn verdict_words(outcome: &Outcome, devices: usize) -> String {
 }
 
 impl Requirements {
+    /// The same requirements with the witnesses located in `run` (the schedule shown).
+    pub fn located_in(&self, program: &Program, run: &TracedRun) -> Requirements {
+        Requirements { witnesses: witnesses_in(program, run), ..self.clone() }
+    }
+
     /// The names of the required behaviours (`["dma-reorder"]`), empty when the bug breaks
     /// under every choice of the options that were re-checked.
     pub fn names(&self) -> Vec<&'static str> {

@@ -114,6 +114,16 @@ impl Checked {
         Checked { case, program, outcome, needs, basis, found: OnceLock::new(), compile_seconds: None, recheck_seconds }
     }
 
+    /// The requirements as reported: their witnesses numbered as the shown schedule's events
+    /// (the engine's own schedule when the shown one does not replay).
+    fn shown_needs(&self) -> Option<Requirements> {
+        let needs = self.needs.as_ref()?;
+        Some(match self.found() {
+            Some(Ok(found)) => needs.located_in(&self.program, &found.run),
+            _ => needs.clone(),
+        })
+    }
+
     /// The names of the behaviours the violation requires (empty: none), `None` when no
     /// violation was analysed.
     pub(crate) fn requires(&self) -> Option<Vec<&'static str>> {
@@ -258,7 +268,7 @@ impl Checked {
             "coverage": self.coverage_json(),
             "requires": self.requires(),
             "relies_on": self.basis.as_ref().map(ProofBasis::names),
-            "assumptions": match (&self.needs, &self.basis) {
+            "assumptions": match (&self.shown_needs(), &self.basis) {
                 (Some(needs), _) => needs.json(),
                 (None, Some(basis)) => basis.json(),
                 (None, None) => Value::Null,
@@ -389,7 +399,7 @@ impl Checked {
                     out.push_str(&format!("  engine schedule: {e}\n"));
                 }
                 out.push_str(&format!("  found by {how}\n"));
-                for line in self.needs.iter().flat_map(|n| n.lines(self.case.devices)) {
+                for line in self.shown_needs().iter().flat_map(|n| n.lines(self.case.devices)) {
                     out.push_str(&format!("  {line}\n"));
                 }
             }

@@ -30,6 +30,15 @@ fn check_reports_what_a_violation_requires() {
     assert_eq!(code, 1);
     assert_eq!(v["requires"], serde_json::json!(["dma-reorder"]));
     assert_eq!(v["assumptions"]["rechecks"][0]["verdict"], "proved");
+    // The witness is numbered as the schedule shown (minimised, rotated): its event is that
+    // schedule's overtaking landing, named as the witness names it.
+    let witness = &v["assumptions"]["witnesses"][0];
+    let index = witness["event"].as_u64().expect("an event number") as usize;
+    let event = &v["violation"]["events"][index - 1];
+    assert_eq!(event["index"].as_u64(), Some(index as u64), "{v}");
+    let text = event["text"].as_str().expect("an event");
+    assert!(text.starts_with("dma [") && text.contains("received on"), "{text}");
+    assert!(witness["detail"].as_str().unwrap().contains(&format!("event {index} `{text}` overtakes")), "{witness}");
 
     let (code, out, _) =
         semcheck(&["check", "all_gather", "--mutant", "shared-recv-sem", "--devices", "3", "--dma-order", "pair-fifo"]);
