@@ -307,6 +307,9 @@ impl Program {
         }
         if let Some(&(cell, want, got)) = wrong.first() {
             let (mut shown_got, shown_want) = (values.display(got, notation), values.display(want, notation));
+            if got == ValueId::UNDEF {
+                shown_got.push_str(" (never written)");
+            }
             if shown_got.ends_with('…') || shown_want.ends_with('…') {
                 // Too long to compare by eye: say where they differ.
                 let (g, w) = values.difference(got, want);
