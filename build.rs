@@ -22,8 +22,9 @@ fn python_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// `SUPPORTED: ... = ((0, 8), (0, 10))` of `jaxcompat.py`: the (major, minor) ends.
-fn supported_range(compat: &str) -> ((u32, u32), (u32, u32)) {
+/// `SUPPORTED: ... = ((0, 8, 1), (0, 10))` of `jaxcompat.py`: the oldest release
+/// (major, minor, patch) and the newest minor line (major, minor).
+fn supported_range(compat: &str) -> ((u32, u32, u32), (u32, u32)) {
     let line = compat.lines().find(|l| l.starts_with("SUPPORTED")).expect("jaxcompat.py states SUPPORTED");
     let value = line.split('=').nth(1).expect("SUPPORTED = ...");
     let numbers: Vec<u32> = value
@@ -32,8 +33,8 @@ fn supported_range(compat: &str) -> ((u32, u32), (u32, u32)) {
         .map(|s| s.parse().expect("a version number"))
         .collect();
     match numbers.as_slice() {
-        [a, b, c, d] => ((*a, *b), (*c, *d)),
-        _ => panic!("jaxcompat.py: SUPPORTED is not ((major, minor), (major, minor)): {line}"),
+        [a, b, c, d, e] => ((*a, *b, *c), (*d, *e)),
+        _ => panic!("jaxcompat.py: SUPPORTED is not ((major, minor, patch), (major, minor)): {line}"),
     }
 }
 
@@ -54,11 +55,15 @@ fn main() {
     // The supported JAX range is stated once, in the front end; the binary reads it from there.
     let compat = std::fs::read_to_string(package.join("frontend/jaxcompat.py")).expect("jaxcompat.py");
     let (oldest, newest) = supported_range(&compat);
-    writeln!(code, "/// The oldest JAX minor release the front end reads (`SUPPORTED` of `jaxcompat.py`).")
+    writeln!(code, "/// The oldest JAX release the front end reads (`SUPPORTED` of `jaxcompat.py`).")
         .expect("writing to a String");
-    writeln!(code, "pub const OLDEST_JAX: (u32, u32) = ({}, {});", oldest.0, oldest.1).expect("writing to a String");
-    writeln!(code, "/// The newest JAX minor release the front end reads (`SUPPORTED` of `jaxcompat.py`).")
+    writeln!(code, "pub const OLDEST_JAX: (u32, u32, u32) = ({}, {}, {});", oldest.0, oldest.1, oldest.2)
         .expect("writing to a String");
+    writeln!(
+        code,
+        "/// The newest JAX minor line the front end reads, every release of it (`SUPPORTED` of `jaxcompat.py`)."
+    )
+    .expect("writing to a String");
     writeln!(code, "pub const NEWEST_JAX: (u32, u32) = ({}, {});", newest.0, newest.1).expect("writing to a String");
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("python_package.rs");
     std::fs::write(&out, code).unwrap_or_else(|e| panic!("cannot write {}: {e}", out.display()));

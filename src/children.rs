@@ -96,19 +96,36 @@ fn kill_group(pgid: i32) {
 /// the group was ended meanwhile by [`kill_all`] (the command is stopping). Once the
 /// leader exits, what is left of its group is killed.
 pub fn wait(child: &mut Child) -> io::Result<ExitStatus> {
+    wait_until(child, None).map(|status| status.expect("no deadline"))
+}
+
+/// [`wait`] for at most `seconds`: `Ok(None)` when the time ran out, the whole group then
+/// killed and the leader reaped.
+pub fn wait_for(child: &mut Child, seconds: f64) -> io::Result<Option<ExitStatus>> {
+    wait_until(child, Some(std::time::Instant::now() + Duration::from_secs_f64(seconds.clamp(0.0, 1e9))))
+}
+
+fn wait_until(child: &mut Child, deadline: Option<std::time::Instant>) -> io::Result<Option<ExitStatus>> {
     let pgid = child.id() as i32;
+    let end = |child: &mut Child| {
+        let mut all = groups();
+        kill_group(pgid);
+        all.retain(|&g| g != pgid);
+        drop(all);
+        UNCOUNTED.lock().unwrap_or_else(|e| e.into_inner()).retain(|&g| g != pgid);
+        child.wait()
+    };
     loop {
         if !groups().contains(&pgid) {
             let _ = child.wait();
             return Err(io::Error::other("stopped"));
         }
         if has_exited(pgid)? {
-            let mut all = groups();
-            kill_group(pgid);
-            all.retain(|&g| g != pgid);
-            drop(all);
-            UNCOUNTED.lock().unwrap_or_else(|e| e.into_inner()).retain(|&g| g != pgid);
-            return child.wait();
+            return end(child).map(Some);
+        }
+        if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+            end(child)?;
+            return Ok(None);
         }
         std::thread::sleep(Duration::from_millis(5));
     }

@@ -222,14 +222,17 @@ pub fn sweep(parent: &Path, prefix: &str) -> Vec<PathBuf> {
     removed
 }
 
-/// Removes the files `<parent>/<pid>-*` (export files of an older semcheck) whose process
-/// no longer runs; returns what it removed.
-pub fn sweep_orphan_files(parent: &Path) -> Vec<PathBuf> {
+/// Removes the files `<parent>/<prefix><pid>-*` and `<parent>/<prefix><pid>.*` (files of an
+/// older semcheck: export files, `replay --interpret`'s plans) whose process no longer
+/// runs; returns what it removed.
+pub fn sweep_orphan_files(parent: &Path, prefix: &str) -> Vec<PathBuf> {
     let mut removed = Vec::new();
     let Ok(entries) = fs::read_dir(parent) else { return removed };
     for entry in entries.filter_map(|e| e.ok()) {
         let Some(name) = entry.file_name().to_str().map(str::to_string) else { continue };
-        let Some(pid) = name.split('-').next().and_then(|p| p.parse::<i32>().ok()) else { continue };
+        let Some(rest) = name.strip_prefix(prefix) else { continue };
+        let Some((pid, _)) = rest.split_once(['-', '.']) else { continue };
+        let Ok(pid) = pid.parse::<i32>() else { continue };
         if entry.file_type().is_ok_and(|t| t.is_file()) && !pid_runs(pid) && fs::remove_file(entry.path()).is_ok() {
             removed.push(entry.path());
         }
@@ -343,7 +346,16 @@ mod tests {
         fs::write(parent.join("2147483646-abc-2.json"), "").unwrap();
         let live = format!("{}-abc-2.json", std::process::id());
         fs::write(parent.join(&live), "").unwrap();
-        assert_eq!(sweep_orphan_files(&parent), vec![parent.join("2147483646-abc-2.json")]);
+        assert_eq!(sweep_orphan_files(&parent, ""), vec![parent.join("2147483646-abc-2.json")]);
+        assert!(parent.join(&live).exists());
+        // An older `replay --interpret`'s plan and results, by prefix.
+        fs::write(parent.join("plan-2147483646.json"), "").unwrap();
+        fs::write(parent.join("plan-2147483646.lockstep.json"), "").unwrap();
+        let live = format!("plan-{}.json", std::process::id());
+        fs::write(parent.join(&live), "").unwrap();
+        let mut removed = sweep_orphan_files(&parent, "plan-");
+        removed.sort();
+        assert_eq!(removed, vec![parent.join("plan-2147483646.json"), parent.join("plan-2147483646.lockstep.json")]);
         assert!(parent.join(&live).exists());
         let _ = fs::remove_dir_all(&parent);
     }

@@ -19,29 +19,34 @@ SEEDS = os.path.join(REPO, "protocols", "pallas")
 KERNELS = os.path.join(HERE, "kernels")
 
 
-def _installed_jax() -> tuple[str, tuple[int, int]]:
+def _installed_jax() -> tuple[str, tuple[int, int], tuple[int, ...]]:
     """The version of the JAX the exports run under (this interpreter's), read without
-    importing JAX (the tests' own process never starts it)."""
+    importing JAX (the tests' own process never starts it): the string, ``(major,
+    minor)`` and the release numbers (``0.9.0.1`` -> ``(0, 9, 0, 1)``)."""
+    import re
     from importlib.metadata import version
 
     v = version("jax")
-    major, minor = (int(p) for p in v.split(".")[:2])
-    return v, (major, minor)
+    release = tuple(int(p) for p in re.match(r"\d+(?:\.\d+)*", v).group(0).split("."))
+    return v, (release[0], release[1]), release
 
 
-JAX_VERSION, JAX_MINOR = _installed_jax()
+JAX_VERSION, JAX_MINOR, JAX_RELEASE = _installed_jax()
 
 
-def needs_jax(minor: int, why: str) -> pytest.MarkDecorator:
-    """Skips a test under a JAX older than 0.``minor``, by name and with the reason: the
-    kernel it reads uses an API that JAX does not have (``why``)."""
-    return pytest.mark.skipif(JAX_MINOR < (0, minor),
-                              reason=f"needs jax >= 0.{minor}, this is jax {JAX_VERSION}: {why}")
+def needs_jax(first: tuple[int, ...], why: str) -> pytest.MarkDecorator:
+    """Skips a test under a JAX older than release ``first``, by name and with the reason:
+    the kernel it reads uses an API that JAX does not have (``why``)."""
+    return pytest.mark.skipif(JAX_RELEASE < first,
+                              reason=f"needs jax >= {'.'.join(map(str, first))}, this is jax {JAX_VERSION}: {why}")
 
 
-#: Why a kernel calling ``pl.kernel(out_type=..., scratch_types=...)`` is skipped before 0.10.
-PL_KERNEL_KEYWORDS = ("it calls pl.kernel(out_type=..., scratch_types=...), jax 0.10's keywords (0.8 and 0.9 "
-                      "call them out_shape= and scratch_shapes=)")
+#: The first release whose ``pl.kernel`` takes ``out_type=`` and ``scratch_types=``.
+PL_KERNEL_KEYWORDS_FROM = (0, 10, 1)
+
+#: Why a kernel calling ``pl.kernel(out_type=..., scratch_types=...)`` is skipped before 0.10.1.
+PL_KERNEL_KEYWORDS = ("it calls pl.kernel(out_type=..., scratch_types=...), the keywords of jax 0.10.1 and later "
+                      "(before, out_shape= and scratch_shapes=)")
 
 
 def seed_files() -> list[str]:
@@ -56,7 +61,7 @@ def uses_pl_kernel_keywords(path: str) -> bool:
 
 def seed_params() -> list:
     """The seed files as test parameters, each marked with the JAX it needs."""
-    return [pytest.param(p, marks=needs_jax(10, PL_KERNEL_KEYWORDS)) if uses_pl_kernel_keywords(p) else p
+    return [pytest.param(p, marks=needs_jax(PL_KERNEL_KEYWORDS_FROM, PL_KERNEL_KEYWORDS)) if uses_pl_kernel_keywords(p) else p
             for p in seed_files()]
 
 

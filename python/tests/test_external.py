@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from conftest import JAX_MINOR, needs_jax
+from conftest import JAX_RELEASE, needs_jax
 from helpers import line_of, ops, sem_uses, statements
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -94,11 +94,11 @@ def test_tpu_inference_fused_moe_is_read_with_the_values_of_the_interpreted_run(
     ((k, err),) = kernels
     assert err["loc"]["file"].endswith("tpu_inference/kernels/fused_moe/v1/kernel.py")
     assert {e["construct"] for e in k["errors"]} == {"run-time data"}
-    if JAX_MINOR < (0, 10):
-        # JAX 0.8's and 0.9's interpreters, one device failing at the kernel's bitcast
+    if JAX_RELEASE < (0, 10, 2):
+        # The interpreters before jax 0.10.2, one device failing at the kernel's bitcast
         # views, leave the other waiting: the run would end only at its time limit
-        # (measured: the tables are recorded whole, and the kernel proved, as under 0.10).
-        pytest.skip("under jax < 0.10 the interpreted run of this kernel ends only at its time limit")
+        # (measured: the tables are recorded whole, and the kernel proved, as under 0.10.2).
+        pytest.skip("before jax 0.10.2 the interpreted run of this kernel ends only at its time limit")
     doc = exports.get(os.path.join(EXTERNAL, "tpu_inference_fused_moe.py"), 2, {"SEMCHECK_INTERPRET_VALUES": "1"})
     (k,) = doc["kernels"]
     assert k["status"] == "ok", k.get("errors")
@@ -180,8 +180,9 @@ def test_the_fused_reduce_scatter_gmms_race_on_their_zero_initialised_output(dri
     assert v.requires == [], v
 
 
-@needs_jax(10, "tpu-inference 0.32.0's hierarchical reduce-scatter uses jax 0.10's SparseCore API (jax 0.9 has no "
-                   "`MemoryRef @ VectorSubcoreMesh`, jax 0.8 no `ChipVersion.num_physical_tensor_cores_per_chip`)")
+@needs_jax((0, 10, 1), "tpu-inference 0.32.0's hierarchical reduce-scatter uses the SparseCore API of jax 0.10.1 "
+                      "and later (jax 0.9 and 0.10.0 have no `MemoryRef @ VectorSubcoreMesh`, jax 0.8 no "
+                      "`ChipVersion.num_physical_tensor_cores_per_chip`)")
 def test_tpu_inference_hierrs_sc_is_unsupported_with_its_reason(exports, tpu_inference):
     ((k, err),) = _unsupported(exports, "tpu_inference_hierrs_sc.py", 8)
     assert k["name"] == "scs_kernel"
@@ -191,10 +192,10 @@ def test_tpu_inference_hierrs_sc_is_unsupported_with_its_reason(exports, tpu_inf
 
 
 RPA_NEEDS = ("tpu-inference 0.32.0's ragged paged attention passes pltpu.CompilerParams(disable_semaphore_checks=...), "
-             "which jax 0.8 does not have")
+             "which jax 0.8 and 0.9.0 do not have")
 
 
-@needs_jax(9, RPA_NEEDS)
+@needs_jax((0, 9, 1), RPA_NEEDS)
 def test_tpu_inference_rpa_cp_ring_is_read_whole(exports, tpu_inference):
     doc = exports.get(os.path.join(EXTERNAL, "tpu_inference_rpa_cp_ring.py"), 2)
     assert doc["errors"] == [] and doc["script"]["status"] == "ok"
@@ -224,7 +225,7 @@ def _loads(value: dict) -> list[dict]:
     return [leaf for a in value.get("args", []) for leaf in _loads(a)]
 
 
-@needs_jax(9, RPA_NEEDS)
+@needs_jax((0, 9, 1), RPA_NEEDS)
 def test_tpu_inference_rpa_cp_ring_is_proved(tpu_inference):
     """The ring of the cache phase (each rank sends its KV block to the next and waits for
     the next rank's release of the slot before overwriting it) is proved at N = 2."""
@@ -411,7 +412,7 @@ def test_tokamax_fused_ep_moe_slab_build_pushes_from_hbm(exports, tokamax, monke
     assert [v.verdict for v in verdicts if v.kernel == k["name"]] == ["proved"], verdicts
 
 
-@needs_jax(9, RPA_NEEDS)
+@needs_jax((0, 9, 1), RPA_NEEDS)
 def test_tpu_inference_rpa_cp_ring_prefill_launch_is_read_whole(exports, tpu_inference):
     """With a prefill-only sequence and `chunk_prefill_size`, the entry point launches the
     prefill case too (`RPAp`), the same ring compiled for a static query length."""

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from conftest import KERNELS, PL_KERNEL_KEYWORDS, SEEDS, needs_jax, seed_params
+from conftest import KERNELS, PL_KERNEL_KEYWORDS, PL_KERNEL_KEYWORDS_FROM, SEEDS, needs_jax, seed_params
 from helpers import evaluate, line_of, ops, sem_uses, statements
 
 NS = (2, 3, 4)
@@ -127,7 +127,7 @@ def test_psum_scatter(exports, n):
     assert [evaluate(half["start"], {"x": 0}, (0, p), (n, 2)) for p in (0, 1)] == [0, 1]
 
 
-@needs_jax(10, PL_KERNEL_KEYWORDS)
+@needs_jax(PL_KERNEL_KEYWORDS_FROM, PL_KERNEL_KEYWORDS)
 def test_tensorcore_seeds(exports):
     k = kernel_of(exports, "tc_exchange", 2)
     assert k["primitive"] == "mpmd_map" and k["mesh"] == {"kind": "tensorcore", "axes": [{"name": "tc", "size": 2}]}
@@ -200,7 +200,7 @@ def test_mutants_differ_from_their_seed_as_named(exports, n):
     assert len(sem_uses(k, "left_capacity_sem")) == seed - 1
 
 
-@needs_jax(10, PL_KERNEL_KEYWORDS)
+@needs_jax(PL_KERNEL_KEYWORDS_FROM, PL_KERNEL_KEYWORDS)
 def test_tensorcore_mutants(exports):
     k = kernel_of(exports, "tc_exchange--no-barrier", 2)
     assert "signal" not in ops(k) and k["entry"]["skip_device_barrier"]

@@ -12,7 +12,7 @@ import textwrap
 import time
 from typing import Any
 
-from conftest import SEEDS, kernel_files, seed_files, uses_pl_kernel_keywords, JAX_MINOR
+from conftest import PL_KERNEL_KEYWORDS_FROM, SEEDS, JAX_RELEASE, kernel_files, seed_files, uses_pl_kernel_keywords
 
 PSUM = os.path.join(SEEDS, "psum.py")
 BATCH = "batch_export.py"
@@ -57,7 +57,7 @@ def _comparable(doc: Any) -> Any:
 
 
 def _runnable(files: list[str]) -> list[str]:
-    return [f for f in files if JAX_MINOR >= (0, 10) or not uses_pl_kernel_keywords(f)]
+    return [f for f in files if JAX_RELEASE >= PL_KERNEL_KEYWORDS_FROM or not uses_pl_kernel_keywords(f)]
 
 
 def test_a_worker_writes_the_documents_a_process_of_its_own_writes(exports, tmp_path):

@@ -6,7 +6,6 @@
 
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 use semcheck::checker::counterexample::{lockstep, run_names, Namer, TraceFile, TracedRun};
 use semcheck::model::ir::BufferRole;
@@ -149,53 +148,65 @@ fn plan(file: &TraceFile, program: &Program, run: &TracedRun) -> Result<Value, S
     }))
 }
 
-/// Runs the Python side on one schedule, within `seconds`.
+/// Runs the Python side on one schedule, within `seconds`: in a process group of its own
+/// (ended with whatever the script started, counted by the memory budget, killed on every
+/// end of semcheck), its stderr kept in a file beside the plan.
 fn interpret(plan_path: &Path, schedule: &str, seconds: f64) -> Result<Value, String> {
     let py = semcheck::frontend::env::python_env().map_err(|e| e.to_string())?;
     let out = plan_path.with_extension(format!("{schedule}.json"));
+    let err_path = plan_path.with_extension(format!("{schedule}.err"));
+    let err_file = std::fs::File::create(&err_path).map_err(|e| format!("cannot write {}: {e}", err_path.display()))?;
     let mut pythonpath = py.package_root.clone().into_os_string();
     if let Some(old) = std::env::var_os("PYTHONPATH").filter(|p| !p.is_empty()) {
         pythonpath.push(":");
         pythonpath.push(old);
     }
-    let mut child = Command::new(&py.python)
-        .args(["-m", "semcheck.interpret"])
-        .arg(plan_path)
-        .arg(&out)
-        .arg(schedule)
-        .env("PYTHONPATH", pythonpath)
-        .env("SEMCHECK_API_CHILD", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot run {}: {e}", py.python.display()))?;
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
-            break status;
-        }
-        if start.elapsed().as_secs_f64() > seconds {
-            let _ = child.kill();
-            let _ = child.wait();
+    let mut child = semcheck::children::spawn(
+        Command::new(&py.python)
+            .args(["-m", "semcheck.interpret"])
+            .arg(plan_path)
+            .arg(&out)
+            .arg(schedule)
+            .env("PYTHONPATH", pythonpath)
+            .env("SEMCHECK_API_CHILD", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(err_file),
+    )
+    .map_err(|e| format!("cannot run {}: {e}", py.python.display()))?;
+    let status = match semcheck::children::wait_for(&mut child, seconds) {
+        Ok(Some(status)) => status,
+        Ok(None) => {
             return Err(format!(
                 "JAX's interpreter did not finish the {schedule} run within {seconds:.0} s (--max-seconds): \
                  the run it continued with after the schedule may be stuck"
-            ));
+            ))
         }
-        std::thread::sleep(Duration::from_millis(50));
+        Err(e) => return Err(format!("the {schedule} run in JAX's interpreter was stopped: {e}")),
     };
-    let mut stderr = String::new();
-    if let Some(mut e) = child.stderr.take() {
-        use std::io::Read;
-        let _ = e.read_to_string(&mut stderr);
-    }
+    let stderr = read_tail(&err_path);
     let text = std::fs::read_to_string(&out).map_err(|_| {
+        let how = semcheck::children::describe(status);
         let tail: Vec<&str> = stderr.lines().rev().take(12).collect::<Vec<_>>().into_iter().rev().collect();
-        format!("JAX's interpreter failed (exit {:?}):\n  {}", status.code(), tail.join("\n  "))
+        if tail.is_empty() {
+            format!("JAX's interpreter ended ({how}) without writing its result, and printed nothing")
+        } else {
+            format!("JAX's interpreter ended ({how}) without writing its result:\n  {}", tail.join("\n  "))
+        }
     })?;
     let _ = std::fs::remove_file(&out);
     serde_json::from_str(&text).map_err(|e| format!("unreadable result of JAX's interpreter: {e}"))
+}
+
+/// The last 64 KiB of a run's stderr (a script may print without bound).
+fn read_tail(path: &Path) -> String {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(mut f) = std::fs::File::open(path) else { return String::new() };
+    let len = f.metadata().map_or(0, |m| m.len());
+    let _ = f.seek(SeekFrom::Start(len.saturating_sub(64 << 10)));
+    let mut bytes = Vec::new();
+    let _ = f.take(64 << 10).read_to_end(&mut bytes);
+    String::from_utf8_lossy(&bytes).into_owned()
 }
 
 /// One output value as a number (NaN and infinities come as strings).
@@ -248,18 +259,32 @@ pub(crate) fn run(
     if program.mesh.axes().iter().any(|a| a.name == "tc") && program.num_devices() > 1 {
         eprintln!("semcheck: note: the devices of this mesh are a chip's TensorCores: each is steered as its core");
     }
-    let dir = semcheck::frontend::env::cache_dir().map_err(|e| e.to_string())?.join("interpret");
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let plan_path = dir.join(format!("plan-{}.json", std::process::id()));
+    // The plan, the results and the runs' stderr in a folder of this run's own, removed on
+    // every end of semcheck; what a killed run left there is removed by the next.
+    let parent = semcheck::frontend::env::cache_dir().map_err(|e| e.to_string())?.join("interpret");
+    std::fs::create_dir_all(&parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+    semcheck::cleanup::sweep(&parent, "run-");
+    semcheck::cleanup::sweep_orphan_files(&parent, "plan-");
+    let run_dir = semcheck::cleanup::TempDir::create(&parent, "run-")
+        .map_err(|e| format!("cannot create a folder in {}: {e}", parent.display()))?;
+    let plan_path = run_dir.path().join("plan.json");
     std::fs::write(&plan_path, plan.to_string()).map_err(|e| format!("cannot write {}: {e}", plan_path.display()))?;
     let seconds = max_seconds.unwrap_or(DEFAULT_SECONDS);
+    // The runs are work the watchdog's budgets and Ctrl-C hold (their memory counted).
+    let w = super::watch::watch();
+    w.doing("running the kernel file in JAX's interpreter", false);
     let ran = interpret(&plan_path, "counterexample", seconds)
         .and_then(|cex| interpret(&plan_path, "lockstep", seconds).map(|reference| (cex, reference)));
-    // SEMCHECK_INTERPRET_DEBUG=1 keeps the plan (and the Python side prints tracebacks).
+    w.idle();
+    // SEMCHECK_INTERPRET_DEBUG=1 keeps the plan and the runs' stderr (and the Python side
+    // prints tracebacks).
     if std::env::var_os("SEMCHECK_INTERPRET_DEBUG").is_some() {
-        eprintln!("semcheck: the plan is {}", plan_path.display());
-    } else {
-        let _ = std::fs::remove_file(&plan_path);
+        let keep = parent.join(format!("debug-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&keep);
+        match run_dir.persist(&keep) {
+            Ok(()) => eprintln!("semcheck: the plan is {}", keep.join("plan.json").display()),
+            Err(e) => eprintln!("semcheck: cannot keep the plan in {}: {e}", keep.display()),
+        }
     }
     let (cex, reference) = ran?;
     for r in [&cex, &reference] {

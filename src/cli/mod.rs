@@ -129,6 +129,17 @@ pub(crate) fn run() -> i32 {
     }
 }
 
+/// After a panic (its message already on stderr): semcheck's own error, said as such, with
+/// an error document on stdout when machine output was asked for; the exit code.
+pub(crate) fn panicked() -> i32 {
+    let raw: Vec<String> = std::env::args_os().skip(1).map(|a| a.to_string_lossy().into_owned()).collect();
+    let message = "internal error: semcheck itself failed (the panic above): a bug in semcheck; please report it \
+                   with the command that caused it";
+    eprintln!("semcheck: {message}");
+    output::emit_error(output::requested_format(&raw), &output::requested_command(&raw), message);
+    EXIT_USAGE
+}
+
 /// The budgets the watchdog enforces for a command: the command's own, or the default
 /// memory budget (commands with per-case budgets of their own, like `check all` and
 /// `mutate`, keep those).

@@ -27,14 +27,16 @@ use serde::Serialize;
 
 pub use super::env::{NEWEST_JAX, OLDEST_JAX};
 
-/// The supported JAX releases in words: `0.8.x to 0.10.x`.
+/// The supported JAX releases in words: `0.8.1 to 0.10.x`.
 pub fn supported_range() -> String {
-    format!("{}.{}.x to {}.{}.x", OLDEST_JAX.0, OLDEST_JAX.1, NEWEST_JAX.0, NEWEST_JAX.1)
+    let (a, b, c) = OLDEST_JAX;
+    format!("{a}.{b}.{c} to {}.{}.x", NEWEST_JAX.0, NEWEST_JAX.1)
 }
 
-/// A pip requirement for a supported JAX: `jax>=0.8,<0.11`.
+/// A pip requirement for a supported JAX: `jax>=0.8.1,<0.11`.
 pub fn supported_requirement() -> String {
-    format!("jax>={}.{},<{}.{}", OLDEST_JAX.0, OLDEST_JAX.1, NEWEST_JAX.0, NEWEST_JAX.1 + 1)
+    let (a, b, c) = OLDEST_JAX;
+    format!("jax>={a}.{b}.{c},<{}.{}", NEWEST_JAX.0, NEWEST_JAX.1 + 1)
 }
 
 /// Whether a JAX version string (`0.8.3`, `0.9.0.1`, `0.10.2rc1`) is in the supported range.
@@ -45,7 +47,8 @@ pub fn jax_supported(version: &str) -> bool {
     else {
         return false;
     };
-    (major, minor) >= OLDEST_JAX && (major, minor) <= NEWEST_JAX
+    let patch = parts.next().and_then(|p| p.parse::<u32>().ok()).unwrap_or(0);
+    (major, minor, patch) >= OLDEST_JAX && (major, minor) <= NEWEST_JAX
 }
 
 /// Where a candidate interpreter comes from.
@@ -211,11 +214,14 @@ mod tests {
     #[test]
     fn the_supported_range_is_the_front_ends() {
         let compat = include_str!("../../python/semcheck/frontend/jaxcompat.py");
-        let stated = format!("= (({}, {}), ({}, {}))", OLDEST_JAX.0, OLDEST_JAX.1, NEWEST_JAX.0, NEWEST_JAX.1);
+        let (a, b, c) = OLDEST_JAX;
+        let stated = format!("= (({a}, {b}, {c}), ({}, {}))", NEWEST_JAX.0, NEWEST_JAX.1);
         assert!(compat.lines().any(|l| l.starts_with("SUPPORTED") && l.ends_with(&stated)), "{stated}");
         for (version, ok) in [
-            ("0.8.0", true),
+            ("0.8.0", false),
+            ("0.8.1", true),
             ("0.8.3", true),
+            ("0.9.0", true),
             ("0.9.0.1", true),
             ("0.10.2rc1", true),
             ("0.7.2", false),
@@ -226,6 +232,7 @@ mod tests {
         ] {
             assert_eq!(jax_supported(version), ok, "{version}");
         }
-        assert_eq!(supported_requirement(), "jax>=0.8,<0.11");
+        assert_eq!(supported_requirement(), "jax>=0.8.1,<0.11");
+        assert_eq!(supported_range(), "0.8.1 to 0.10.x");
     }
 }

@@ -113,7 +113,7 @@ fn run_dir() -> Result<&'static Path, ModelError> {
     let made = RUN.get_or_init(|| {
         let exports = env::cache_dir().map_err(|e| e.to_string())?.join("exports");
         crate::cleanup::sweep(&exports, "run-");
-        crate::cleanup::sweep_orphan_files(&exports);
+        crate::cleanup::sweep_orphan_files(&exports, "");
         crate::cleanup::TempDir::create(&exports, "run-")
             .map_err(|e| format!("cannot create a folder for exports in {}: {e}", exports.display()))
     });

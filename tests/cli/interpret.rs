@@ -32,13 +32,26 @@ fn trace_of_edited(
 fn psum_without_capacity_gives_wrong_numbers_in_jax_s_interpreter() {
     let dir = temp_dir("interpret");
     // The script ends as soon as it has dispatched the kernel, without waiting for its
-    // result: JAX runs it asynchronously, and the interpreted run must wait for it.
+    // result: JAX runs it asynchronously, and the interpreted run must wait for it. Run by
+    // the interpreter, it also starts a process of its own, which must not outlive semcheck.
+    let sleeper = format!("sleep {}", 7000 + std::process::id() % 1000);
     let trace = trace_of_edited("psum--no-capacity.py", "2", &dir, |text| {
         let end = text.find("\nxla_result = ").expect("the seed computes xla_result");
-        text[..end].to_string()
+        let started = format!(
+            "import subprocess\nif b'semcheck.interpret' in open('/proc/self/cmdline', 'rb').read():\n    \
+             subprocess.Popen({:?}.split(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)\n",
+            sleeper
+        );
+        format!("{}\n{started}", &text[..end])
     });
     let (code, out, err) = semcheck(&["replay", "--interpret", trace.to_str().unwrap()]);
     assert_eq!(code, 1, "{out}\n{err}");
+    let wanted = format!("{}\0", sleeper.replace(' ', "\0"));
+    let left = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+        .any(|cmdline| cmdline == wanted.as_bytes());
+    assert!(!left, "`{sleeper}` is left running");
     // The whole counterexample was steered, and the lock-step run too.
     assert!(out.contains("  counterexample: all 31 events steered"), "{out}");
     assert!(out.contains("  lock step:      all ") && out.contains(" events steered"), "{out}");

@@ -33,6 +33,11 @@ pub const MAX_LOOP_ITERATIONS: u64 = 1 << 20;
 /// is rejected before it takes the machine's memory).
 pub const MAX_OPS_TOTAL: usize = 16_000_000;
 
+/// The most buffer cells, and the most semaphores, a compiled program may hold over all
+/// devices: a declaration far beyond what can be explored (a semaphore array of 2^31
+/// elements, a buffer of 2^40 cells) is refused before it takes the machine's memory.
+pub const MAX_CELLS_TOTAL: usize = 16_000_000;
+
 /// Compiles `kernel` for `mesh`, `repeat` back-to-back invocations, checked against `spec`.
 pub fn compile(kernel: &Kernel, mesh: &Mesh, spec: &Spec, repeat: u32) -> Result<Program, ModelError> {
     let name = format!("kernel {}", kernel.name);
@@ -249,6 +254,32 @@ struct Compiler<'a> {
     formula_ids: rustc_hash::FxHashMap<Formula, u32>,
 }
 
+/// Refuses a kernel whose buffers or semaphores, over `devices` devices, exceed
+/// [`MAX_CELLS_TOTAL`] (counted without overflowing, before anything is allocated).
+fn check_sizes(kernel: &Kernel, devices: usize) -> Result<(), ModelError> {
+    let too_large = |what: &str| {
+        ModelError::new(
+            ErrorKind::TooLarge,
+            format!(
+                "kernel {}: its {what} over {devices} devices exceed the {MAX_CELLS_TOTAL} a program may hold",
+                kernel.name
+            ),
+        )
+    };
+    let cells = kernel.buffers.iter().try_fold(0usize, |total, b| {
+        let n = b.shape.iter().try_fold(1usize, |p, &d| p.checked_mul(d))?;
+        total.checked_add(if b.shared { n } else { n.checked_mul(devices)? })
+    });
+    if cells.is_none_or(|n| n > MAX_CELLS_TOTAL) {
+        return Err(too_large("buffers' cells"));
+    }
+    let sems = kernel.semaphores.iter().try_fold(0usize, |total, s| total.checked_add(s.len.unwrap_or(1)));
+    if sems.and_then(|n| n.checked_mul(devices)).is_none_or(|n| n > MAX_CELLS_TOTAL) {
+        return Err(too_large("semaphores"));
+    }
+    Ok(())
+}
+
 fn unravel(mut flat: usize, shape: &[usize]) -> Vec<usize> {
     let mut idx = vec![0; shape.len()];
     for (i, s) in shape.iter().enumerate().rev() {
@@ -260,6 +291,7 @@ fn unravel(mut flat: usize, shape: &[usize]) -> Vec<usize> {
 
 impl<'a> Compiler<'a> {
     fn new(kernel: &'a Kernel, mesh: &'a Mesh) -> Result<Self, ModelError> {
+        check_sizes(kernel, mesh.num_devices())?;
         let mut cells = Vec::new();
         let mut base = vec![vec![0u32; kernel.buffers.len()]; mesh.num_devices()];
         let add = |owner: Option<DeviceId>, b: usize, cells: &mut Vec<CellInfo>| {

@@ -6,8 +6,8 @@ enums. They change between JAX releases. This module reads them for every suppor
 version and gives the rest of the front end one view of them; no other module looks at
 ``jax.__version__``.
 
-Supported: JAX 0.8.x to 0.10.x (:data:`SUPPORTED`; measured with jax/jaxlib 0.8.3, 0.9.2
-and 0.10.2). Under any other JAX the export writes a document with one ``unsupported jax``
+Supported: JAX 0.8.1 to 0.10.x (:data:`SUPPORTED`; measured with every release of jax/jaxlib
+from 0.8.1 to 0.10.2 the package registry serves). Under any other JAX the export writes a document with one ``unsupported jax``
 error (:func:`unsupported_jax_error`) and reads nothing.
 
 Differences found (comparing the kernel jaxprs of every test and seed kernel, their
@@ -114,8 +114,10 @@ import numpy as np
 
 from .errors import Unsupported
 
-#: The JAX versions the front end reads, as (major, minor), both ends included.
-SUPPORTED: tuple[tuple[int, int], tuple[int, int]] = ((0, 8), (0, 10))
+#: The JAX releases the front end reads: from the first, (major, minor, patch), to every
+#: release of the last minor line, (major, minor). (jax 0.8.0 has neither the TPU sizes
+#: ``SEMCHECK_TPU`` pretends with nor ``pl.kernel``; 0.8.1 has both.)
+SUPPORTED: tuple[tuple[int, int, int], tuple[int, int]] = ((0, 8, 1), (0, 10))
 
 
 # ---------------------------------------------------------------------------------------
@@ -137,19 +139,19 @@ def minor(version: str | None = None) -> tuple[int, int]:
 
 def supports(version: str | None = None) -> bool:
     """Whether the front end reads kernels under ``version`` (the installed JAX's)."""
-    return SUPPORTED[0] <= minor(version) <= SUPPORTED[1]
+    return (*release(version)[:3], 0, 0)[:3] >= SUPPORTED[0] and minor(version) <= SUPPORTED[1]
 
 
 def supported_range() -> str:
-    """``0.8.x to 0.10.x``."""
-    (a, b), (c, d) = SUPPORTED
-    return f"{a}.{b}.x to {c}.{d}.x"
+    """``0.8.1 to 0.10.x``."""
+    (a, b, c), (d, e) = SUPPORTED
+    return f"{a}.{b}.{c} to {d}.{e}.x"
 
 
 def pip_requirement() -> str:
-    """``jax>=0.8,<0.11``: what pip installs to get a supported JAX."""
-    (a, b), (c, d) = SUPPORTED
-    return f"jax>={a}.{b},<{c}.{d + 1}"
+    """``jax>=0.8.1,<0.11``: what pip installs to get a supported JAX."""
+    (a, b, c), (d, e) = SUPPORTED
+    return f"jax>={a}.{b}.{c},<{d}.{e + 1}"
 
 
 def unsupported_jax_error(version: str | None = None) -> dict[str, Any]:
@@ -165,9 +167,25 @@ def unsupported_jax_error(version: str | None = None) -> dict[str, Any]:
     }
 
 
-def _since(v: int) -> bool:
-    """Whether the installed JAX is 0.``v`` or newer."""
-    return minor() >= (0, v)
+def release(version: str | None = None) -> tuple[int, ...]:
+    """The release numbers of a version string: ``0.9.0.1`` -> ``(0, 9, 0, 1)``,
+    ``0.10.2.dev20260101`` -> ``(0, 10, 2)``."""
+    m = re.match(r"\d+(?:\.\d+)*", version or jax_version())
+    return tuple(int(x) for x in m.group(0).split(".")) if m else (-1,)
+
+
+#: The first release with each difference that an equation does not show by itself
+#: (measured under every release of 0.8, 0.9 and 0.10 the package registry serves): from
+#: 0.9.1, ``pallas_call`` runs JAX's DCE on the kernel body (difference 12) and
+#: ``pl.kernel``'s ``core_map`` body is the kernel function itself (difference 3).
+#: Everything else is read off the equation (its params, its operand tree, its
+#: primitive) or off JAX itself (``TracebackScope``), whatever the version says.
+_KERNEL_DCE = _CORE_MAP_BODY_IS_KERNEL = (0, 9, 1)
+
+
+def _from(first: tuple[int, ...]) -> bool:
+    """Whether the installed JAX is release ``first`` or later."""
+    return release() >= first
 
 
 def layout_error(primitive: str, what: str, expected: str) -> Unsupported:
@@ -183,45 +201,38 @@ def layout_error(primitive: str, what: str, expected: str) -> Unsupported:
 # Params
 
 
-#: The params of the Pallas primitives the walker reads, per JAX minor version (a key
-#: ``(first, last)`` covers those minors). Any other set is a layout this front end does
-#: not know.
-PARAMS: dict[str, dict[tuple[int, int], frozenset[str]]] = {
-    "dma_start": {(8, 10): frozenset({"tree", "device_id_type", "priority", "add"})},
-    "dma_wait": {(8, 9): frozenset({"tree", "device_id_type"}),
-                 (10, 10): frozenset({"tree", "device_id_type", "insert_dummy_device"})},
-    "semaphore_signal": {(8, 10): frozenset({"args_tree", "device_id_type"})},
-    "semaphore_wait": {(8, 10): frozenset({"args_tree"})},
-    "semaphore_read": {(8, 10): frozenset({"args_tree"})},
-    "get_barrier_semaphore": {(8, 10): frozenset()},
-    "run_scoped": {(8, 9): frozenset({"jaxpr", "collective_axes"}),
-                   (10, 10): frozenset({"jaxpr", "collective_axes", "ref_transforms"})},
-    "get": {(8, 10): frozenset({"tree"})},
-    "swap": {(8, 10): frozenset({"tree"})},
-    "program_id": {(8, 10): frozenset({"axis"})},
-    "num_programs": {(8, 10): frozenset({"axis"})},
+#: The param sets of the Pallas primitives the walker reads, as the supported releases
+#: have them (the walker reads each param by its presence: ``add`` from 0.8.1, ``dma_wait``'s
+#: ``insert_dummy_device`` and ``run_scoped``'s ``ref_transforms`` in later releases of
+#: 0.10). Any other set is a layout this front end does not know.
+PARAMS: dict[str, tuple[frozenset[str], ...]] = {
+    "dma_start": (frozenset({"tree", "device_id_type", "priority", "add"}),
+                  frozenset({"tree", "device_id_type", "priority"})),
+    "dma_wait": (frozenset({"tree", "device_id_type"}),
+                 frozenset({"tree", "device_id_type", "insert_dummy_device"})),
+    "semaphore_signal": (frozenset({"args_tree", "device_id_type"}),),
+    "semaphore_wait": (frozenset({"args_tree"}),),
+    "semaphore_read": (frozenset({"args_tree"}),),
+    "get_barrier_semaphore": (frozenset(),),
+    "run_scoped": (frozenset({"jaxpr", "collective_axes"}),
+                   frozenset({"jaxpr", "collective_axes", "ref_transforms"})),
+    "get": (frozenset({"tree"}),),
+    "swap": (frozenset({"tree"}),),
+    "program_id": (frozenset({"axis"}),),
+    "num_programs": (frozenset({"axis"}),),
 }
 
 
-def _expected_params(name: str) -> frozenset[str] | None:
-    _, m = minor()
-    for (lo, hi), params in PARAMS.get(name, {}).items():
-        if lo <= m <= hi:
-            return params
-    return None
-
-
 def check_params(eqn: Any) -> None:
-    """Raises :func:`layout_error` when a Pallas primitive the walker reads has other
-    params than :data:`PARAMS` says for the installed JAX."""
+    """Raises :func:`layout_error` when a Pallas primitive the walker reads has a param set
+    :data:`PARAMS` does not know."""
     name = eqn.primitive.name
     if name not in PARAMS:
         return
-    expected = _expected_params(name)
     have = frozenset(eqn.params)
-    if expected is None or have != expected:
+    if have not in PARAMS[name]:
         raise layout_error(name, f"`{name}` has params {_names(have)}",
-                           _names(expected) if expected is not None else "no such primitive")
+                           " or ".join(_names(known) for known in PARAMS[name]))
 
 
 def _names(params: Iterable[str] | None) -> str:
@@ -450,7 +461,9 @@ def user_frames(traceback: Any) -> list:
     if traceback is None:
         return []
     codes, lastis = traceback.raw_frames()
-    if not _since(9):
+    from jax._src.interpreters import partial_eval as pe
+
+    if not hasattr(pe, "TracebackScope"):
         roots = [i for i, c in enumerate(codes) if c.co_name in _TRACE_ROOTS
                  and c.co_filename.replace(os.sep, "/").endswith("interpreters/partial_eval.py")]
         if roots:
@@ -476,23 +489,27 @@ class Dma:
 
 def dma_operands(eqn: Any) -> Dma:
     """The descriptor of a ``dma_start`` / ``dma_wait`` equation (difference 1)."""
-    from jax._src.pallas.mosaic import primitives as tpu_primitives
-
     name = eqn.primitive.name
     tree = param(eqn, "tree")
     try:
-        parts = tpu_primitives._dma_unflatten(tree, list(eqn.invars))
+        parts = _dma_parts(tree, list(eqn.invars))
     except (TypeError, ValueError) as e:
         raise layout_error(name, f"`{name}`'s `tree` param does not unflatten over its {len(eqn.invars)} operands "
                                  f"({e})", "the DMA operand tree") from None
-    arity = 5 if _since(10) else 9
-    if not isinstance(parts, (tuple, list)) or len(parts) != arity:
+    if not isinstance(parts, (tuple, list)) or len(parts) not in (5, 9):
         found = len(parts) if isinstance(parts, (tuple, list)) else type(parts).__name__
-        raise layout_error(name, f"`{name}`'s `tree` param holds {found} entries", f"{arity}")
-    if arity == 5:
+        raise layout_error(name, f"`{name}`'s `tree` param holds {found} entries", "5 or 9")
+    if len(parts) == 5:
         return Dma(*parts)
     src, src_t, dst, dst_t, dst_sem, dst_sem_t, src_sem, src_sem_t, device_id = parts
     return Dma(_view(src, src_t), _view(dst, dst_t), _view(dst_sem, dst_sem_t), _view(src_sem, src_sem_t), device_id)
+
+
+def _dma_parts(tree: Any, operands: list) -> Any:
+    """The entries of a DMA operand tree, by JAX's own ``_dma_unflatten``."""
+    from jax._src.pallas.mosaic import primitives as tpu_primitives
+
+    return tpu_primitives._dma_unflatten(tree, operands)
 
 
 def _view(ref: Any, transforms: Any) -> Any:
@@ -504,8 +521,8 @@ def _view(ref: Any, transforms: Any) -> Any:
 def dma_wait_is_send(eqn: Any, dma: Dma) -> bool:
     """Whether a ``dma_wait`` is ``.wait_send()`` (whose descriptor JAX swapped) rather
     than ``.wait_recv()`` or a local copy's ``.wait()`` (difference 2)."""
-    if _since(10):
-        return bool(param(eqn, "insert_dummy_device"))
+    if "insert_dummy_device" in eqn.params:
+        return bool(eqn.params["insert_dummy_device"])
     if dma.device_id is None and dma.src_sem is None:
         return False
     method = _descriptor_method(eqn)
@@ -563,15 +580,13 @@ def _args(eqn: Any, arity: int, layout: str) -> tuple:
 
 
 def run_scoped_ref_transforms(eqn: Any) -> tuple:
-    """The ``ref_transforms`` of a ``run_scoped`` (difference 7: none before 0.10)."""
-    if not _since(10):
-        return ()
-    return tuple(param(eqn, "ref_transforms") or ())
+    """The ``ref_transforms`` of a ``run_scoped`` (difference 7: none before 0.10.2)."""
+    return tuple(eqn.params.get("ref_transforms") or ())
 
 
 def shard_map_manual_axes(eqn: Any) -> frozenset:
     """The mesh axes a ``shard_map`` equation makes manual (difference 6)."""
-    name = "newly_manual_axes" if _since(10) else "manual_axes"
+    name = "newly_manual_axes" if "newly_manual_axes" in eqn.params else "manual_axes"
     return frozenset(param(eqn, name) or ())
 
 
@@ -712,7 +727,7 @@ def _as_traced_from_0_9(jaxpr: Any) -> Any:
     is run here, with the one difference in effects 0.9 made: ``semaphore_signal`` and
     ``semaphore_wait`` (and what contains one) carry 0.9's ``SemaphoreEffect``, which DCE
     keeps, and have no effect in 0.8 (so 0.8's DCE would drop a wait)."""
-    if _since(9):
+    if _from(_KERNEL_DCE):
         return jaxpr
     from jax._src.interpreters import partial_eval as pe
 
@@ -745,8 +760,6 @@ def _clear_dce_caches(pe: Any) -> None:
 
 
 def _mpmd_map(eqn: Any) -> KernelCall:
-    if not _since(10):
-        raise layout_error("mpmd_map", "an `mpmd_map` equation", "`pl.kernel` staged as `core_map` (before 0.10)")
     jaxprs = param(eqn, "jaxprs")
     meshes = tuple(param(eqn, "meshes"))
     jaxpr = jaxprs[0] if jaxprs else None
@@ -763,8 +776,6 @@ def _mpmd_map(eqn: Any) -> KernelCall:
 def _core_map(eqn: Any, context: Any) -> KernelCall:
     """``pl.kernel`` as jax 0.8, 0.9 stage it: ``new_ref`` of each operand, ``new_ref`` of
     ``empty`` for each output, then ``core_map`` closing over those refs."""
-    if _since(10):
-        raise layout_error("core_map", "a `core_map` equation", "`pl.kernel` staged as `mpmd_map`")
     body, scratch = _core_map_body(eqn)
     inputs, outputs = _kernel_refs(eqn, context)
     refs = inputs + outputs
@@ -792,7 +803,7 @@ def _core_map_body(eqn: Any) -> tuple[Any, list]:
     (0.9), or the one ``run_scoped`` that is its body (0.8)."""
     jaxpr = param(eqn, "jaxpr")
     jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
-    if _since(9):
+    if _from(_CORE_MAP_BODY_IS_KERNEL):
         return jaxpr, list(jaxpr.invars)
     if jaxpr.invars or len(jaxpr.eqns) != 1 or jaxpr.eqns[0].primitive.name != "run_scoped":
         raise layout_error("core_map", "`core_map`'s body is not one `run_scoped` of the kernel function",
@@ -852,10 +863,10 @@ _BODIES: list[tuple[Callable, str | None]] = []
 
 
 def watch_kernel_bodies() -> Callable[[], None]:
-    """Under jax 0.8, 0.9, records each body function ``pl.kernel`` is given (its
-    argument names and ``def`` are not in the staged ``core_map``). Returns what stops
-    it; a no-op from 0.10."""
-    if _since(10) or not supports():
+    """Records each body function ``pl.kernel`` is given: where ``pl.kernel`` is staged as
+    a ``core_map`` (jax 0.8, 0.9, 0.10.0), its argument names and ``def`` are not in the
+    staged equation. Returns what stops it."""
+    if not supports():
         return lambda: None
     from jax._src.pallas import helpers
 
@@ -881,12 +892,14 @@ def watch_kernel_bodies() -> Callable[[], None]:
 def find_kernel_body(name: str | None, body: Any) -> tuple[Callable, str | None] | None:
     """The function ``pl.kernel`` was given for the ``core_map`` named ``name`` whose
     body jaxpr is ``body``: among the recorded ones of that name, the one whose code the
-    body's equations were traced in."""
+    body's equations were traced in. (jax 0.8.1's ``pl.kernel`` takes no ``name=``: its
+    ``core_map`` is named after a wrapper of its own, so when no recorded body has the
+    name, every recorded body is matched by its code alone.)"""
     from jax._src import util
 
     named = [(f, n) for f, n in reversed(_BODIES) if (n or util.fun_name(f)) == name]
     codes = {id(c) for c in _traced_codes(body)}
-    for f, n in named:
+    for f, n in named or list(reversed(_BODIES)):
         if id(getattr(_unwrapped(f), "__code__", None)) in codes:
             return f, n
     return named[0] if len({id(_unwrapped(f)) for f, _ in named}) == 1 else None
@@ -941,8 +954,13 @@ def mosaic_params(compiler_params: Any) -> Any:
 def pretend_tpu(chip: str) -> None:
     """Makes ``pltpu.get_tpu_info()`` answer with a TPU ``chip``'s sizes (one TensorCore
     per device) on this CPU host (difference 8). Raises ``ValueError`` naming the chips
-    JAX knows when ``chip`` is not one."""
-    from jax._src.pallas.mosaic import tpu_info
+    JAX knows when ``chip`` is not one, or when this JAX has no TPU sizes to pretend with."""
+    try:
+        from jax._src.pallas.mosaic import tpu_info
+    except ImportError:
+        raise ValueError(f"SEMCHECK_TPU={chip}: jax {jax_version()} has no TPU sizes for a CPU host to pretend "
+                         "with (`jax._src.pallas.mosaic.tpu_info`, from jax 0.8.1); leave SEMCHECK_TPU unset "
+                         "or use a later JAX") from None
 
     try:
         version = tpu_info.ChipVersion(chip)
@@ -962,8 +980,12 @@ _DEVICE_KINDS = {"v2": "TPU v2", "v3": "TPU v3", "v4i": "TPU v4 lite", "v4": "TP
 
 def keep_tpu_registry() -> Callable[[], None]:
     """Returns what puts ``get_tpu_info``'s registry of device kinds back as it is now,
-    undoing :func:`pretend_tpu` (which changes it in place)."""
-    from jax._src.pallas.mosaic import tpu_info
+    undoing :func:`pretend_tpu` (which changes it in place); nothing to do where JAX has
+    no such registry (jax 0.8.0 has no ``tpu_info``)."""
+    try:
+        from jax._src.pallas.mosaic import tpu_info
+    except ImportError:
+        return lambda: None
 
     registry = getattr(tpu_info, "registry", None)
     if not isinstance(registry, dict):
