@@ -21,7 +21,9 @@
 //! imported).
 
 use std::path::{Path, PathBuf};
+use std::io::Read;
 use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use serde::Serialize;
 
@@ -153,22 +155,60 @@ print(json.dumps({"python": sys.version.split()[0], "jax": version("jax"), "jaxl
                   "semcheck": version("semcheck")}))
 "#;
 
-/// Asks an interpreter what it has.
+/// The longest an interpreter may take to describe itself (a Python start, JAX not
+/// imported: well under a second).
+const PROBE_SECONDS: f64 = 30.0;
+
+/// The most of its output an interpreter's description is read from.
+const PROBE_OUTPUT_BYTES: u64 = 64 << 10;
+
+/// Asks an interpreter what it has: in a process group of its own (ended with whatever
+/// it starts), within [`PROBE_SECONDS`], reading at most [`PROBE_OUTPUT_BYTES`] of what it
+/// prints.
 pub fn probe(python: &Path) -> Result<Probe, String> {
-    let out = Command::new(python)
-        .args(["-I", "-c", PROBE])
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("cannot run {} ({e})", python.display()))?;
-    if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
+    let mut child = crate::children::spawn(
+        Command::new(python)
+            .args(["-I", "-c", PROBE])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    )
+    .map_err(|e| format!("cannot run {} ({e})", python.display()))?;
+    let (out, err) = (read_capped(child.stdout.take()), read_capped(child.stderr.take()));
+    let status = match crate::children::wait_for(&mut child, PROBE_SECONDS) {
+        Ok(Some(status)) => status,
+        Ok(None) => {
+            return Err(format!("{} did not describe itself within {PROBE_SECONDS:.0} s", python.display()))
+        }
+        Err(e) => return Err(format!("{} was stopped while it described itself ({e})", python.display())),
+    };
+    // A process that left the group may still hold the pipes: what was read by now is all.
+    let take = |rx: std::sync::mpsc::Receiver<Vec<u8>>| rx.recv_timeout(Duration::from_secs(1)).unwrap_or_default();
+    let (out, err) = (take(out), take(err));
+    if !status.success() {
+        let err = String::from_utf8_lossy(&err);
         return Err(format!(
-            "{} failed to start ({})",
+            "{} failed to start ({}; {})",
             python.display(),
+            crate::children::describe(status),
             err.trim().lines().last().unwrap_or("no message")
         ));
     }
-    serde_json::from_slice(&out.stdout).map_err(|e| format!("{} did not describe itself ({e})", python.display()))
+    serde_json::from_slice(&out).map_err(|e| format!("{} did not describe itself ({e})", python.display()))
+}
+
+/// Reads at most [`PROBE_OUTPUT_BYTES`] of `pipe` on a thread of its own; the bytes come
+/// on the returned channel once the pipe ends or the cap is reached.
+fn read_capped(pipe: Option<impl Read + Send + 'static>) -> std::sync::mpsc::Receiver<Vec<u8>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        if let Some(pipe) = pipe {
+            let _ = pipe.take(PROBE_OUTPUT_BYTES).read_to_end(&mut bytes);
+        }
+        let _ = tx.send(bytes);
+    });
+    rx
 }
 
 /// `SEMCHECK_PYTHON`, when set: `Some(None)` for `managed`, else the path.
