@@ -20,8 +20,8 @@
 //! Finding out costs one short Python start per candidate (`importlib.metadata`, JAX is not
 //! imported).
 
-use std::path::{Path, PathBuf};
 use std::io::Read;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -177,9 +177,7 @@ pub fn probe(python: &Path) -> Result<Probe, String> {
     let (out, err) = (read_capped(child.stdout.take()), read_capped(child.stderr.take()));
     let status = match crate::children::wait_for(&mut child, PROBE_SECONDS) {
         Ok(Some(status)) => status,
-        Ok(None) => {
-            return Err(format!("{} did not describe itself within {PROBE_SECONDS:.0} s", python.display()))
-        }
+        Ok(None) => return Err(format!("{} did not describe itself within {PROBE_SECONDS:.0} s", python.display())),
         Err(e) => return Err(format!("{} was stopped while it described itself ({e})", python.display())),
     };
     // A process that left the group may still hold the pipes: what was read by now is all.

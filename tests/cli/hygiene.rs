@@ -242,3 +242,30 @@ fn a_budget_stop_leaves_no_export_file_and_stale_ones_are_swept() {
     assert!(!loose.exists() && !killed.exists(), "stale exports not swept");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn an_interpreter_that_floods_or_leaves_a_child_is_described_and_ended() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = temp_dir("hygiene-probe");
+    let script = |name: &str, body: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path
+    };
+    // Asked to describe itself, it prints without end: read up to a cap, then ended.
+    let flood = script("flood.sh", "exec cat /dev/zero");
+    let out = semcheck_cmd().arg("doctor").env("SEMCHECK_PYTHON", &flood).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(text.contains("flood.sh failed to start (killed by signal 13 (SIGPIPE)"), "{text}");
+    // It answers, and leaves a child behind: the child is ended with it.
+    let pid_file = dir.join("child.pid");
+    let answer = r#"{"python": "3.12.0", "jax": "0.10.2", "jaxlib": "0.10.2", "semcheck": null}"#;
+    let leaver = script("leaver.sh", &format!("sleep 120 &\necho $! > {}\necho '{answer}'", pid_file.display()));
+    let out = semcheck_cmd().arg("doctor").env("SEMCHECK_PYTHON", &leaver).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+    let child = pid_in(&pid_file, 1).expect("the interpreter started its child");
+    assert!(ends(child), "the probed interpreter's child {child} outlived semcheck");
+    let _ = std::fs::remove_dir_all(&dir);
+}
