@@ -30,6 +30,7 @@ this package, else ``semcheck`` on ``PATH``), which reads the exported document
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -38,7 +39,9 @@ import signal
 import subprocess
 import sys
 import tempfile
-from typing import Any, Callable, Iterable, Sequence
+import threading
+import time
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ._binary import PACKAGE_PARENT, BinaryNotFound, find_binary, host_environment
 
@@ -146,25 +149,92 @@ def _kill_group(proc: subprocess.Popen) -> None:
         pass
 
 
+class Terminated(KeyboardInterrupt):
+    """``SIGTERM`` or ``SIGHUP`` arrived while a check ran (see :func:`_signals_end_child`):
+    an interruption, like Ctrl-C, that ends the caller (pytest stops its session) once the
+    check's processes are ended and its temporary files removed."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"semcheck: the check was ended by {signal.Signals(signum).name}")
+        self.signum = signum
+
+
+def _raise_signalled(signum: int, _frame: Any) -> None:
+    # A second signal must not cut the ending of the child short.
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_IGN)
+    raise Terminated(signum)
+
+
+@contextlib.contextmanager
+def _signals_end_child() -> Iterator[None]:
+    """While a child runs, ``SIGTERM`` and ``SIGHUP`` (whose default ends this process at
+    once: no ``finally`` runs, the child, in a session of its own, is left running, and
+    temporary files stay) raise :class:`Terminated`, so that the child's group is ended
+    and the temporary files removed on the way out. Only where Python lets handlers be set
+    (the main thread) and only in place of the default handler."""
+    saved = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            if signal.getsignal(sig) == signal.SIG_DFL:
+                saved[sig] = signal.signal(sig, _raise_signalled)
+    try:
+        yield
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
+
+
+#: How long a child's output is still read after the child itself has ended (a process it
+#: started and that left its group may hold the pipes open for ever).
+_DRAIN_SECONDS = 2.0
+
+
+def _drain(proc: subprocess.Popen) -> tuple[str, str]:
+    """What a child whose group was killed printed, read for at most :data:`_DRAIN_SECONDS`."""
+    try:
+        return proc.communicate(timeout=_DRAIN_SECONDS)
+    except subprocess.TimeoutExpired:
+        for pipe in (proc.stdout, proc.stderr):
+            if pipe is not None:
+                pipe.close()
+        proc.wait()
+        return "", ""
+
+
 def _run(cmd: Sequence[str], what: str, timeout: float | None,
          extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    """Runs a child in its own process group; on a timeout, an interrupt or any other end,
-    nothing it started is left running."""
+    """Runs a child in its own process group; on a timeout, an interrupt, a ``SIGTERM`` or
+    ``SIGHUP``, or any other end, nothing it started is left running, and a process that
+    left its group does not hold this one up."""
     try:
         proc = subprocess.Popen(list(cmd), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True, env={**_env(), **(extra_env or {})}, start_new_session=True)
     except OSError as e:
         raise SemcheckError(f"{what}: cannot run {cmd[0]}: {e}") from None
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        _kill_group(proc)
-        proc.communicate()
-        raise SemcheckError(f"{what}: stopped after {timeout:g} s (its time budget, max_seconds)") from None
-    except BaseException:
-        _kill_group(proc)
-        proc.communicate()
-        raise
+    deadline = None if timeout is None else time.monotonic() + timeout
+    ended_at = None
+    with _signals_end_child():
+        try:
+            while True:
+                try:
+                    out, err = proc.communicate(timeout=0.5)
+                    break
+                except subprocess.TimeoutExpired:
+                    now = time.monotonic()
+                    if deadline is not None and now >= deadline:
+                        raise SemcheckError(f"{what}: stopped after {timeout:g} s (its time budget, "
+                                            "max_seconds)") from None
+                    if proc.poll() is not None:
+                        ended_at = ended_at or now
+                        if now - ended_at >= _DRAIN_SECONDS:
+                            _kill_group(proc)
+                            out, err = _drain(proc)
+                            break
+        except BaseException:
+            _kill_group(proc)
+            _drain(proc)
+            raise
     _kill_group(proc)
     return subprocess.CompletedProcess(list(cmd), proc.returncode, out, err)
 

@@ -212,3 +212,62 @@ def test_an_export_past_its_time_budget_is_ended_with_what_it_started(tmp_path):
     assert started.exists(), "the kernel never started its child within the budget"
     time.sleep(5)
     assert not mark.exists(), "a process the kernel's script started outlived the export"
+
+
+def test_sigterm_to_the_calling_process_ends_the_check_and_what_it_started(tmp_path):
+    # SIGTERM's default would end the caller at once and leave the export (in a session of
+    # its own) running, and the temporary folder on disk: it is an interruption instead.
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    started, mark = tmp_path / "started", tmp_path / "still-running"
+    slow = tmp_path / "slow.py"
+    later = f"import time; time.sleep(6); open({str(mark)!r}, 'w').close()"
+    slow.write_text(
+        "import subprocess, sys, time\n"
+        f"subprocess.Popen([sys.executable, '-c', {later!r}])\n"
+        f"open({str(started)!r}, 'w').close()\n"
+        "time.sleep(120)\n")
+    host = tmp_path / "host.py"
+    host.write_text(f"import semcheck\nsemcheck.check_file({str(slow)!r}, devices=2, max_seconds=300)\n")
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {**sp.api._env(), "TMPDIR": str(tmp)}
+    env.pop(sp.api.CHILD_MARKER)
+    proc = subprocess.Popen([sys.executable, str(host)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env)
+    deadline = time.monotonic() + 90
+    while not started.exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.1)
+    assert started.exists(), proc.communicate()[1]
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode != 0
+    assert "the check was ended by SIGTERM" in err, err
+    assert _leftovers(str(tmp)) == []
+    time.sleep(7)
+    assert not mark.exists(), "a process the checked script started outlived the check"
+
+
+def test_a_process_that_leaves_its_group_does_not_hold_the_check_up(tmp_path):
+    # A daemon the script starts (setsid, stdout inherited) keeps the export's pipes open:
+    # the check ends with the export, not with the daemon.
+    import time
+
+    script = tmp_path / "daemon.py"
+    with open(os.path.join(SEEDS, "ppermute.py")) as f:
+        seed = f.read()
+    script.write_text(
+        "import os, time\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "    if os.fork() == 0:\n"
+        "        time.sleep(40)\n"
+        "        os._exit(0)\n"
+        "    os._exit(0)\n" + seed)
+    start = time.monotonic()
+    verdicts = sp.check_file(str(script), devices=2)
+    assert time.monotonic() - start < 30
+    assert [v.verdict for v in verdicts] == ["proved"]
