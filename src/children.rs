@@ -131,6 +131,61 @@ fn wait_until(child: &mut Child, deadline: Option<std::time::Instant>) -> io::Re
     }
 }
 
+/// The groups led by a semcheck of semcheck's own (a `bench` or `mutate` case): ended
+/// with `SIGTERM` first, so that it ends the processes it started in turn (in groups of
+/// their own, out of this process's reach), then with the rest.
+static SEMCHECKS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+
+/// How long [`kill_all`] waits for the semchecks it started to end on `SIGTERM`.
+const SEMCHECK_GRACE: Duration = Duration::from_secs(2);
+
+/// Runs a semcheck command (`cmd` names this binary) to its end in a group of its own and
+/// returns its output, like [`Command::output`]; ended on every end of this semcheck, with
+/// `SIGTERM` first so that it ends what it started too.
+pub fn semcheck_output(cmd: &mut Command) -> io::Result<std::process::Output> {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut child = {
+        let mut semchecks = SEMCHECKS.lock().unwrap_or_else(|e| e.into_inner());
+        let child = spawn(cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()))?;
+        semchecks.push(child.id() as i32);
+        child
+    };
+    let read = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let out = read(child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let err = read(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let status = wait(&mut child);
+    SEMCHECKS.lock().unwrap_or_else(|e| e.into_inner()).retain(|&g| g != child.id() as i32);
+    let status = status?;
+    Ok(std::process::Output { status, stdout: out.join().unwrap_or_default(), stderr: err.join().unwrap_or_default() })
+}
+
+/// Ends the semchecks semcheck started with `SIGTERM` and waits up to
+/// [`SEMCHECK_GRACE`] for their groups to be gone.
+fn end_semchecks() {
+    let Ok(semchecks) = SEMCHECKS.try_lock().map(|g| g.clone()) else { return };
+    if semchecks.is_empty() {
+        return;
+    }
+    for &g in &semchecks {
+        // SAFETY: plain system call; a group that no longer exists gives ESRCH.
+        unsafe { libc::killpg(g, libc::SIGTERM) };
+    }
+    let start = std::time::Instant::now();
+    // SAFETY: signal 0 only checks that the group exists.
+    while start.elapsed() < SEMCHECK_GRACE && semchecks.iter().any(|&g| unsafe { libc::killpg(g, 0) } == 0) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 /// Runs `cmd` (in a group of its own) to its end, like [`Command::status`].
 pub fn status(cmd: &mut Command) -> io::Result<ExitStatus> {
     let mut child = spawn(cmd)?;
@@ -138,8 +193,10 @@ pub fn status(cmd: &mut Command) -> io::Result<ExitStatus> {
 }
 
 /// Kills every process group started and not yet ended. Safe to call from any thread at
-/// any time; it does not wait for them.
+/// any time; it waits only for the semchecks it started (up to [`SEMCHECK_GRACE`]) to end
+/// on `SIGTERM`, not for the rest.
 pub fn kill_all() {
+    end_semchecks();
     // `try_lock` a few times: called while exiting, a thread stuck holding the lock
     // must not hang the exit.
     for _ in 0..50 {

@@ -180,7 +180,8 @@ fn case(exe: &std::path::Path, protocol: &str, n: u16, o: &Options, semantics: S
     if let Some(t) = o.threads {
         command.args(["--threads", &t.to_string()]);
     }
-    let out = command.output().map_err(|e| error(format!("cannot run a case: {e}")))?;
+    let out =
+        semcheck::children::semcheck_output(&mut command).map_err(|e| error(format!("cannot run a case: {e}")))?;
     serde_json::from_slice(&out.stdout).map(super::output::only_case).map_err(|e| {
         error(format!("case {protocol} N={n} printed no report ({e}): {}", String::from_utf8_lossy(&out.stderr)))
     })

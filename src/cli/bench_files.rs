@@ -90,7 +90,8 @@ pub(crate) fn run(args: &BenchArgs, files: &[PathBuf], exe: &Path) -> Result<i32
             if let Some(m) = args.max_memory_mib {
                 command.args(["--max-memory-mib", &m.to_string()]);
             }
-            let out = command.output().map_err(|e| error(format!("cannot run a case: {e}")))?;
+            let out = semcheck::children::semcheck_output(&mut command)
+                .map_err(|e| error(format!("cannot run a case: {e}")))?;
             let wall = start.elapsed().as_secs_f64();
             let doc: Value = serde_json::from_slice(&out.stdout).map_err(|e| {
                 error(format!(

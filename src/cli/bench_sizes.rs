@@ -37,9 +37,7 @@ fn cases(only: Option<&str>) -> Vec<(&'static str, Option<&'static str>, u32)> {
 }
 
 fn run_json(exe: &Path, args: &[String]) -> Result<Value, ModelError> {
-    let out = Command::new(exe)
-        .args(args)
-        .output()
+    let out = semcheck::children::semcheck_output(Command::new(exe).args(args))
         .map_err(|e| ModelError::new(ErrorKind::UnknownName, format!("cannot run a case: {e}")))?;
     serde_json::from_slice(&out.stdout).map(super::output::only_case).map_err(|e| {
         ModelError::new(

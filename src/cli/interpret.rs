@@ -169,6 +169,7 @@ fn interpret(plan_path: &Path, schedule: &str, seconds: f64) -> Result<Value, St
             .arg(schedule)
             .env("PYTHONPATH", pythonpath)
             .env("SEMCHECK_API_CHILD", "1")
+            .env(semcheck::frontend::env::EXPORTING, "1")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(err_file),

@@ -385,10 +385,14 @@ pub(crate) fn bench(args: &super::args::BenchArgs, exe: &std::path::Path) -> Res
         }
         let n = if p.mesh_kind == MeshKind::TensorCores { 2 } else { 3 };
         let start = Instant::now();
-        let out = std::process::Command::new(exe)
-            .args(["mutate", p.name, "--json", "--devices", &n.to_string()])
-            .output()
-            .map_err(|e| failed(format!("cannot run `semcheck mutate`: {e}")))?;
+        let out = semcheck::children::semcheck_output(std::process::Command::new(exe).args([
+            "mutate",
+            p.name,
+            "--json",
+            "--devices",
+            &n.to_string(),
+        ]))
+        .map_err(|e| failed(format!("cannot run `semcheck mutate`: {e}")))?;
         let seconds = start.elapsed().as_secs_f64();
         let mut v: Value =
             serde_json::from_slice::<Value>(&out.stdout).map(|mut d| d["cases"][0].take()).map_err(|e| {

@@ -53,6 +53,11 @@ pub struct PythonEnv {
     pub passed_over: Vec<(Candidate, String)>,
 }
 
+/// Set in the environment of every Python process semcheck starts to read kernels (the
+/// export, its server, `replay --interpret`'s runs): a semcheck the user's script starts
+/// there refuses to read kernels itself (the script would run again inside it, without end).
+pub const EXPORTING: &str = "SEMCHECK_EXPORTING";
+
 fn env_error(msg: impl Into<String>) -> ModelError {
     ModelError::new(ErrorKind::Environment, msg)
 }
@@ -146,6 +151,12 @@ pub fn plan() -> Plan {
 /// The interpreter to read kernels with, and the package directory (see the module docs);
 /// the managed environment is created if it is the one chosen and does not exist yet.
 pub fn python_env() -> Result<PythonEnv, ModelError> {
+    if std::env::var_os(EXPORTING).is_some() {
+        return Err(env_error(format!(
+            "semcheck was started by a script that semcheck is running to read its kernels ({EXPORTING} is set): \
+             it would run that script again, and so on; check the script from outside it"
+        )));
+    }
     static CREATING: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _one_at_a_time = CREATING.lock().unwrap_or_else(|e| e.into_inner());
     let cache = cache_dir()?;

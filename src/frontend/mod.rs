@@ -238,6 +238,7 @@ fn export_in_process(job: &Job) -> Result<ExitStatus, ModelError> {
         // A script that calls the Python API's `check` at its top level must not start
         // checks of its own from inside this export (the API refuses in its children).
         .env("SEMCHECK_API_CHILD", "1")
+        .env(env::EXPORTING, "1")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(err_file);

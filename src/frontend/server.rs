@@ -93,6 +93,7 @@ fn current(py: &PythonEnv, pythonpath: &std::ffi::OsStr) -> std::io::Result<Arc<
         .args(["--idle-seconds", &IDLE_SECONDS.to_string()])
         .env("PYTHONPATH", pythonpath)
         .env("SEMCHECK_API_CHILD", "1")
+        .env(super::env::EXPORTING, "1")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null());

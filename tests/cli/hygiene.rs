@@ -269,3 +269,27 @@ fn an_interpreter_that_floods_or_leaves_a_child_is_described_and_ended() {
     assert!(ends(child), "the probed interpreter's child {child} outlived semcheck");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_script_that_runs_semcheck_on_itself_is_refused_inside() {
+    // Without the refusal, every level would run the script again, without end.
+    let dir = temp_dir("hygiene-nested");
+    let result = dir.join("inner.txt");
+    let script = dir.join("nested.py");
+    std::fs::write(
+        &script,
+        format!(
+            "import subprocess\nr = subprocess.run([{exe:?}, 'check', __file__, '--devices', '2'], capture_output=True, text=True)\n\
+             open({result:?}, 'w').write(f'{{r.returncode}}\\n{{r.stderr}}')\n",
+            exe = env!("CARGO_BIN_EXE_semcheck"),
+            result = result.display().to_string()
+        ),
+    )
+    .unwrap();
+    let out = semcheck_cmd().args(["check", script.to_str().unwrap(), "--devices", "2"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "no kernel: {}", String::from_utf8_lossy(&out.stderr));
+    let inner = std::fs::read_to_string(&result).expect("the script ran semcheck");
+    assert!(inner.starts_with("2\n"), "{inner}");
+    assert!(inner.contains("semcheck was started by a script that semcheck is running to read its kernels"), "{inner}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
