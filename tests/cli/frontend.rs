@@ -366,12 +366,12 @@ fn scalar_prefetch_values_and_smem_scalar_state_are_read_like_axis_index() {
         "3",
         &["VIOLATION (semaphore-leak)", "d2 recv is 2048 at exit, not 0"],
     );
-    // A copy past the end of its source on one device: refused, in cells and in elements.
+    // A copy past the end of its source on one device: refused, in elements.
     let (code, out, err) = run("out_of_range.py", &["--devices", "2"], None);
     assert_eq!(code, Some(2), "{out}{err}");
     assert!(
         err.contains("out_of_range.py:14 d.start()")
-            && err.contains("on d1 at grid (): slice ds(1, 2) out of range for dimension 0 of `x_ref` (size 2) (elements 4..12 of 8)"),
+            && err.contains("on d1 at grid (): elements 4..12 out of range for the dimension of 8 elements of `x_ref`"),
         "{err}"
     );
     // Indices are checked per dimension (semaphore arrays and buffers): in range at N = 2,

@@ -86,14 +86,29 @@ impl Compiler<'_> {
                     // `k`: the view's dimension the index applies to; `i`: its place in `.at[...]`.
                     let mut k = 0;
                     for (i, index) in indices.iter().enumerate() {
+                        // In elements where the view is still one of the buffer's own
+                        // dimensions and its cells group several (that dimension named by its
+                        // size: the front end may have dropped whole dimensions from the
+                        // cells, so its number is not the kernel's).
                         let oob = |i: usize, dim: &Dim, what_: String, start: i64, len: i64| {
-                            let elements = dim.axis.map_or_else(String::new, |a| {
-                                in_elements(decl.cell_elements.get(a), dim.start + start, len, decl.shape[a])
+                            let grouped = dim.axis.and_then(|a| {
+                                decl.cell_elements.get(a).copied().filter(|&e| e > 1).map(|e| (a, e as i64))
                             });
-                            format!(
-                                "{what_} out of range for dimension {i} of `{}` (size {}){elements}",
-                                decl.name, dim.size
-                            )
+                            match grouped {
+                                Some((a, e)) => format!(
+                                    "elements {}..{} out of range for the dimension of {} elements of `{}`",
+                                    (dim.start + start) * e,
+                                    (dim.start + start + len) * e,
+                                    decl.shape[a] as i64 * e,
+                                    decl.name
+                                ),
+                                None => format!(
+                                    "{what_} out of range for dimension {} of `{}` (size {})",
+                                    dim.axis.unwrap_or(i),
+                                    decl.name,
+                                    dim.size
+                                ),
+                            }
                         };
                         let dim = view.dims.get(k).ok_or_else(|| {
                             self.err(
@@ -233,18 +248,6 @@ enum Bounds {
     All,
     /// Only constants, as Mosaic's verifier checks a DMA wait's descriptor.
     Static,
-}
-
-/// ` (elements 16..48 of 32)`: cells `start..start + len` of a dimension of `size` cells,
-/// in elements of the real array when a cell's extent along it is known and not 1.
-fn in_elements(per_cell: Option<&usize>, start: i64, len: i64, size: usize) -> String {
-    match per_cell {
-        Some(&e) if e > 1 => {
-            let e = e as i64;
-            format!(" (elements {}..{} of {})", start * e, (start + len) * e, size as i64 * e)
-        }
-        _ => String::new(),
-    }
 }
 
 /// One dimension of a view: its size and stride in cells of the buffer, and (while it is
