@@ -24,7 +24,10 @@ pub(crate) struct ReplayArgs {
     pub(crate) file: std::path::PathBuf,
     /// Output format for the replayed run.
     #[arg(long, value_enum, default_value_t = FormatArg::Text)]
-    pub(crate) format: FormatArg,
+    format: FormatArg,
+    /// The same as `--format json`.
+    #[arg(long, conflicts_with_all = ["format", "interpret"])]
+    json: bool,
     /// Run the trace's kernel file in JAX's TPU interpret mode, steered through the
     /// counterexample's schedule, and print the output values that differ from the
     /// lock-step run (and JAX's race detector's report): exit 1 when something differs.
@@ -41,6 +44,13 @@ pub(crate) struct ReplayArgs {
     /// Time and memory budgets.
     #[command(flatten)]
     pub(crate) budget: BudgetArgs,
+}
+
+impl ReplayArgs {
+    /// The output format asked for (`--json` is `--format json`).
+    pub(crate) fn format(&self) -> FormatArg {
+        FormatArg::or_json(self.format, self.json)
+    }
 }
 
 /// Exit code of `replay`: the file is sound but the run no longer breaks the rule (an event
@@ -110,7 +120,7 @@ pub(crate) fn run(args: &ReplayArgs) -> Result<i32, String> {
     let replayed = match replayed {
         Ok(r) => r,
         Err(e) if matches!(e.kind(), TraceErrorKind::NotEnabled | TraceErrorKind::Rule) => {
-            return Ok(not_reproduced(&name, &e, changed.as_deref(), args.format));
+            return Ok(not_reproduced(&name, &e, changed.as_deref(), args.format()));
         }
         Err(e) => {
             return Err(match &changed {
@@ -135,7 +145,7 @@ pub(crate) fn run(args: &ReplayArgs) -> Result<i32, String> {
     if args.interpret {
         return super::interpret::run(&name, &runnable, &program, &replayed.run, args.budget.max_seconds);
     }
-    match args.format.render() {
+    match args.format().render() {
         None => {
             let mut again = file.clone();
             again.message = Some(violation.message.clone());

@@ -36,7 +36,10 @@ pub(crate) struct SimulateArgs {
     pub(crate) lockstep: bool,
     /// Output format.
     #[arg(long, value_enum, default_value_t = SimFormat::Table)]
-    pub(crate) format: SimFormat,
+    format: SimFormat,
+    /// The same as `--format json`.
+    #[arg(long, conflicts_with = "format")]
+    json: bool,
     /// Time and memory budgets.
     #[command(flatten)]
     pub(crate) budget: BudgetArgs,
@@ -54,7 +57,9 @@ fn default_devices(target: &str) -> usize {
 pub(crate) fn run(args: &SimulateArgs) -> Result<i32, ModelError> {
     let mut code = EXIT_PROVED;
     let w = watch();
-    let report = if args.format == SimFormat::Json { Style::Json } else { Style::Text };
+    // `--json` is `--format json`.
+    let format = if args.json { SimFormat::Json } else { args.format };
+    let report = if format == SimFormat::Json { Style::Json } else { Style::Text };
     for case in args.case.cases(default_devices(&args.case.target), report)? {
         if w.interrupted() {
             break;
@@ -62,7 +67,7 @@ pub(crate) fn run(args: &SimulateArgs) -> Result<i32, ModelError> {
         w.case(&case.to_string(), report);
         w.doing("compiling the kernel", false);
         let program = semcheck::program(&case)?;
-        code = code.max(simulate(&case, &program, args.format));
+        code = code.max(simulate(&case, &program, format));
     }
     Ok(code)
 }

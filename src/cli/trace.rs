@@ -31,7 +31,23 @@ pub(crate) enum FormatArg {
     Trace,
 }
 
+impl TraceArgs {
+    /// The output format asked for (`--json` is `--format json`).
+    pub(crate) fn format(&self) -> FormatArg {
+        FormatArg::or_json(self.format, self.json)
+    }
+}
+
 impl FormatArg {
+    /// `format`, or JSON when `--json` was given.
+    pub(crate) fn or_json(format: FormatArg, json: bool) -> FormatArg {
+        if json {
+            FormatArg::Json
+        } else {
+            format
+        }
+    }
+
     /// The renderer, or `None` for the trace file itself.
     pub(crate) fn render(self) -> Option<Format> {
         match self {
@@ -54,7 +70,10 @@ pub(crate) struct TraceArgs {
     pub(crate) case: super::args::CaseArgs,
     /// Output format.
     #[arg(long, value_enum, default_value_t = FormatArg::Text)]
-    pub(crate) format: FormatArg,
+    format: FormatArg,
+    /// The same as `--format json`.
+    #[arg(long, conflicts_with = "format")]
+    json: bool,
     /// Keep the explorer's schedule as it is (no event dropped).
     #[arg(long)]
     pub(crate) no_minimize: bool,
@@ -91,14 +110,14 @@ pub(crate) fn run(args: &TraceArgs) -> Result<i32, ModelError> {
         Verdict::Violation(cex) => cex,
         Verdict::Proved => {
             eprintln!("semcheck: {case}: proved, no rule is broken, so there is no counterexample");
-            if args.format == FormatArg::Json {
+            if args.format() == FormatArg::Json {
                 emit_document(&trace_document(EXIT_PROVED, serde_json::Value::Null));
             }
             return Ok(EXIT_PROVED);
         }
         Verdict::Incomplete { detail, .. } => {
             eprintln!("semcheck: {case}: incomplete: {detail}");
-            if args.format == FormatArg::Json {
+            if args.format() == FormatArg::Json {
                 emit_document(&trace_document(EXIT_INCOMPLETE, serde_json::Value::Null));
             }
             return Ok(EXIT_INCOMPLETE);
@@ -118,7 +137,7 @@ pub(crate) fn run(args: &TraceArgs) -> Result<i32, ModelError> {
     let mut file = found.trace_file(case, &engine_name(&config));
     file.header.source_sha256 = semcheck::source_sha256(case);
     file.header.tpu = semcheck::source_tpu(case);
-    match args.format.render() {
+    match args.format().render() {
         None => emit(&file.to_text()),
         Some(Format::Json) => emit_document(&trace_document(
             EXIT_VIOLATION,

@@ -153,3 +153,21 @@ fn bench_prints_a_table_with_peak_memory() {
     let factor = format!("x{:.2}", states(rows[1]) / states(rows[0]));
     assert!(rows[1].contains(&factor), "{factor}: {out}");
 }
+
+#[test]
+fn json_is_format_json_for_trace_replay_and_simulate() {
+    let trace = ["trace", "psum", "--mutant", "no-capacity", "--devices", "2"];
+    let replay_file = concat!(env!("CARGO_MANIFEST_DIR"), "/counterexamples/psum--no-capacity.trace");
+    let simulate = ["simulate", "psum", "--devices", "2", "--lockstep"];
+    for args in [&trace[..], &["replay", replay_file][..], &simulate[..]] {
+        let (code, by_flag, _) = semcheck(&[args, &["--json"][..]].concat());
+        let (same, by_format, _) = semcheck(&[args, &["--format", "json"][..]].concat());
+        assert_eq!(code, same, "{args:?}");
+        let strip = |text: &str| {
+            let mut doc = document(text);
+            doc.as_object_mut().unwrap().retain(|k, _| !k.contains("seconds"));
+            doc
+        };
+        assert_eq!(strip(&by_flag), strip(&by_format), "{args:?}");
+    }
+}
