@@ -113,7 +113,11 @@ def test_the_reading_follows_the_equations_not_the_version_number(tmp_path):
         jaxcompat.jax_version = lambda: {other!r}
     """, path, tmp_path)
     assert plain["kernels"] and plain["kernels"][0]["status"] == "ok"
-    assert faked["kernels"] == plain["kernels"]
+
+    def untimed(kernels: list) -> list:
+        return [{k: v for k, v in kernel.items() if not k.endswith("_seconds")} for kernel in kernels]
+
+    assert untimed(faked["kernels"]) == untimed(plain["kernels"])
 
 
 def test_a_dma_operand_tree_it_does_not_know_is_an_unsupported_construct_at_each_line(tmp_path):

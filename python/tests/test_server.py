@@ -131,3 +131,21 @@ def test_a_worker_retires_when_a_script_leaves_a_process_running(tmp_path):
     while os.path.exists(f"/proc/{child}") and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not os.path.exists(f"/proc/{child}"), "the script's process outlived its worker"
+
+
+def test_a_worker_retires_when_a_script_leaves_a_low_level_thread_running(tmp_path):
+    # A thread started with `_thread` is not in `threading`'s count; it could start a
+    # process once the export is over, out of the worker's sight.
+    script = _script(str(tmp_path), """
+        import _thread, runpy, time
+
+        def later():
+            time.sleep(120)
+
+        _thread.start_new_thread(later, ())
+        runpy.run_path(PSUM)
+    """)
+    os.makedirs(tmp_path / "out")
+    served = _serve([(script, 2), (script, 3)], str(tmp_path / "out"), tpu=None)
+    assert all(os.WEXITSTATUS(got["status"]) == 0 for got in served), served[0]["stderr"][-2000:]
+    assert served[0]["pid"] != served[1]["pid"], "the first worker retired"

@@ -62,14 +62,14 @@ class Baseline:
         self.lists = [(lst, list(lst)) for lst in (sys.path, sys.meta_path, sys.path_hooks, sys.argv)]
         self.streams = (sys.stdin, sys.stdout, sys.stderr)
         self.signals = {s: signal.getsignal(s) for s in signal.valid_signals() if _settable(s)}
-        self.threads = threading.active_count()
+        self.threads = _threads()
         self.config = jaxcompat.config_values()
         self.tpu_registry = jaxcompat.keep_tpu_registry()
 
     def restore(self) -> str | None:
         """Puts the process back (JAX's backend already ended); what could not be put
         back, or ``None``."""
-        if threading.active_count() != self.threads:
+        if _threads() != self.threads:
             return "the script left a thread running"
         if not jaxcompat.restore_config(self.config):
             return "an option of JAX cannot be set back"
@@ -134,6 +134,14 @@ def _lazily_imported(name: str, module: Any, packages: dict[str, list[str]]) -> 
     dirs = packages.get(name.partition(".")[0])
     where = getattr(module, "__file__", None)
     return bool(dirs and where and any(os.path.realpath(where).startswith(d) for d in dirs))
+
+
+def _threads() -> int:
+    """The threads running Python code in this process (``sys._current_frames``): a thread
+    a script starts with ``_thread`` is not in ``threading``'s count, and could start a
+    process after the export's end. (The kernel's count, ``/proc/self/task``, also has the
+    native threads JAX's backend leaves behind, which no script started.)"""
+    return len(sys._current_frames())
 
 
 def _others_in_group() -> bool:
