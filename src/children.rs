@@ -193,7 +193,7 @@ pub fn status(cmd: &mut Command) -> io::Result<ExitStatus> {
 }
 
 /// Kills every process group started and not yet ended. Safe to call from any thread at
-/// any time; it waits only for the semchecks it started (up to [`SEMCHECK_GRACE`]) to end
+/// any time; it waits only for the semchecks it started (up to 2 s) to end
 /// on `SIGTERM`, not for the rest.
 pub fn kill_all() {
     end_semchecks();
