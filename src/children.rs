@@ -17,7 +17,7 @@
 //! A process that leaves its group on purpose (`setsid`, `setpgid`: a daemon) is out of
 //! reach of all this; nothing short of a cgroup would hold it.
 
-use std::io;
+use std::io::{self, Read};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, Command, ExitStatus};
 use std::sync::{Mutex, MutexGuard};
@@ -143,7 +143,6 @@ const SEMCHECK_GRACE: Duration = Duration::from_secs(2);
 /// returns its output, like [`Command::output`]; ended on every end of this semcheck, with
 /// `SIGTERM` first so that it ends what it started too.
 pub fn semcheck_output(cmd: &mut Command) -> io::Result<std::process::Output> {
-    use std::io::Read;
     use std::process::Stdio;
     let mut child = {
         let mut semchecks = SEMCHECKS.lock().unwrap_or_else(|e| e.into_inner());
@@ -151,21 +150,27 @@ pub fn semcheck_output(cmd: &mut Command) -> io::Result<std::process::Output> {
         semchecks.push(child.id() as i32);
         child
     };
-    let read = |pipe: Option<Box<dyn Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut bytes = Vec::new();
-            if let Some(mut pipe) = pipe {
-                let _ = pipe.read_to_end(&mut bytes);
-            }
-            bytes
-        })
-    };
-    let out = read(child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
-    let err = read(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let (out, err) =
+        (read_in_background(child.stdout.take(), u64::MAX), read_in_background(child.stderr.take(), u64::MAX));
     let status = wait(&mut child);
     SEMCHECKS.lock().unwrap_or_else(|e| e.into_inner()).retain(|&g| g != child.id() as i32);
     let status = status?;
-    Ok(std::process::Output { status, stdout: out.join().unwrap_or_default(), stderr: err.join().unwrap_or_default() })
+    Ok(std::process::Output { status, stdout: out.recv().unwrap_or_default(), stderr: err.recv().unwrap_or_default() })
+}
+
+/// Reads at most `cap` bytes of a child's `pipe` on a thread of its own (so that a child
+/// printing much cannot block on a full pipe while it is waited for); the bytes come on
+/// the returned channel once the pipe ends or the cap is reached (the pipe is then closed).
+pub fn read_in_background(pipe: Option<impl Read + Send + 'static>, cap: u64) -> std::sync::mpsc::Receiver<Vec<u8>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        if let Some(pipe) = pipe {
+            let _ = pipe.take(cap).read_to_end(&mut bytes);
+        }
+        let _ = tx.send(bytes);
+    });
+    rx
 }
 
 /// Ends the semchecks semcheck started with `SIGTERM` and waits up to

@@ -20,7 +20,6 @@
 //! Finding out costs one short Python start per candidate (`importlib.metadata`, JAX is not
 //! imported).
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -174,7 +173,10 @@ pub fn probe(python: &Path) -> Result<Probe, String> {
             .stderr(Stdio::piped()),
     )
     .map_err(|e| format!("cannot run {} ({e})", python.display()))?;
-    let (out, err) = (read_capped(child.stdout.take()), read_capped(child.stderr.take()));
+    let (out, err) = (
+        crate::children::read_in_background(child.stdout.take(), PROBE_OUTPUT_BYTES),
+        crate::children::read_in_background(child.stderr.take(), PROBE_OUTPUT_BYTES),
+    );
     let status = match crate::children::wait_for(&mut child, PROBE_SECONDS) {
         Ok(Some(status)) => status,
         Ok(None) => return Err(format!("{} did not describe itself within {PROBE_SECONDS:.0} s", python.display())),
@@ -193,20 +195,6 @@ pub fn probe(python: &Path) -> Result<Probe, String> {
         ));
     }
     serde_json::from_slice(&out).map_err(|e| format!("{} did not describe itself ({e})", python.display()))
-}
-
-/// Reads at most [`PROBE_OUTPUT_BYTES`] of `pipe` on a thread of its own; the bytes come
-/// on the returned channel once the pipe ends or the cap is reached.
-fn read_capped(pipe: Option<impl Read + Send + 'static>) -> std::sync::mpsc::Receiver<Vec<u8>> {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        if let Some(pipe) = pipe {
-            let _ = pipe.take(PROBE_OUTPUT_BYTES).read_to_end(&mut bytes);
-        }
-        let _ = tx.send(bytes);
-    });
-    rx
 }
 
 /// `SEMCHECK_PYTHON`, when set: `Some(None)` for `managed`, else the path.

@@ -35,6 +35,13 @@ fn pid_in(path: &Path, secs: u64) -> Option<u32> {
     None
 }
 
+/// Asserts that the process whose pid `pid_file` holds (written within 1 s) is gone
+/// within 3 s; `whose` says whose child it was.
+fn assert_child_ends(pid_file: &Path, whose: &str) {
+    let child = pid_in(pid_file, 1).unwrap_or_else(|| panic!("{whose} did not start its child"));
+    assert!(ends(child), "{whose}'s child {child} outlived semcheck");
+}
+
 /// Waits up to 3 s for `pid` to be gone.
 fn ends(pid: u32) -> bool {
     let start = Instant::now();
@@ -96,8 +103,7 @@ fn a_script_that_ends_leaves_no_process_behind() {
     let (script, pid_file) = spawning_script(&dir, "");
     let out = semcheck_cmd().args(["check", script.to_str().unwrap(), "--devices", "2"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2), "no kernel: {}", String::from_utf8_lossy(&out.stderr));
-    let child = pid_in(&pid_file, 1).expect("the script started its child");
-    assert!(ends(child), "the script's background child {child} outlived its export");
+    assert_child_ends(&pid_file, "the script");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -265,8 +271,7 @@ fn an_interpreter_that_floods_or_leaves_a_child_is_described_and_ended() {
     let leaver = script("leaver.sh", &format!("sleep 120 &\necho $! > {}\necho '{answer}'", pid_file.display()));
     let out = semcheck_cmd().arg("doctor").env("SEMCHECK_PYTHON", &leaver).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
-    let child = pid_in(&pid_file, 1).expect("the interpreter started its child");
-    assert!(ends(child), "the probed interpreter's child {child} outlived semcheck");
+    assert_child_ends(&pid_file, "the probed interpreter");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
