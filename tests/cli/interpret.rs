@@ -47,11 +47,19 @@ fn psum_without_capacity_gives_wrong_numbers_in_jax_s_interpreter() {
     let (code, out, err) = semcheck(&["replay", "--interpret", trace.to_str().unwrap()]);
     assert_eq!(code, 1, "{out}\n{err}");
     let wanted = format!("{}\0", sleeper.replace(' ', "\0"));
-    let left = std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
-        .any(|cmdline| cmdline == wanted.as_bytes());
-    assert!(!left, "`{sleeper}` is left running");
+    // Killed with its group as the run ended: gone within moments (SIGKILL is delivered
+    // asynchronously), never left running.
+    let running = || {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+            .any(|cmdline| cmdline == wanted.as_bytes())
+    };
+    let start = std::time::Instant::now();
+    while running() && start.elapsed() < std::time::Duration::from_secs(3) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(!running(), "`{sleeper}` is left running");
     // The whole counterexample was steered, and the lock-step run too.
     assert!(out.contains("  counterexample: all 31 events steered"), "{out}");
     assert!(out.contains("  lock step:      all ") && out.contains(" events steered"), "{out}");
