@@ -129,9 +129,8 @@ fn ctrl_c_stops_a_kill_matrix_with_a_partial_report() {
 
 /// A kernel script in a fresh directory that runs `body`, then leaves a mark: if semcheck
 /// left it running after stopping it, the mark appears. Returns (directory, script, mark).
-fn marked_script(name: &str, body: &str) -> (std::path::PathBuf, String, std::path::PathBuf) {
-    let dir = std::env::temp_dir().join(format!("semcheck-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+fn marked_script(name: &str, body: &str) -> (crate::common::TestDir, String, std::path::PathBuf) {
+    let dir = crate::common::temp_dir(name);
     let mark = dir.join("still-running");
     let script = dir.join(format!("{name}.py"));
     std::fs::write(&script, format!("{body}\nopen({:?}, 'w').close()\n", mark.display().to_string())).unwrap();
@@ -142,7 +141,7 @@ fn marked_script(name: &str, body: &str) -> (std::path::PathBuf, String, std::pa
 fn a_kernel_script_that_grows_is_stopped_by_the_memory_budget_and_killed() {
     // The budget counts the Python process that runs the script, not only semcheck's own:
     // the script holds 3 GiB in the end (written, so resident).
-    let (dir, path, mark) = marked_script(
+    let (_dir, path, mark) = marked_script(
         "grow",
         "import time\nheld = []\nfor _ in range(60):\n    held.append(b'x' * (50 << 20))\n    time.sleep(0.05)",
     );
@@ -154,12 +153,11 @@ fn a_kernel_script_that_grows_is_stopped_by_the_memory_budget_and_killed() {
     );
     std::thread::sleep(Duration::from_secs(2));
     assert!(!mark.exists(), "a script semcheck stopped went on running");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn a_kernel_script_that_never_ends_is_stopped_by_the_budget_and_by_ctrl_c_and_killed() {
-    let (dir, path, mark) = marked_script("hang", "import time\ntime.sleep(4)");
+    let (_dir, path, mark) = marked_script("hang", "import time\ntime.sleep(4)");
     // JAX's import takes about a second: at 3 s the script is sleeping.
     let (code, out, err) = semcheck(&["check", &path, "--devices", "2", "--max-seconds", "3"]);
     assert_eq!(code, 3, "{out}{err}");
@@ -174,7 +172,6 @@ fn a_kernel_script_that_never_ends_is_stopped_by_the_budget_and_by_ctrl_c_and_ki
     assert_eq!(only_case(&doc)["incomplete"]["reason"], "interrupted", "{doc}");
     std::thread::sleep(Duration::from_secs(5));
     assert!(!mark.exists(), "a script semcheck stopped went on running");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -182,7 +179,7 @@ fn the_memory_budget_counts_the_processes_the_script_starts_and_stops_close_to_i
     // The script's child holds 1.5 GB (written, so resident); the script itself is small.
     // The budget counts the whole process group and stops within 10 % of it (measured:
     // 1,001 to 1,007 MiB reported, 994 to 1,002 MiB seen by an outside sampler).
-    let (dir, path, mark) = marked_script(
+    let (_dir, path, mark) = marked_script(
         "child-grows",
         "import subprocess, sys, time\n\
          code = \"b = bytearray(1500 << 20)\\nfor i in range(0, len(b), 4096): b[i] = 1\\nimport time; time.sleep(60)\"\n\
@@ -203,7 +200,6 @@ fn the_memory_budget_counts_the_processes_the_script_starts_and_stops_close_to_i
     let stat = std::fs::read_to_string(format!("/proc/{child}/stat")).unwrap_or_default();
     assert!(stat.is_empty() || stat.contains(") Z"), "the script's child outlived the stop: {stat}");
     assert!(!mark.exists(), "the script went on running");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -239,7 +235,6 @@ fn reading_a_trace_is_under_both_budgets() {
             assert!(err.contains("larger than 12.5 MiB"), "{err}");
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -1,17 +1,45 @@
 //! Helpers shared by the integration tests that drive the `semcheck` binary.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
 use serde_json::Value;
 
-/// An empty directory of this test process under the system's temporary directory.
-pub fn temp_dir(name: &str) -> PathBuf {
+/// An empty directory of this test process under the system's temporary directory,
+/// removed with everything in it when the value is dropped (the test passing or failing).
+pub fn temp_dir(name: &str) -> TestDir {
     let dir = std::env::temp_dir().join(format!("semcheck-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    dir
+    TestDir(dir)
+}
+
+/// A test's temporary directory ([`temp_dir`]): a `Path` that removes itself when dropped.
+pub struct TestDir(PathBuf);
+
+impl std::ops::Deref for TestDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for TestDir {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for TestDir {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.0.as_os_str()
+    }
+}
+
+impl Drop for TestDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 /// Runs the `semcheck` binary with `args`: (exit code, stdout, stderr). A `--json` (or

@@ -63,7 +63,6 @@ fn a_shuttle_violation_is_a_trace_file_that_replays_both_ways_and_nothing_else_i
     assert_eq!(code, 2, "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains(&format!("line {line}: the shuttle schedule diverges at step 1")), "{err}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `check --json` has the same keys, with a top-level `verdict`, whichever engine ran; so

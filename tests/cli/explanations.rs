@@ -158,7 +158,8 @@ fn check_trace_and_replay_tell_the_same_story() {
         assert_eq!(off["devices"], checked["devices"], "{protocol}/{mutant}");
         // Replaying the trace file reproduces that message.
         let (_, file, _) = semcheck(&[&["trace"], &args[..], &["--format", "trace"]].concat());
-        let path = crate::common::temp_dir("story").join("t.trace");
+        let dir = crate::common::temp_dir("story");
+        let path = dir.join("t.trace");
         std::fs::write(&path, &file).unwrap();
         let (code, out, err) = semcheck(&["replay", path.to_str().unwrap(), "--format", "json"]);
         assert_eq!(code, 1, "{err}");
@@ -210,5 +211,4 @@ fn a_kernel_file_s_explanation_names_its_lines_without_comments() {
         assert!(p["file"].as_str().is_some_and(|f| f.ends_with("psum_commented.py")), "{p}");
         assert!(!p["text"].as_str().unwrap().contains('#'), "{p}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -49,7 +49,7 @@ fn dom(page: &Path) -> Option<String> {
         .arg(format!("file://{}", page.display()))
         .output()
         .unwrap_or_else(|e| panic!("cannot run {}: {e}", browser.display()));
-    let _ = std::fs::remove_dir_all(&profile);
+    drop(profile);
     assert!(out.status.success(), "chromium failed: {}", String::from_utf8_lossy(&out.stderr));
     Some(String::from_utf8_lossy(&out.stdout).into_owned())
 }
@@ -84,7 +84,8 @@ fn page(args: &[&str], name: &str) -> Option<String> {
     for outside in ["<link", " src=", "http://", "https://", "@import", "url("] {
         assert!(!html.contains(outside), "the page must not fetch anything (`{outside}`)");
     }
-    let path = temp_dir(&format!("html-{name}")).join(format!("{name}.html"));
+    let dir = temp_dir(&format!("html-{name}"));
+    let path = dir.join(format!("{name}.html"));
     std::fs::write(&path, &html).unwrap();
     dom(&path)
 }

@@ -92,7 +92,6 @@ fn sigterm_sighup_and_sigint_end_the_script_and_the_process_it_started() {
         std::io::Read::read_to_string(&mut semcheck.stdout.take().unwrap(), &mut out).unwrap();
         assert!(out.contains("stopped by an interrupt"), "SIG{signal}: {out}");
         assert!(ends(child), "SIG{signal}: the script's child {child} outlived semcheck");
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }
 
@@ -104,7 +103,6 @@ fn a_script_that_ends_leaves_no_process_behind() {
     let out = semcheck_cmd().args(["check", script.to_str().unwrap(), "--devices", "2"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2), "no kernel: {}", String::from_utf8_lossy(&out.stderr));
     assert_child_ends(&pid_file, "the script");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -125,7 +123,6 @@ fn a_script_killed_by_a_signal_or_ended_by_os_exit_is_described_in_words() {
         assert!(!err.contains("Some(") && !err.contains("None"), "{name}: {err}");
         assert!(!err.contains(":\n\n") && !err.trim_end().ends_with(':'), "{name}: a blank tail: {err}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A stand-in for `python3` that makes a "virtual environment" (a copy of itself as
@@ -212,7 +209,6 @@ fn a_stopped_environment_creation_leaves_no_process_and_no_folder_and_a_killed_o
     again.kill().unwrap();
     again.wait().unwrap();
     let _ = Command::new("kill").args(["-KILL", &pip_child.to_string()]).status();
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -246,7 +242,6 @@ fn a_budget_stop_leaves_no_export_file_and_stale_ones_are_swept() {
         .collect();
     assert_eq!(mine, Vec::<String>::new(), "left in {}", exports.display());
     assert!(!loose.exists() && !killed.exists(), "stale exports not swept");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -272,7 +267,6 @@ fn an_interpreter_that_floods_or_leaves_a_child_is_described_and_ended() {
     let out = semcheck_cmd().arg("doctor").env("SEMCHECK_PYTHON", &leaver).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
     assert_child_ends(&pid_file, "the probed interpreter");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -296,5 +290,4 @@ fn a_script_that_runs_semcheck_on_itself_is_refused_inside() {
     let inner = std::fs::read_to_string(&result).expect("the script ran semcheck");
     assert!(inner.starts_with("2\n"), "{inner}");
     assert!(inner.contains("semcheck was started by a script that semcheck is running to read its kernels"), "{inner}");
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -18,7 +18,7 @@ fn repo() -> PathBuf {
 /// A folder with `tc.py` (a mutant kernel file that also writes `ran` next to itself
 /// when it runs) and `tc.trace`, its trace as `semcheck trace` writes it, from inside the
 /// folder (so the trace names `tc.py`, relative).
-fn traced(name: &str) -> (PathBuf, String) {
+fn traced(name: &str) -> (crate::common::TestDir, String) {
     let dir = temp_dir(&format!("replay-{name}"));
     let source = std::fs::read_to_string(repo().join("protocols/pallas/tc_exchange--no-barrier.py")).unwrap();
     let mark = "import pathlib as _p; (_p.Path(__file__).parent / 'ran').touch()\n";
@@ -57,7 +57,6 @@ fn a_trace_next_to_its_unchanged_kernel_replays_and_says_first_what_it_runs() {
     let canonical = std::fs::canonicalize(dir.join("tc.py")).unwrap();
     assert!(first.contains(&format!("running {} (sha256 ", canonical.display())), "{first}");
     assert!(err.contains("rule `outside-kernel` reproduced"), "{err}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -85,7 +84,6 @@ fn a_changed_kernel_file_runs_nothing_unless_the_user_says_so() {
     let (code, err) = replay(&dir.join("unhashed.trace"), &[], &dir, false);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("records no kernel-sha256"), "{err}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -132,7 +130,6 @@ fn a_kernel_file_outside_the_trace_s_folder_or_only_valid_from_here_runs_nothing
     let (code, err) = replay(&dir.join("fifo.trace"), &[], &dir, false);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("not a regular file"), "{err}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -157,7 +154,6 @@ fn a_trace_from_stdin_runs_no_kernel_file_unless_named() {
     let kernel = dir.join("tc.py");
     let (code, err, ran) = run(&["replay", "-", "--kernel", kernel.to_str().unwrap()]);
     assert_eq!((code, ran), (Some(1), true), "{err}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -198,5 +194,4 @@ fn header_fields_that_reach_a_process_are_plain_data() {
     let (code, _, err) = semcheck(&["replay", committed.to_str().unwrap(), "--allow-changed"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("not of a kernel file"), "{err}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
