@@ -4,6 +4,10 @@ kernels JAX refuses to build are refused with JAX's reason."""
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 
@@ -134,6 +138,39 @@ def test_script_errors_name_the_user_frame(exports):
     assert err["message"] == "ValueError: the user's own bug"
     assert (err["loc"]["file"], err["loc"]["line"]) == (path, 4)
     assert "Traceback" in err["traceback"]
+
+
+def test_a_keyboard_interrupt_the_script_raises_is_its_error_not_an_interrupt(exports, tmp_path):
+    # Only a SIGINT delivered to the exporting process ends the export; the script's own
+    # `raise KeyboardInterrupt` is its error, at its line, like any other exception.
+    script = tmp_path / "interrupts_itself.py"
+    script.write_text("import jax\n\nraise KeyboardInterrupt('from the script')\n")
+    (err,) = exports.get(str(script), 2)["errors"]
+    assert err["construct"] == "script error"
+    assert err["message"] == "KeyboardInterrupt: from the script"
+    assert (err["loc"]["file"], err["loc"]["line"]) == (str(script), 3)
+
+
+def test_an_interrupt_delivered_to_the_export_ends_it(tmp_path):
+    # A real SIGINT (the terminal's Ctrl-C) ends the export, however the script is written.
+    mark = tmp_path / "running"
+    script = tmp_path / "waits.py"
+    script.write_text(f"import time\nopen({str(mark)!r}, 'w').close()\ntime.sleep(60)\n")
+    proc = subprocess.Popen([sys.executable, "-m", "semcheck.frontend", "export", "--devices", "2", "--no-lower",
+                             "--out", str(tmp_path / "doc.json"), str(script)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.abspath(__file__)))})
+    try:
+        deadline = time.monotonic() + 60
+        while not mark.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert mark.exists(), "the script did not start"
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=20)
+    finally:
+        proc.kill()
+    assert proc.returncode != 0 and "KeyboardInterrupt" in err, err[-2000:]
+    assert not (tmp_path / "doc.json").exists()
 
 
 def test_a_script_that_does_not_compile_names_its_line(exports, tmp_path):

@@ -28,6 +28,7 @@ import itertools
 import os
 import pickle
 import runpy
+import signal
 import subprocess
 import sys
 import tempfile
@@ -685,6 +686,36 @@ def _caller() -> dict | None:
     return rec
 
 
+class _Interrupts:
+    """Tells a real interrupt (SIGINT delivered to this process) from a
+    ``KeyboardInterrupt`` the user's code raised itself: the first ends the export, the
+    second is the script's error like any other exception."""
+
+    def __init__(self) -> None:
+        self.received = False
+        self._previous: Any = None
+
+    def _on_sigint(self, signum: int, frame: Any) -> None:
+        self.received = True
+        signal.default_int_handler(signum, frame)
+
+    def __enter__(self) -> "_Interrupts":
+        # Only Python's own handler is wrapped (a handler someone installed stays theirs),
+        # and only from the main thread (the only one that may install handlers).
+        if threading.current_thread() is threading.main_thread() \
+                and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            self._previous = signal.signal(signal.SIGINT, self._on_sigint)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._previous is not None and signal.getsignal(signal.SIGINT) == self._on_sigint:
+            signal.signal(signal.SIGINT, self._previous)
+
+    def reraise(self, e: BaseException) -> bool:
+        """Whether ``e`` is to be raised on, not recorded as the user's error."""
+        return isinstance(e, KeyboardInterrupt) and (self.received or self._previous is None)
+
+
 def run_script(path: str, argv: list[str], capture: Capture) -> dict:
     """Runs ``path`` as ``__main__`` with the hook installed; the script's own stdout
     goes to stderr. Returns the script record of the document."""
@@ -695,8 +726,9 @@ def run_script(path: str, argv: list[str], capture: Capture) -> dict:
     sys.path.insert(0, os.path.dirname(path))
     uninstall = capture.install()
     start = time.perf_counter()
+    interrupts = _Interrupts()
     try:
-        with contextlib.redirect_stdout(sys.stderr):
+        with interrupts, contextlib.redirect_stdout(sys.stderr):
             runpy.run_path(path, run_name="__main__")
     except SystemExit as e:
         if e.code not in (None, 0):
@@ -706,7 +738,7 @@ def run_script(path: str, argv: list[str], capture: Capture) -> dict:
         script["status"] = "raised"
         script["error"] = capture.failure = e.record
     except BaseException as e:  # noqa: BLE001 - the user's error is reported, not raised
-        if isinstance(e, KeyboardInterrupt):
+        if interrupts.reraise(e):
             raise
         script["status"] = "raised"
         script["error"] = _error_record(e, path, f"{type(e).__name__}: {e}")
@@ -750,14 +782,15 @@ def capture_call(fn: Any, args: tuple, kwargs: dict, capture: Capture) -> dict:
               "status": "ok", "error": None}
     uninstall = capture.install()
     start = time.perf_counter()
+    interrupts = _Interrupts()
     try:
-        with contextlib.redirect_stdout(sys.stderr):
+        with interrupts, contextlib.redirect_stdout(sys.stderr):
             fn(*args, **kwargs)
     except FrontendFailure as e:
         record["status"] = "raised"
         record["error"] = capture.failure = e.record
     except BaseException as e:  # noqa: BLE001
-        if isinstance(e, KeyboardInterrupt):
+        if interrupts.reraise(e):
             raise
         record["status"] = "raised"
         record["error"] = _error_record(e, record["file"] or "", f"{type(e).__name__}: {e}")
