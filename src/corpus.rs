@@ -24,7 +24,7 @@ pub enum Engine {
     ShuttleRandom,
     /// The threaded runtime under shuttle's PCT scheduler (bug depth 3).
     ShuttlePct,
-    /// The threaded runtime under loom (`--cfg loom`, N = 2).
+    /// The threaded runtime under loom (the `loom` feature, N = 2).
     Loom,
     /// The threaded runtime on OS threads with real data.
     Stress,
@@ -192,7 +192,7 @@ pub fn loom_bound(entry: &Entry) -> LoomBound {
 }
 
 /// Runs `entry` on `engine` within `budget`. `Err` is an engine that cannot run here
-/// (loom without `--cfg loom`) or a panic that is not a rule of the model.
+/// (loom without the `loom` feature) or a panic that is not a rule of the model.
 pub fn run(engine: Engine, entry: &Entry, budget: &Budget) -> Result<Outcome, String> {
     let program = crate::program(&entry.case).map_err(|e| e.to_string())?;
     let n = entry.case.devices;
@@ -213,7 +213,7 @@ pub fn run(engine: Engine, entry: &Entry, budget: &Budget) -> Result<Outcome, St
     }
 }
 
-#[cfg(loom)]
+#[cfg(feature = "loom")]
 fn loom(program: &crate::Program, entry: &Entry, budget: &Budget) -> Result<Outcome, String> {
     use semcheck_checker::runtime::{loom_driver, RunConfig};
     use std::time::Duration;
@@ -221,9 +221,9 @@ fn loom(program: &crate::Program, entry: &Entry, budget: &Budget) -> Result<Outc
     loom_driver::check(program, bound, RunConfig::loom(), Duration::from_secs(budget.loom_cap_seconds))
 }
 
-#[cfg(not(loom))]
+#[cfg(not(feature = "loom"))]
 fn loom(_: &crate::Program, _: &Entry, _: &Budget) -> Result<Outcome, String> {
-    Err("loom runs only in a build with `RUSTFLAGS=\"--cfg loom\"` (see tests/loom.rs)".to_string())
+    Err("loom runs only in a build with the `loom` feature (`cargo test --release --features loom --test loom`; see tests/loom.rs)".to_string())
 }
 
 /// How an engine's outcome compares with a case's expectation.

@@ -1,10 +1,10 @@
 //! The threaded runtime under loom, at N = 2 (loom's limit is 5 threads: main, 2 devices
 //! and their 2 DMA engines). Run with
-//! `RUSTFLAGS="--cfg loom" cargo test --release --target-dir target/loom --test loom`.
+//! `cargo test --release --features loom --test loom`.
 //!
 //! A case runs exhaustively (no preemption bound) unless the table says otherwise; a
 //! bounded case is labelled so in its output and in docs/engines.md, with the measured limit.
-#![cfg(loom)]
+#![cfg(feature = "loom")]
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -7,7 +7,7 @@
 //! |---|---|---|
 //! | [`explore`] | the model's pure step function, every reachable state | proved / violation / incomplete |
 //! | shuttle ([`runtime::shuttle_engine`]) | [`runtime::sim`]: one shuttle thread per device and per DMA completion event, random or PCT schedules | violation / incomplete (never proved) |
-//! | loom (`tests/loom.rs`, `--cfg loom`) | [`runtime::os`] on loom's threads, N = 2 | violation / no violation within the stated bound |
+//! | loom (`tests/loom.rs`, the `loom` feature) | [`runtime::os`] on loom's threads, N = 2 | violation / no violation within the stated bound |
 //! | std ([`runtime::stress`]) | [`runtime::os`] on OS threads, real `f32` data | violation / incomplete (never proved) |
 //!
 //! ## What each engine can and cannot reach

@@ -1,6 +1,6 @@
 //! `semcheck engines`: every corpus case on every engine the binary has, run and judged by
 //! the one corpus runner ([`semcheck::corpus`]), and where they agree (loom needs
-//! `--cfg loom` at build time: its column comes from `tests/loom.rs`).
+//! the `loom` feature at build time: its column comes from `tests/loom.rs`).
 
 use super::watch::{watch, Style};
 use clap::Args;
@@ -65,9 +65,7 @@ pub(crate) fn run(args: &EnginesArgs) -> Result<i32, ModelError> {
         let expect = if matches!(entry.expect, Expect::Broken(_)) { "broken" } else { "clean" };
         emitln!("{:<41} {:<8} {:<22} {:<22} {:<22} {word}", entry.name(), expect, cells[0], cells[1], cells[2]);
     }
-    emitln!(
-        "(loom: N = 2 only, run by `RUSTFLAGS=\"--cfg loom\" cargo test --release --test loom`; see docs/engines.md)"
-    );
+    emitln!("(loom: N = 2 only, run by `cargo test --release --features loom --test loom`; see docs/engines.md)");
     emitln!(
         "(missed: an engine did not find the bug within {it} iterations, or the explorer ran out of its {} s; \
          that is not a contradiction)",

@@ -1,6 +1,6 @@
 //! The threaded runtime's engines (shuttle, stress) against the corpus, and shuttle's
 //! counterexamples replayed on the model and under shuttle. The loom suite is
-//! `tests/loom.rs`: it needs `--cfg loom`, which changes every crate's build.
+//! `tests/loom.rs`, built with the `loom` feature.
 
 mod assumptions;
 mod engines;

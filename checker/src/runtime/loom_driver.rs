@@ -1,4 +1,4 @@
-//! The loom engine (`--cfg loom`): the threaded runtime ([`super::os`] on loom's threads)
+//! The loom engine (the `loom` feature): the threaded runtime ([`super::os`] on loom's threads)
 //! explored by loom's model checker, within a [`LoomBound`].
 //!
 //! Loom never proves anything here: with a preemption bound it explores only part of the

@@ -6,7 +6,7 @@
 //! written once against a module named `sync` and mounted as real modules twice, once per
 //! backend (see [`sync`]):
 //!
-//! * [`os`]: `std` threads normally (used by [`stress`]); **loom** under `--cfg loom`
+//! * [`os`]: `std` threads normally (used by [`stress`]); **loom** with the `loom` feature
 //!   (used by `loom_driver` and `tests/loom.rs`);
 //! * [`sim`] (feature `shuttle`): shuttle's controlled threads (used by
 //!   [`shuttle_engine`]).
@@ -24,7 +24,7 @@
 //! `outside-kernel` from the devices' lifecycle words and the real semaphore values.
 
 pub mod checks;
-#[cfg(loom)]
+#[cfg(feature = "loom")]
 pub mod loom_driver;
 pub mod numeric;
 pub mod os;
@@ -58,7 +58,7 @@ pub enum DmaMode {
     PerEvent,
 }
 
-/// How loom explores a case (see `loom_driver`, under `--cfg loom`).
+/// How loom explores a case (see `loom_driver`, with the `loom` feature).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LoomBound {
     /// Every interleaving (no preemption bound).

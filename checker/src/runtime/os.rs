@@ -1,4 +1,4 @@
-//! The runtime on `std` threads, or on loom's under `--cfg loom`: the engine of
+//! The runtime on `std` threads, or on loom's with the `loom` feature: the engine of
 //! `runtime/engine/` mounted on [`super::sync::os`].
 
 use super::sync::os as sync;

@@ -6,7 +6,7 @@
 //! `#[path]`, so rustfmt and rust-analyzer see them):
 //!
 //! * [`os`] backs [`crate::runtime::os`]: `std` threads and locks normally, **loom**'s
-//!   under `--cfg loom` (so `cargo test` under loom model-checks the very same code);
+//!   with the `loom` feature (so `cargo test` under loom model-checks the very same code);
 //! * [`shuttle`] (feature `shuttle`) backs [`crate::runtime::sim`]: shuttle's controlled
 //!   threads and locks.
 //!
@@ -22,7 +22,7 @@ pub struct StdCell<T>(std::cell::UnsafeCell<T>);
 
 // SAFETY: the runtime only accesses a cell from the thread that the protocol under test
 // says owns it at that moment; an unsynchronised access is exactly the bug being looked
-// for, and it is reported by the runtime's race rule (and by loom under `--cfg loom`).
+// for, and it is reported by the runtime's race rule (and by loom with the `loom` feature).
 unsafe impl<T: Send> Sync for StdCell<T> {}
 
 impl<T> StdCell<T> {
@@ -42,40 +42,40 @@ impl<T> StdCell<T> {
     }
 }
 
-/// `std` (or loom under `--cfg loom`).
+/// `std` (or loom with the `loom` feature).
 pub mod os {
-    #[cfg(loom)]
+    #[cfg(feature = "loom")]
     pub use loom::cell::UnsafeCell;
-    #[cfg(loom)]
+    #[cfg(feature = "loom")]
     pub use loom::sync::{Condvar, Mutex, MutexGuard};
-    #[cfg(loom)]
+    #[cfg(feature = "loom")]
     pub use loom::thread;
-    #[cfg(not(loom))]
+    #[cfg(not(feature = "loom"))]
     pub use std::sync::{Condvar, Mutex, MutexGuard};
-    #[cfg(not(loom))]
+    #[cfg(not(feature = "loom"))]
     pub use std::thread;
 
-    #[cfg(not(loom))]
+    #[cfg(not(feature = "loom"))]
     pub use super::StdCell as UnsafeCell;
 
     /// Whether blocking waits time out (so that plain `std` runs can detect a deadlock and
     /// a violation elsewhere can stop them). Under loom they block: loom detects deadlocks.
-    pub const TIMED_WAITS: bool = !cfg!(loom);
+    pub const TIMED_WAITS: bool = !cfg!(feature = "loom");
 
     /// Blocks on `cv`; on `std` wakes up at the latest after a few milliseconds.
     pub fn wait<'a, T>(cv: &Condvar, guard: MutexGuard<'a, T>) -> MutexGuard<'a, T> {
-        #[cfg(loom)]
+        #[cfg(feature = "loom")]
         {
             cv.wait(guard).expect("lock poisoned")
         }
-        #[cfg(not(loom))]
+        #[cfg(not(feature = "loom"))]
         {
             cv.wait_timeout(guard, std::time::Duration::from_millis(5)).expect("lock poisoned").0
         }
     }
 
     /// The backend's name, for reports.
-    pub const NAME: &str = if cfg!(loom) { "loom" } else { "std" };
+    pub const NAME: &str = if cfg!(feature = "loom") { "loom" } else { "std" };
 }
 
 /// shuttle's controlled threads and locks.

@@ -1,4 +1,4 @@
-//! The cells of the system as backend cells (loom's `UnsafeCell` under `--cfg loom`),
+//! The cells of the system as backend cells (loom's `UnsafeCell` with the `loom` feature),
 //! with the in-flight access counters of the race rule.
 
 use semcheck_model::program::CellId;
