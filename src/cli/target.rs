@@ -9,6 +9,10 @@ use semcheck::{Case, ErrorKind, ModelError, Source};
 use super::args::CaseArgs;
 use super::watch::{watch, Style};
 
+/// What a kernel file's case does before its script runs, as a budget's stop report says it.
+const PREPARING: &str =
+    "preparing the Python front end (choosing its interpreter, and on first use making its environment)";
+
 /// The mesh sizes of `--devices`: one size, a range `2-6` or a list `2,3,4`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Devices(pub(crate) Vec<usize>);
@@ -127,10 +131,14 @@ impl CaseArgs {
         let sizes = self.sizes(default_devices)?;
         if let Source::Python { path, .. } = &source {
             // Every size's export starts now, on the export server's cores (after the
-            // managed environment is made, on first use: a stop meanwhile is reported under
-            // the file's name, in the command's format).
-            watch().case(&path.display().to_string(), report);
+            // interpreter is chosen and, on first use, the managed environment made: under
+            // the budgets, and a stop meanwhile is reported under the file's name, in the
+            // command's format).
+            let w = watch();
+            w.case(&path.display().to_string(), report);
+            w.doing(PREPARING, false);
             semcheck::frontend::prefetch(path, &sizes);
+            w.idle();
         }
         for n in sizes {
             let case = match &source {

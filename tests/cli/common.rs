@@ -42,6 +42,16 @@ impl Drop for TestDir {
     }
 }
 
+/// The repository's root (where the protocols, kernels and seeds are).
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A command that runs the `semcheck` binary under test.
+pub fn semcheck_cmd() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_semcheck"))
+}
+
 /// Runs the `semcheck` binary with `args`: (exit code, stdout, stderr). A `--json` (or
 /// `--format json`) output is checked against the JSON schema.
 pub fn semcheck(args: &[&str]) -> (i32, String, String) {

@@ -8,6 +8,7 @@
 //! under the cache directory (`SEMCHECK_CACHE_DIR`, `~/.cache/semcheck`; about 30 s),
 //! unless `SEMCHECK_PYTHON` names an interpreter with a supported JAX (0.8 to 0.10).
 
+use crate::common::{repo, semcheck_cmd};
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -15,10 +16,6 @@ use semcheck::checker::{explore, Config, Verdict};
 use semcheck::model::program::{CellSpan, ComputeKind, Op};
 use semcheck::protocols::{catalogue, MeshKind};
 use semcheck::{Case, Program, Source};
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 fn python_case(file: &str, devices: usize, repeat: u32) -> Case {
     let path = repo().join("protocols").join("pallas").join(file);
@@ -161,10 +158,6 @@ fn the_split_phase_ppermute_files_compile_to_the_dsl_program_of_launches() {
     for m in p.mutants {
         mutant_file_matches_the_dsl(p, m);
     }
-}
-
-fn semcheck_cmd() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_semcheck"))
 }
 
 #[test]

@@ -5,15 +5,11 @@
 //! folder; the temporary folders of a run killed outright are removed by the next run;
 //! a script that dies by a signal or by `os._exit` gets a sentence that says so.
 
-use crate::common::temp_dir;
+use crate::common::{repo, semcheck_cmd, temp_dir};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn semcheck_cmd() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_semcheck"))
-}
 
 /// Whether process `pid` is gone (or a zombie nobody has reaped yet: it runs nothing).
 fn gone(pid: u32) -> bool {
@@ -245,7 +241,7 @@ fn a_budget_stop_leaves_no_export_file_and_stale_ones_are_swept() {
 }
 
 #[test]
-fn an_interpreter_that_floods_or_leaves_a_child_is_described_and_ended() {
+fn an_interpreter_that_floods_leaves_a_child_or_never_answers_is_described_and_ended() {
     use std::os::unix::fs::PermissionsExt;
     let dir = temp_dir("hygiene-probe");
     let script = |name: &str, body: &str| {
@@ -267,6 +263,28 @@ fn an_interpreter_that_floods_or_leaves_a_child_is_described_and_ended() {
     let out = semcheck_cmd().arg("doctor").env("SEMCHECK_PYTHON", &leaver).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
     assert_child_ends(&pid_file, "the probed interpreter");
+    // It never answers: a check's time budget holds while it is asked (not the probe's
+    // own 30 s), and its child is ended with it.
+    let _ = std::fs::remove_file(&pid_file);
+    let silent = script("silent.sh", &format!("sleep 120 &\necho $! > {}\nwait", pid_file.display()));
+    let kernel = repo().join("protocols/pallas/psum.py");
+    let started = Instant::now();
+    let out = semcheck_cmd()
+        .args(["check", "--devices", "2", "--max-seconds", "2"])
+        .arg(&kernel)
+        .env("SEMCHECK_PYTHON", &silent)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{text}");
+    assert!(started.elapsed() < Duration::from_secs(15), "the budget of 2 s took {:?}", started.elapsed());
+    assert!(
+        text.contains(
+            "stopped by the time budget of 2 s while preparing the Python front end (choosing its interpreter"
+        ),
+        "{text}"
+    );
+    assert_child_ends(&pid_file, "the silent interpreter");
 }
 
 #[test]

@@ -4,14 +4,10 @@
 //!
 //! Needs the front end's Python environment, like `frontend.rs`.
 
-use std::path::PathBuf;
+use crate::common::repo;
 use std::process::Command;
 
 use serde_json::Value;
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 /// `semcheck check FILE --devices DEVICES --json` with `env` set: (exit code, document,
 /// stderr).

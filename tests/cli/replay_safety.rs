@@ -7,13 +7,9 @@
 //! Each refusal is checked to have run nothing: the kernel files here write a mark when
 //! they run.
 
-use crate::common::{semcheck, temp_dir};
+use crate::common::{repo, semcheck, temp_dir};
 
-use std::path::{Path, PathBuf};
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use std::path::Path;
 
 /// A folder with `tc.py` (a mutant kernel file that also writes `ran` next to itself
 /// when it runs) and `tc.trace`, its trace as `semcheck trace` writes it, from inside the
