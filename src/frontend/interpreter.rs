@@ -162,8 +162,7 @@ const PROBE_SECONDS: f64 = 30.0;
 const PROBE_OUTPUT_BYTES: u64 = 64 << 10;
 
 /// Asks an interpreter what it has: in a process group of its own (ended with whatever
-/// it starts), within 30 s, reading at most 64 KiB of what it
-/// prints.
+/// it starts), within 30 s, reading at most 64 KiB of what it prints.
 pub fn probe(python: &Path) -> Result<Probe, String> {
     let mut child = crate::children::spawn(
         Command::new(python)

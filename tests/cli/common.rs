@@ -30,12 +30,6 @@ impl AsRef<Path> for TestDir {
     }
 }
 
-impl AsRef<std::ffi::OsStr> for TestDir {
-    fn as_ref(&self) -> &std::ffi::OsStr {
-        self.0.as_os_str()
-    }
-}
-
 impl Drop for TestDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
@@ -50,6 +44,20 @@ pub fn repo() -> PathBuf {
 /// A command that runs the `semcheck` binary under test.
 pub fn semcheck_cmd() -> Command {
     Command::new(env!("CARGO_BIN_EXE_semcheck"))
+}
+
+/// Whether `done` holds within 3 s (asked every 20 ms): for what follows a moment after
+/// semcheck ends, such as the end of the processes it killed (a signal is delivered
+/// asynchronously).
+pub fn within_moments(done: impl Fn() -> bool) -> bool {
+    let start = std::time::Instant::now();
+    while !done() {
+        if start.elapsed() >= std::time::Duration::from_secs(3) {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    true
 }
 
 /// Runs the `semcheck` binary with `args`: (exit code, stdout, stderr). A `--json` (or

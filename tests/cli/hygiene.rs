@@ -5,7 +5,7 @@
 //! folder; the temporary folders of a run killed outright are removed by the next run;
 //! a script that dies by a signal or by `os._exit` gets a sentence that says so.
 
-use crate::common::{repo, semcheck_cmd, temp_dir};
+use crate::common::{repo, semcheck_cmd, temp_dir, within_moments};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -40,14 +40,7 @@ fn assert_child_ends(pid_file: &Path, whose: &str) {
 
 /// Waits up to 3 s for `pid` to be gone.
 fn ends(pid: u32) -> bool {
-    let start = Instant::now();
-    while start.elapsed() < Duration::from_secs(3) {
-        if gone(pid) {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    false
+    within_moments(|| gone(pid))
 }
 
 /// A kernel script in `dir` that starts `sleep 120` in the background, writes its pid to

@@ -55,11 +55,7 @@ fn psum_without_capacity_gives_wrong_numbers_in_jax_s_interpreter() {
             .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
             .any(|cmdline| cmdline == wanted.as_bytes())
     };
-    let start = std::time::Instant::now();
-    while running() && start.elapsed() < std::time::Duration::from_secs(3) {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    assert!(!running(), "`{sleeper}` is left running");
+    assert!(crate::common::within_moments(|| !running()), "`{sleeper}` is left running");
     // The whole counterexample was steered, and the lock-step run too.
     assert!(out.contains("  counterexample: all 31 events steered"), "{out}");
     assert!(out.contains("  lock step:      all ") && out.contains(" events steered"), "{out}");
