@@ -429,6 +429,9 @@ pub fn run(program: &Arc<Program>, config: &RunConfig) -> Option<Violation> {
 /// Like [`run`], recording the violation (and, for a sink that records them, the model
 /// events) in `sink`, which outlives a run that a violation stopped.
 pub fn run_into(program: &Arc<Program>, config: &RunConfig, sink: &Arc<Sink>) {
+    // Under loom, `World` holds loom's cells, which are not `Sync`: loom runs every model
+    // thread on one OS thread and its `spawn` asks for no `Send`, so sharing is sound.
+    #[cfg_attr(feature = "loom", allow(clippy::arc_with_non_send_sync))]
     let world = Arc::new(World::new(program.clone(), config, sink.clone()));
     let mut handles = Vec::new();
     let n = program.num_devices();
