@@ -2,8 +2,8 @@
 
 ``python -m semcheck.interpret PLAN OUT`` runs the kernel file of a semcheck trace under
 ``pltpu.InterpretParams`` (jax 0.10) twice, each time steering the interpreter's devices and
-DMAs through one schedule semcheck computed, and writes what each run computed (and what
-JAX's race detector printed) to ``OUT``: the counterexample's schedule, then the lock-step
+DMAs through one schedule semcheck computed, and writes what each run computed (what
+JAX's race detector printed, and the semaphores non-zero at the kernel's exit) to ``OUT``: the counterexample's schedule, then the lock-step
 schedule, whose outputs are the reference the wrong numbers are shown against.
 
 How the interpreter is steered (what jax 0.10's interpreter allows):
@@ -38,7 +38,9 @@ interpreter writes a copy whole), several invocations (``repeat``), a DMA landin
 signal reaching, a device that has not entered the kernel or has left it (the interpreter
 runs every device's kernel from the same start and allocates a device's buffers when that
 device starts, so the ``outside-kernel`` bugs cannot happen there), a grid the interpreter
-visits in another order (``parallel`` dimensions it randomises), and TensorCore meshes.
+visits in another order (``parallel`` dimensions it randomises), and a program of several
+kernels (the interpreter allocates a call's semaphores for that call only; semcheck refuses
+such a trace before this module runs).
 """
 
 from __future__ import annotations
@@ -274,6 +276,14 @@ def _install(plan: dict, steering: Steering, record: dict) -> list:
             steering.leave(steered)
 
     def validate(token, device_id):
+        # What the interpreter only prints (the first one, per device): a semaphore left
+        # non-zero at the kernel's exit. Every one is recorded.
+        shared = ip._get_shared_memory()
+        nonzero = getattr(shared, "get_sempahores_with_nonzero_count", None)
+        for sem, core in nonzero(int(device_id)) if nonzero is not None else ():
+            cores = shared.get_global_core_ids(int(device_id))
+            where = f"d{int(device_id)}" + (f" (core {core})" if len(cores) > 1 else "")
+            record["exit_counts"].append(f"{where}: the interpreter's semaphore {sem.id} holds {sem.count_by_core[core]}, not 0")
         out = originals["_validate"](token, device_id)
         for core in ip._get_shared_memory().get_global_core_ids(int(device_id)):
             steering.finish(int(core))
@@ -368,7 +378,7 @@ def run(plan: dict, schedule: str) -> dict:
     devices = plan["devices"]
     steps = plan["schedules"][schedule]
     steering = Steering(steps, devices)
-    record: dict[str, Any] = {"traced": False, "kernel": None, "outputs": {}}
+    record: dict[str, Any] = {"traced": False, "kernel": None, "outputs": {}, "exit_counts": []}
     path = os.path.abspath(plan["kernel_file"])
     from jax.experimental.pallas import tpu as pltpu
     from jax._src.pallas.mosaic.interpret import interpret_pallas_call as ip
@@ -418,6 +428,7 @@ def run(plan: dict, schedule: str) -> dict:
         "divergence": steering.divergence,
         "outputs": {str(d): v for d, v in sorted(record["outputs"].items())},
         "races": races,
+        "exit_counts": sorted(record["exit_counts"]),
         "race_found": race_found or bool(races),
         "error": error,
     }

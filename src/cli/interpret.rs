@@ -122,6 +122,15 @@ fn plan(file: &TraceFile, program: &Program, run: &TracedRun) -> Result<Value, S
     if case.repeat != 1 {
         return Err(format!("--interpret cannot steer {} invocations: the script calls its kernel once", case.repeat));
     }
+    if program.kernels.len() > 1 {
+        return Err(format!(
+            "--interpret cannot steer a program of several kernels ({}): JAX's TPU interpreter runs each \
+             pallas_call on its own, with semaphores allocated for that call only, so semaphores and DMAs \
+             in flight cannot pass from one kernel to the next there (a kernel with `pltpu.SEMAPHORE`-space \
+             outputs fails in it); the counterexample stands on semcheck's model, replayed above",
+            program.kernels.join(", ")
+        ));
+    }
     if case.semantics.dma_landing == DmaLanding::Cells {
         return Err(
             "--interpret cannot steer copies landing cell by cell: JAX's interpreter writes a copy whole".into()
@@ -247,8 +256,9 @@ fn describe(r: &Value) -> String {
     }
 }
 
-/// `replay --interpret`: prints the comparison; exit 1 when an output differs or JAX's
-/// race detector reports a race in the counterexample's run, 0 when neither.
+/// `replay --interpret`: prints the comparison; exit 1 when, in the counterexample's run,
+/// an output differs, JAX's race detector reports a race or a semaphore is non-zero at the
+/// kernel's exit, 0 when none of these.
 pub(crate) fn run(
     name: &str,
     file: &TraceFile,
@@ -383,10 +393,33 @@ pub(crate) fn run(
             }
         }
     }
+    let reference_run = if plan["reference_note"].is_null() { "lock-step" } else { "reference" };
     let reference_races = reference["races"].as_array().map_or(0, Vec::len);
     emitln!(
-        "  JAX's race detector, in the lock-step run: {}",
+        "  JAX's race detector, in the {reference_run} run: {}",
         if reference_races == 0 { "no race reported".to_string() } else { format!("{reference_races} reports") }
     );
-    Ok(if differ > 0 || !races.is_empty() { EXIT_VIOLATION } else { EXIT_PROVED })
+    // A semaphore left non-zero at the kernel's exit: the interpreter notes it (a leak
+    // changes no output value).
+    let counts = |r: &Value| -> Vec<String> {
+        r["exit_counts"].as_array().into_iter().flatten().filter_map(|c| c.as_str().map(str::to_string)).collect()
+    };
+    let (left, reference_left) = (counts(&cex), counts(&reference));
+    if left.is_empty() {
+        emitln!("  JAX's interpreter: every semaphore 0 at the kernel's exit in the counterexample's run");
+    } else {
+        emitln!("  JAX's interpreter, at the kernel's exit in the counterexample's run:");
+        for c in &left {
+            emitln!("    {c}");
+        }
+    }
+    emitln!(
+        "  JAX's interpreter, at the kernel's exit in the {reference_run} run: {}",
+        if reference_left.is_empty() {
+            "every semaphore 0".to_string()
+        } else {
+            format!("{} non-zero", reference_left.len())
+        }
+    );
+    Ok(if differ > 0 || !races.is_empty() || !left.is_empty() { EXIT_VIOLATION } else { EXIT_PROVED })
 }

@@ -69,6 +69,11 @@ fn psum_without_capacity_gives_wrong_numbers_in_jax_s_interpreter() {
         out.split("JAX's race detector, in the counterexample's run").nth(1).unwrap_or_else(|| panic!("{out}"));
     assert!(detector.contains("write of d0 hbm buffer") && detector.contains("psum--no-capacity.py:86"), "{out}");
     assert!(detector.contains("read of d0 hbm buffer") && detector.contains("psum--no-capacity.py:95"), "{out}");
+    // Its semaphores all end at 0: the race is its only fault.
+    assert!(
+        out.contains("JAX's interpreter: every semaphore 0 at the kernel's exit in the counterexample's run"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -80,9 +85,54 @@ fn what_cannot_be_steered_is_said() {
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(out.contains("steered through 4 of its 5 events, then ran unsteered: the rule broken here (outside-kernel) cannot happen in JAX's interpreter"), "{out}");
     assert!(out.contains("every output value equals the reference run's"), "{out}");
+    // A program of several kernels (a split-phase ppermute): the interpreter runs each
+    // pallas_call on its own, and cannot hand semaphores from one to the next.
+    let trace = trace_of("split_ppermute--early-read.py", "2", &dir);
+    let (code, _, err) = semcheck(&["replay", "--interpret", trace.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("rule `race` reproduced"), "{err}");
+    assert!(
+        err.contains("--interpret cannot steer a program of several kernels (start_kernel, send_done_kernel, use_kernel, recv_done_kernel)"),
+        "{err}"
+    );
     // A catalogue trace has no kernel file to run.
     let catalogue = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("counterexamples/psum--no-capacity.trace");
     let (code, _, err) = semcheck(&["replay", "--interpret", catalogue.to_str().unwrap()]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--interpret runs a kernel file in JAX's interpreter"), "{err}");
+}
+
+#[test]
+fn a_semaphore_left_at_exit_is_seen_by_jax_s_interpreter() {
+    let dir = temp_dir("interpret-leak");
+    // ppermute with a REGULAR semaphore signalled once and never waited on: a leak, which
+    // changes no output value; the interpreter finds the semaphore non-zero at exit.
+    let trace = trace_of_edited("ppermute.py", "2", &dir, |text| {
+        text.replace(
+            "def right_shift_kernel(x_ref, y_ref, send_sem, recv_sem):",
+            "def right_shift_kernel(x_ref, y_ref, send_sem, recv_sem, extra_sem):\n    pltpu.semaphore_signal(extra_sem, 1)",
+        )
+        .replace(
+            "scratch_shapes=([pltpu.SemaphoreType.DMA] * 2),",
+            "scratch_shapes=([pltpu.SemaphoreType.DMA] * 2 + [pltpu.SemaphoreType.REGULAR]),",
+        )
+    });
+    let (code, out, err) = semcheck(&["replay", "--interpret", trace.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(err.contains("rule `semaphore-leak` reproduced"), "{err}");
+    assert!(out.contains("every output value equals the reference run's"), "{out}");
+    let at_exit = out
+        .split("JAX's interpreter, at the kernel's exit in the counterexample's run:\n")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{out}"));
+    for d in ["d0", "d1"] {
+        assert!(
+            at_exit
+                .lines()
+                .any(|l| l.starts_with(&format!("    {d}: the interpreter's semaphore "))
+                    && l.ends_with(" holds 1, not 0")),
+            "{out}"
+        );
+    }
+    assert!(out.contains("JAX's race detector: no race reported in the counterexample's run"), "{out}");
 }
