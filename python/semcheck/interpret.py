@@ -203,6 +203,7 @@ def _install(plan: dict, steering: Steering, record: dict) -> list:
     from jax._src.pallas.mosaic.interpret import interpret_pallas_call as ip
     from jax._src.pallas.mosaic.interpret import shared_memory as memory
     from jax._src.pallas.mosaic.interpret import utils as interpret_utils
+    import numpy as np
 
     undo = []
 
@@ -210,7 +211,8 @@ def _install(plan: dict, steering: Steering, record: dict) -> list:
         undo.append((owner, name, getattr(owner, name)))
         setattr(owner, name, value)
 
-    originals = {n: getattr(ip, n) for n in ("semaphore_signal", "semaphore_wait", "dma_start", "dma_wait", "_validate")}
+    originals = {n: getattr(ip, n) for n in ("semaphore_signal", "semaphore_wait", "dma_start", "dma_wait", "_validate",
+                                             "_allocate_semaphores")}
     original_append = memory.SharedMemory.append_semaphore_task
 
     def append(self, semaphore_id, global_core_id, task):
@@ -275,6 +277,26 @@ def _install(plan: dict, steering: Steering, record: dict) -> list:
             steering.local.dma = None
             steering.leave(steered)
 
+    # Per device, the semaphores the kernel allocated, in order (its semaphore operands and
+    # scratch first, in the kernel's argument order, then its `run_scoped` ones): to name
+    # a semaphore the interpreter knows by a number.
+    allocated: dict[int, list] = {}
+
+    def allocate_semaphores(token, device_id, local_core_id, shape):
+        out = originals["_allocate_semaphores"](token, device_id, local_core_id, shape)
+        allocated.setdefault(int(device_id), []).append(np.asarray(out[1]))
+        return out
+
+    def sem_name(device: int, sem_id: int) -> str:
+        names = record["sem_args"]
+        for k, ids in enumerate(allocated.get(device, [])):
+            at = np.argwhere(ids == sem_id)
+            if len(at):
+                name = names[k] if k < len(names) else "a run_scoped semaphore"
+                index = ", ".join(str(int(i)) for i in at[0])
+                return f"{name}[{index}]" if ids.ndim else name
+        return f"the interpreter's semaphore {sem_id}"
+
     def validate(token, device_id):
         # What the interpreter only prints (the first one, per device): a semaphore left
         # non-zero at the kernel's exit. Every one is recorded.
@@ -283,14 +305,15 @@ def _install(plan: dict, steering: Steering, record: dict) -> list:
         for sem, core in nonzero(int(device_id)) if nonzero is not None else ():
             cores = shared.get_global_core_ids(int(device_id))
             where = f"d{int(device_id)}" + (f" (core {core})" if len(cores) > 1 else "")
-            record["exit_counts"].append(f"{where}: the interpreter's semaphore {sem.id} holds {sem.count_by_core[core]}, not 0")
+            name = sem_name(int(device_id), sem.id)
+            record["exit_counts"].append(f"{where}: {name} holds {sem.count_by_core[core]}, not 0")
         out = originals["_validate"](token, device_id)
         for core in ip._get_shared_memory().get_global_core_ids(int(device_id)):
             steering.finish(int(core))
         return out
 
     gates = {"semaphore_signal": signal, "semaphore_wait": wait, "dma_start": dma_start, "dma_wait": dma_wait,
-             "_validate": validate}
+             "_validate": validate, "_allocate_semaphores": allocate_semaphores}
     want = plan.get("kernel_name")
     original_call = ip.interpret_pallas_call
 
@@ -302,6 +325,7 @@ def _install(plan: dict, steering: Steering, record: dict) -> list:
             return original_call(*args, **kwargs)
         record["traced"] = True
         record["kernel"] = function
+        record["sem_args"] = _semaphore_arguments(ip, kwargs.get("jaxpr"), kwargs.get("grid_mapping"))
         saved = {n: getattr(ip, n) for n in gates}
         for n, g in gates.items():
             setattr(ip, n, g)
@@ -323,6 +347,26 @@ def _install(plan: dict, steering: Steering, record: dict) -> list:
 
     patch(ip, "interpret_pallas_call", interpret_pallas_call)
     return undo
+
+
+def _semaphore_arguments(ip: Any, jaxpr: Any, grid_mapping: Any) -> list[str]:
+    """The names of the kernel's semaphore arguments (operands and scratch), in the order
+    the interpreter allocates them (its own test of an argument's memory space); empty when
+    this JAX's interpreter is not laid out so."""
+    try:
+        names = list(jaxpr.debug_info.arg_names or ())
+        first = grid_mapping.num_index_operands
+        found = []
+        for i, var in enumerate(jaxpr.invars[first:]):
+            if i < grid_mapping.num_inputs + grid_mapping.num_outputs:
+                space = grid_mapping.block_mappings[i].transformed_block_aval.memory_space
+            else:
+                space = var.aval.memory_space
+            if ip._forward_any_to_hbm(space) is ip._SEMAPHORE:
+                found.append(names[first + i] if first + i < len(names) else f"semaphore argument {len(found)}")
+        return found
+    except (AttributeError, IndexError, TypeError):
+        return []
 
 
 def _races(printed: str) -> list[str]:
@@ -378,7 +422,7 @@ def run(plan: dict, schedule: str) -> dict:
     devices = plan["devices"]
     steps = plan["schedules"][schedule]
     steering = Steering(steps, devices)
-    record: dict[str, Any] = {"traced": False, "kernel": None, "outputs": {}, "exit_counts": []}
+    record: dict[str, Any] = {"traced": False, "kernel": None, "outputs": {}, "exit_counts": [], "sem_args": []}
     path = os.path.abspath(plan["kernel_file"])
     from jax.experimental.pallas import tpu as pltpu
     from jax._src.pallas.mosaic.interpret import interpret_pallas_call as ip
