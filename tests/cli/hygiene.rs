@@ -114,6 +114,33 @@ fn a_script_killed_by_a_signal_or_ended_by_os_exit_is_described_in_words() {
     }
 }
 
+#[test]
+fn a_script_that_replaces_json_s_functions_is_still_read_and_a_front_end_failure_is_not_called_a_kill() {
+    let dir = temp_dir("hygiene-json");
+    let seed = std::fs::read_to_string(repo().join("protocols/pallas/ppermute.py")).unwrap();
+    let patched = |patch: &str| seed.replacen("import jax\n", &format!("import jax\n{patch}\n"), 1);
+    // The front end writes its document and its answers with functions bound before the
+    // script ran.
+    let script = dir.join("replaces_json.py");
+    std::fs::write(&script, patched("import json\njson.dumps = json.loads = json.dump = None")).unwrap();
+    let out = semcheck_cmd().args(["check", script.to_str().unwrap(), "--devices", "2"]).output().unwrap();
+    let (stdout, err) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{err}");
+    assert!(stdout.contains("N=2: PROVED"), "{stdout}");
+    // A script that breaks the front end's own modules makes both the export and its
+    // worker fail: said as the front end's failure with its exit code, not as a kill (the
+    // worker's group is ended only once it has had a moment to exit by itself).
+    let script = dir.join("breaks_the_front_end.py");
+    let broken = "import sys\nfor m in ('semcheck.frontend.__main__', 'semcheck.frontend.worker'):\n    \
+                  sys.modules[m].dumps = None";
+    std::fs::write(&script, patched(broken)).unwrap();
+    let out = semcheck_cmd().args(["check", script.to_str().unwrap(), "--devices", "2"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("the Python front end failed on ") && err.contains("(exit 1)"), "{err}");
+    assert!(!err.contains("signal"), "{err}");
+}
+
 /// A stand-in for `python3` that makes a "virtual environment" (a copy of itself as
 /// `bin/python`) at once, and hangs in `pip install` with a child of its own, whose pid it
 /// writes to `$SEMCHECK_TEST_MARK`.

@@ -134,15 +134,26 @@ def _fork_worker(key: tuple, parent: int) -> _Worker:
     return _Worker(key, pid, down_w, up_r)
 
 
-def _end_worker(w: _Worker) -> int:
+def _end_worker(w: _Worker, grace: float = 0.0) -> int:
     """Kills the worker's process group (whatever its scripts left) and reaps it; its
     raw ``waitpid`` status. The worker is not reaped before ``killpg``, so its pid, the
-    group's id, cannot be reused meanwhile."""
+    group's id, cannot be reused meanwhile. With ``grace``, a worker that is ending by
+    itself (its pipe closed) gets that many seconds to exit first, so that its status is
+    its own (an exit code), not the kill's."""
     for fd in (w.to_worker, w.from_worker):
         try:
             os.close(fd)
         except OSError:
             pass
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        try:
+            # Exited? Seen without reaping it (WNOWAIT).
+            if os.waitid(os.P_PID, w.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+                break
+        except ChildProcessError:
+            break
+        time.sleep(0.01)
     try:
         os.killpg(w.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
@@ -192,7 +203,7 @@ def _answer(w: _Worker, workers: list[_Worker]) -> None:
         chunk = b""
     if not chunk:
         workers.remove(w)
-        status = _end_worker(w)
+        status = _end_worker(w, grace=1.0)
         if w.current is not None:
             ident, began = w.current
             if w.last is not None:

@@ -33,7 +33,9 @@ worker's lifetime peak.
 
 from __future__ import annotations
 
-import json
+# Bound when the front end is imported, before a script runs: a script that replaces
+# `json.dumps` (or the like) does not change how the worker reads requests and answers.
+from json import dumps, loads
 import operator
 import os
 import resource
@@ -248,7 +250,7 @@ def work(requests: Any, answers: Any) -> None:
     except Exception:  # noqa: BLE001 - then this worker serves one export and retires
         baseline = None
     for served, line in enumerate(requests, 1):
-        req = json.loads(line)
+        req = loads(line)
         if restartable:
             jaxcompat.set_cpu_devices(int(req["devices"]))
         reset = _reset_peak()
@@ -259,7 +261,7 @@ def work(requests: Any, answers: Any) -> None:
         except Exception as e:  # noqa: BLE001 - whatever failed, this process is not reused
             first = (str(e).splitlines() or [""])[0]
             why = f"putting the process back failed: {type(e).__name__}: {first}"
-        answers.write(json.dumps({"status": (code & 0xFF) << 8, "max_rss_kib": peak, "retire": why is not None,
+        answers.write(dumps({"status": (code & 0xFF) << 8, "max_rss_kib": peak, "retire": why is not None,
                                   "why": why}) + "\n")
         answers.flush()
         if why is not None:
