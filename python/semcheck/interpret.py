@@ -1,12 +1,13 @@
 """A counterexample in JAX's own TPU interpret mode: ``semcheck replay --interpret TRACE``.
 
 ``python -m semcheck.interpret PLAN OUT`` runs the kernel file of a semcheck trace under
-``pltpu.InterpretParams`` (jax 0.10) twice, each time steering the interpreter's devices and
-DMAs through one schedule semcheck computed, and writes what each run computed (what
-JAX's race detector printed, and the semaphores non-zero at the kernel's exit) to ``OUT``: the counterexample's schedule, then the lock-step
-schedule, whose outputs are the reference the wrong numbers are shown against.
+``pltpu.InterpretParams`` (of jax 0.8.1 to 0.10.x: :class:`_Interpreter`) twice, each time
+steering the interpreter's devices and DMAs through one schedule semcheck computed, and
+writes what each run computed (what JAX's race detector printed, and the semaphores
+non-zero at the kernel's exit) to ``OUT``: the counterexample's schedule, then the
+lock-step schedule, whose outputs are the reference the wrong numbers are shown against.
 
-How the interpreter is steered (what jax 0.10's interpreter allows):
+How the interpreter is steered (what the interpreter allows):
 
 * **Devices.** The interpreter runs each device on its own thread and performs every
   semaphore signal, semaphore wait, DMA start and DMA wait of the kernel through a Python
@@ -54,7 +55,7 @@ import sys
 import threading
 import time
 import traceback
-from typing import Any
+from typing import Any, Callable
 
 #: Seconds the cursor may wait for a device before the run counts as diverged.
 STALL_SECONDS = 30.0
@@ -202,7 +203,6 @@ def _install(plan: dict, steering: Steering, record: dict) -> list:
     from jax._src import core as jax_core
     from jax._src.pallas.mosaic.interpret import interpret_pallas_call as ip
     from jax._src.pallas.mosaic.interpret import shared_memory as memory
-    from jax._src.pallas.mosaic.interpret import utils as interpret_utils
     import numpy as np
 
     undo = []
@@ -232,43 +232,49 @@ def _install(plan: dict, steering: Steering, record: dict) -> list:
         return int(ip._get_shared_memory().get_global_core_id(int(device_id), int(local_core_id)))
 
     def sem_ready(sem_id, device_id, local_core_id, value):
-        shared = ip._get_shared_memory()
-        with shared.lock:
-            sem = shared._unsafe_get_semaphore(int(sem_id))
+        sem = _Interpreter.semaphore(ip._get_shared_memory(), int(sem_id))
         core = core_of(device_id, local_core_id)
         return lambda: int(sem.read(core)) >= int(value)
 
-    def signal(token, device_id, local_core_id, *args, **kwargs):
+    # The callbacks' own arguments, after the ordering token the newer interpreters pass
+    # first (see _Interpreter).
+    own = _Interpreter.arguments(originals["semaphore_wait"])
+
+    def signal(*args, **kwargs):
+        device_id, local_core_id = own(args)[:2]
         steered = steering.enter(core_of(device_id, local_core_id), "signal")
         try:
-            return originals["semaphore_signal"](token, device_id, local_core_id, *args, **kwargs)
+            return originals["semaphore_signal"](*args, **kwargs)
         finally:
             steering.leave(steered)
 
-    def wait(token, device_id, local_core_id, sem_id, value, **kwargs):
+    def wait(*args, **kwargs):
+        device_id, local_core_id, sem_id, value = own(args)[:4]
         ready = sem_ready(sem_id, device_id, local_core_id, value)
         steered = steering.enter(core_of(device_id, local_core_id), "wait", ready)
         try:
-            return originals["semaphore_wait"](token, device_id, local_core_id, sem_id, value, **kwargs)
+            return originals["semaphore_wait"](*args, **kwargs)
         finally:
             steering.leave(steered)
 
-    def dma_wait(token, device_id, local_core_id, sem_id, size, **kwargs):
+    def dma_wait(*args, **kwargs):
+        device_id, local_core_id, sem_id, size = own(args)[:4]
         ready = sem_ready(sem_id, device_id, local_core_id, size)
         steered = steering.enter(core_of(device_id, local_core_id), "wait", ready)
         try:
-            return originals["dma_wait"](token, device_id, local_core_id, sem_id, size, **kwargs)
+            return originals["dma_wait"](*args, **kwargs)
         finally:
             steering.leave(steered)
 
-    def dma_start(token, device_id, src_local_core_id, *args, **kwargs):
+    def dma_start(*args, **kwargs):
+        device_id, src_local_core_id = own(args)[:2]
         core = core_of(device_id, src_local_core_id)
         with steering.cv:
             ordinal = steering.count[core]
         steered = steering.enter(core, "dma_start")
         steering.local.dma = (core, ordinal) if steered else None
         try:
-            out = originals["dma_start"](token, device_id, src_local_core_id, *args, **kwargs)
+            out = originals["dma_start"](*args, **kwargs)
             dma = steering.dmas.get((core, ordinal)) if steered else None
             if dma is not None and dma.src_sem is None:
                 dma.execute_read()  # a local copy reads its source when it starts, as in the model
@@ -282,14 +288,15 @@ def _install(plan: dict, steering: Steering, record: dict) -> list:
     # a semaphore the interpreter knows by a number.
     allocated: dict[int, list] = {}
 
-    def allocate_semaphores(token, device_id, local_core_id, shape):
-        out = originals["_allocate_semaphores"](token, device_id, local_core_id, shape)
-        allocated.setdefault(int(device_id), []).append(np.asarray(out[1]))
+    def allocate_semaphores(*args, **kwargs):
+        out = originals["_allocate_semaphores"](*args, **kwargs)
+        ids = out[1] if len(own(args)) < len(args) else out  # (token, ids) where a token came in
+        allocated.setdefault(int(own(args)[0]), []).append(np.asarray(ids))
         return out
 
     def sem_name(device: int, sem_id: int) -> str:
         names = record["sem_args"]
-        for k, ids in enumerate(allocated.get(device, [])):
+        for k, ids in enumerate(allocated.get(device, []) if names is not None else ()):
             at = np.argwhere(ids == sem_id)
             if len(at):
                 name = names[k] if k < len(names) else "a run_scoped semaphore"
@@ -297,7 +304,8 @@ def _install(plan: dict, steering: Steering, record: dict) -> list:
                 return f"{name}[{index}]" if ids.ndim else name
         return f"the interpreter's semaphore {sem_id}"
 
-    def validate(token, device_id):
+    def validate(*args, **kwargs):
+        (device_id,) = own(args)[:1]
         # What the interpreter only prints (the first one, per device): a semaphore left
         # non-zero at the kernel's exit. Every one is recorded.
         shared = ip._get_shared_memory()
@@ -307,7 +315,7 @@ def _install(plan: dict, steering: Steering, record: dict) -> list:
             where = f"d{int(device_id)}" + (f" (core {core})" if len(cores) > 1 else "")
             name = sem_name(int(device_id), sem.id)
             record["exit_counts"].append(f"{where}: {name} holds {sem.count_by_core[core]}, not 0")
-        out = originals["_validate"](token, device_id)
+        out = originals["_validate"](*args, **kwargs)
         for core in ip._get_shared_memory().get_global_core_ids(int(device_id)):
             steering.finish(int(core))
         return out
@@ -325,7 +333,7 @@ def _install(plan: dict, steering: Steering, record: dict) -> list:
             return original_call(*args, **kwargs)
         record["traced"] = True
         record["kernel"] = function
-        record["sem_args"] = _semaphore_arguments(ip, kwargs.get("jaxpr"), kwargs.get("grid_mapping"))
+        record["sem_args"] = _Interpreter.semaphore_arguments(ip, kwargs.get("jaxpr"), kwargs.get("grid_mapping"))
         saved = {n: getattr(ip, n) for n in gates}
         for n, g in gates.items():
             setattr(ip, n, g)
@@ -336,8 +344,7 @@ def _install(plan: dict, steering: Steering, record: dict) -> list:
                 setattr(ip, n, f)
         axis_sizes = jax_core.get_axis_env().axis_sizes
         axis_indices = {k: lax.axis_index(k) for k in axis_sizes.keys()}
-        device_id = interpret_utils.device_coords_to_logical_id(tuple(axis_indices.values()), axis_sizes,
-                                                                 axis_indices)
+        device_id = _Interpreter.logical_id(ip, tuple(axis_indices.values()), axis_sizes, axis_indices)
 
         def keep(device, *values):
             record["outputs"][int(device)] = [_encode(v) for v in values]
@@ -349,24 +356,79 @@ def _install(plan: dict, steering: Steering, record: dict) -> list:
     return undo
 
 
-def _semaphore_arguments(ip: Any, jaxpr: Any, grid_mapping: Any) -> list[str]:
-    """The names of the kernel's semaphore arguments (operands and scratch), in the order
-    the interpreter allocates them (its own test of an argument's memory space); empty when
-    this JAX's interpreter is not laid out so."""
-    try:
-        names = list(jaxpr.debug_info.arg_names or ())
-        first = grid_mapping.num_index_operands
-        found = []
-        for i, var in enumerate(jaxpr.invars[first:]):
-            if i < grid_mapping.num_inputs + grid_mapping.num_outputs:
-                space = grid_mapping.block_mappings[i].transformed_block_aval.memory_space
-            else:
-                space = var.aval.memory_space
-            if ip._forward_any_to_hbm(space) is ip._SEMAPHORE:
-                found.append(names[first + i] if first + i < len(names) else f"semaphore argument {len(found)}")
-        return found
-    except (AttributeError, IndexError, TypeError):
-        return []
+class _Interpreter:
+    """What differs between the JAX releases' TPU interpreters, in one place. The steering
+    above is written against jax 0.10.2's; the others differ in these points (read from
+    their sources, and each run by the tests under that JAX):
+
+    * jax 0.10.1 and later pass an ordering token first to every callback
+      (``semaphore_wait(token, device_id, ...)``) and ``_allocate_semaphores`` returns
+      ``(token, ids)``; 0.8 to 0.10.0 pass none and return the ids;
+    * jax 0.10.2 looks a semaphore up with ``SharedMemory._unsafe_get_semaphore`` (under
+      its lock); earlier releases keep them in ``SharedMemory.sem``, and the barrier
+      semaphores in ``SharedMemory.fixed_id_sem``;
+    * jax 0.9 and later decide which kernel arguments are semaphores after
+      ``_forward_any_to_hbm`` of their block's memory space; 0.8 by the argument's own;
+    * jax 0.9 and later number a device from its mesh coordinates with
+      ``utils.device_coords_to_logical_id(coords, sizes, indices)``; 0.8 with
+      ``interpret_pallas_call._device_coords_to_logical_id(coords, sizes)``."""
+
+    @staticmethod
+    def arguments(callback: Any) -> Callable[[tuple], tuple]:
+        """A function giving a callback's own arguments: those after the token, if this
+        interpreter passes one to ``callback``."""
+        import inspect
+
+        params = list(inspect.signature(callback).parameters)
+        if params and params[0] == "token":
+            return lambda args: args[1:]
+        return lambda args: args
+
+    @staticmethod
+    def semaphore(shared: Any, sem_id: int) -> Any:
+        """The interpreter's semaphore ``sem_id``."""
+        with shared.lock:
+            get = getattr(shared, "_unsafe_get_semaphore", None)
+            if get is not None:
+                return get(sem_id)
+            fixed = shared.fixed_id_sem  # the barrier semaphores, by their fixed ids
+            return fixed[sem_id] if sem_id in fixed else shared.sem[sem_id]
+
+    @staticmethod
+    def logical_id(ip: Any, coords: tuple, sizes: Any, indices: Any) -> Any:
+        """A device's number from its mesh coordinates, traced."""
+        try:
+            from jax._src.pallas.mosaic.interpret import utils
+        except ImportError:
+            return ip._device_coords_to_logical_id(coords, sizes)
+        return utils.device_coords_to_logical_id(coords, sizes, indices)
+
+    @staticmethod
+    def semaphore_arguments(ip: Any, jaxpr: Any, grid_mapping: Any) -> list[str] | None:
+        """The names of the kernel's semaphore arguments (operands and scratch), in the
+        order the interpreter allocates them, by its own test of an argument's memory
+        space; ``None`` when this interpreter is not laid out so."""
+        try:
+            from jax._src.pallas.mosaic import core as mosaic_core
+
+            names = list(jaxpr.debug_info.arg_names or ())
+            first = grid_mapping.num_index_operands
+            found = []
+            for i, var in enumerate(jaxpr.invars[first:]):
+                forward = getattr(ip, "_forward_any_to_hbm", None)
+                if forward is None:  # jax 0.8
+                    semaphore = var.aval.memory_space == mosaic_core.MemorySpace.SEMAPHORE
+                else:
+                    if i < grid_mapping.num_inputs + grid_mapping.num_outputs:
+                        space = grid_mapping.block_mappings[i].transformed_block_aval.memory_space
+                    else:
+                        space = var.aval.memory_space
+                    semaphore = forward(space) is mosaic_core.MemorySpace.SEMAPHORE
+                if semaphore:
+                    found.append(names[first + i] if first + i < len(names) else f"semaphore argument {len(found)}")
+            return found
+        except (AttributeError, ImportError, IndexError, TypeError):
+            return None
 
 
 def _races(printed: str) -> list[str]:
@@ -422,7 +484,7 @@ def run(plan: dict, schedule: str) -> dict:
     devices = plan["devices"]
     steps = plan["schedules"][schedule]
     steering = Steering(steps, devices)
-    record: dict[str, Any] = {"traced": False, "kernel": None, "outputs": {}, "exit_counts": [], "sem_args": []}
+    record: dict[str, Any] = {"traced": False, "kernel": None, "outputs": {}, "exit_counts": [], "sem_args": None}
     path = os.path.abspath(plan["kernel_file"])
     from jax.experimental.pallas import tpu as pltpu
     from jax._src.pallas.mosaic.interpret import interpret_pallas_call as ip

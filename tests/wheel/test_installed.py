@@ -72,3 +72,23 @@ def test_the_marker_checks_a_users_project(tmp_path, workers):
     assert proc.returncode == 1, out
     assert "1 failed, 2 passed" in out, out
     assert "kernels.py:22" in out, out
+
+
+def test_a_counterexample_shows_its_wrong_numbers_in_this_jax_s_interpreter(tmp_path):
+    # `replay --interpret` steers the environment's own JAX's TPU interpreter (each
+    # release's differences: semcheck.interpret._Interpreter) through a counterexample.
+    kernel = tmp_path / "psum--no-capacity.py"
+    shutil.copy(os.path.join(REPO, "protocols", "pallas", "psum--no-capacity.py"), kernel)
+    proc = run(BIN, "trace", str(kernel), "--devices", "2", "--format", "trace", cwd=str(tmp_path))
+    assert proc.returncode == 1, proc.stderr
+    trace = tmp_path / "psum-nc.trace"
+    trace.write_text(proc.stdout)
+    proc = run(BIN, "replay", "--interpret", str(trace), cwd=str(tmp_path))
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    assert "  counterexample: all 31 events steered" in out, out
+    # d0 summed memory nothing had written yet (NaN in the interpreter), not the sums.
+    assert "  d0 output 0 (o_ref): 1024 of 1024 values differ from the lock-step run" in out, out
+    assert "    [0, 0]: lock step 1.88" in out and "counterexample nan" in out, out
+    detector = out.split("JAX's race detector, in the counterexample's run")[1]
+    assert "psum--no-capacity.py:86" in detector and "psum--no-capacity.py:95" in detector, out
