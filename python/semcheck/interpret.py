@@ -369,9 +369,9 @@ class _Interpreter:
       semaphores in ``SharedMemory.fixed_id_sem``;
     * jax 0.9 and later decide which kernel arguments are semaphores after
       ``_forward_any_to_hbm`` of their block's memory space; 0.8 by the argument's own;
-    * jax 0.9 and later number a device from its mesh coordinates with
-      ``utils.device_coords_to_logical_id(coords, sizes, indices)``; 0.8 with
-      ``interpret_pallas_call._device_coords_to_logical_id(coords, sizes)``."""
+    * jax 0.8.3 and later number a device from its mesh coordinates with
+      ``utils.device_coords_to_logical_id(coords, sizes, indices)``; 0.8.1 (which has no
+      ``utils``) with ``interpret_pallas_call._device_coords_to_logical_id(coords, sizes)``."""
 
     @staticmethod
     def arguments(callback: Any) -> Callable[[tuple], tuple]:
