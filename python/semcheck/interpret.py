@@ -39,9 +39,10 @@ interpreter writes a copy whole), several invocations (``repeat``), a DMA landin
 signal reaching, a device that has not entered the kernel or has left it (the interpreter
 runs every device's kernel from the same start and allocates a device's buffers when that
 device starts, so the ``outside-kernel`` bugs cannot happen there), a grid the interpreter
-visits in another order (``parallel`` dimensions it randomises), and a program of several
-kernels (the interpreter allocates a call's semaphores for that call only; semcheck refuses
-such a trace before this module runs).
+visits in another order (``parallel`` dimensions it randomises), a deadlock (the
+interpreter would block at its waits) and a program of several kernels (the interpreter
+allocates a call's semaphores for that call only): semcheck refuses those two before this
+module runs.
 """
 
 from __future__ import annotations

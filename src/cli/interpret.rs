@@ -122,6 +122,14 @@ fn plan(file: &TraceFile, program: &Program, run: &TracedRun) -> Result<Value, S
     if case.repeat != 1 {
         return Err(format!("--interpret cannot steer {} invocations: the script calls its kernel once", case.repeat));
     }
+    if let Some(v) = run.ending.violation().filter(|v| v.rule == Rule::Deadlock) {
+        return Err(format!(
+            "--interpret cannot show a deadlock: JAX's interpreter has no deadlock detection, so its run \
+             would block at the same waits until --max-seconds ({}); the counterexample stands on semcheck's \
+             model, replayed above",
+            v.message
+        ));
+    }
     if program.kernels.len() > 1 {
         return Err(format!(
             "--interpret cannot steer a program of several kernels ({}): JAX's TPU interpreter runs each \

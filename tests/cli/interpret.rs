@@ -95,6 +95,22 @@ fn what_cannot_be_steered_is_said() {
         err.contains("--interpret cannot steer a program of several kernels (start_kernel, send_done_kernel, use_kernel, recv_done_kernel)"),
         "{err}"
     );
+    // A deadlock: the interpreter would block at the same waits until the budget.
+    let trace = trace_of_edited("ppermute.py", "2", &dir, |text| {
+        text.replace(
+            "def right_shift_kernel(x_ref, y_ref, send_sem, recv_sem):",
+            "def right_shift_kernel(x_ref, y_ref, send_sem, recv_sem, extra_sem):",
+        )
+        .replace("    dma.wait()\n", "    dma.wait()\n    pltpu.semaphore_wait(extra_sem, 1)\n")
+        .replace(
+            "scratch_shapes=([pltpu.SemaphoreType.DMA] * 2),",
+            "scratch_shapes=([pltpu.SemaphoreType.DMA] * 2 + [pltpu.SemaphoreType.REGULAR]),",
+        )
+    });
+    let (code, _, err) = semcheck(&["replay", "--interpret", trace.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("rule `deadlock` reproduced"), "{err}");
+    assert!(err.contains("--interpret cannot show a deadlock: JAX's interpreter has no deadlock detection"), "{err}");
     // A catalogue trace has no kernel file to run.
     let catalogue = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("counterexamples/psum--no-capacity.trace");
     let (code, _, err) = semcheck(&["replay", "--interpret", catalogue.to_str().unwrap()]);
