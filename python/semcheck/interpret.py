@@ -56,7 +56,7 @@ import sys
 import threading
 import time
 import traceback
-from typing import Any, Callable
+from typing import Any
 
 #: Seconds the cursor may wait for a device before the run counts as diverged.
 STALL_SECONDS = 30.0
@@ -239,7 +239,10 @@ def _install(plan: dict, steering: Steering, record: dict) -> list:
 
     # The callbacks' own arguments, after the ordering token the newer interpreters pass
     # first (see _Interpreter).
-    own = _Interpreter.arguments(originals["semaphore_wait"])
+    token = _Interpreter.passes_token(originals["semaphore_wait"])
+
+    def own(args: tuple) -> tuple:
+        return args[1:] if token else args
 
     def signal(*args, **kwargs):
         device_id, local_core_id = own(args)[:2]
@@ -291,13 +294,14 @@ def _install(plan: dict, steering: Steering, record: dict) -> list:
 
     def allocate_semaphores(*args, **kwargs):
         out = originals["_allocate_semaphores"](*args, **kwargs)
-        ids = out[1] if len(own(args)) < len(args) else out  # (token, ids) where a token came in
-        allocated.setdefault(int(own(args)[0]), []).append(np.asarray(ids))
+        allocated.setdefault(int(own(args)[0]), []).append(np.asarray(out[1] if token else out))
         return out
 
     def sem_name(device: int, sem_id: int) -> str:
         names = record["sem_args"]
-        for k, ids in enumerate(allocated.get(device, []) if names is not None else ()):
+        if names is None:
+            return f"the interpreter's semaphore {sem_id}"
+        for k, ids in enumerate(allocated.get(device, [])):
             at = np.argwhere(ids == sem_id)
             if len(at):
                 name = names[k] if k < len(names) else "a run_scoped semaphore"
@@ -306,18 +310,17 @@ def _install(plan: dict, steering: Steering, record: dict) -> list:
         return f"the interpreter's semaphore {sem_id}"
 
     def validate(*args, **kwargs):
-        (device_id,) = own(args)[:1]
+        device = int(own(args)[0])
         # What the interpreter only prints (the first one, per device): a semaphore left
         # non-zero at the kernel's exit. Every one is recorded.
         shared = ip._get_shared_memory()
+        cores = shared.get_global_core_ids(device)
         nonzero = getattr(shared, "get_sempahores_with_nonzero_count", None)
-        for sem, core in nonzero(int(device_id)) if nonzero is not None else ():
-            cores = shared.get_global_core_ids(int(device_id))
-            where = f"d{int(device_id)}" + (f" (core {core})" if len(cores) > 1 else "")
-            name = sem_name(int(device_id), sem.id)
-            record["exit_counts"].append(f"{where}: {name} holds {sem.count_by_core[core]}, not 0")
+        for sem, core in nonzero(device) if nonzero is not None else ():
+            where = f"d{device}" + (f" (core {core})" if len(cores) > 1 else "")
+            record["exit_counts"].append(f"{where}: {sem_name(device, sem.id)} holds {sem.count_by_core[core]}, not 0")
         out = originals["_validate"](*args, **kwargs)
-        for core in ip._get_shared_memory().get_global_core_ids(int(device_id)):
+        for core in cores:
             steering.finish(int(core))
         return out
 
@@ -375,15 +378,12 @@ class _Interpreter:
       ``utils``) with ``interpret_pallas_call._device_coords_to_logical_id(coords, sizes)``."""
 
     @staticmethod
-    def arguments(callback: Any) -> Callable[[tuple], tuple]:
-        """A function giving a callback's own arguments: those after the token, if this
-        interpreter passes one to ``callback``."""
+    def passes_token(callback: Any) -> bool:
+        """Whether this interpreter passes an ordering token first to its callbacks (read
+        from one of them)."""
         import inspect
 
-        params = list(inspect.signature(callback).parameters)
-        if params and params[0] == "token":
-            return lambda args: args[1:]
-        return lambda args: args
+        return next(iter(inspect.signature(callback).parameters), None) == "token"
 
     @staticmethod
     def semaphore(shared: Any, sem_id: int) -> Any:
@@ -414,18 +414,17 @@ class _Interpreter:
 
             names = list(jaxpr.debug_info.arg_names or ())
             first = grid_mapping.num_index_operands
+            operands = grid_mapping.num_inputs + grid_mapping.num_outputs
+            forward = getattr(ip, "_forward_any_to_hbm", None)
             found = []
             for i, var in enumerate(jaxpr.invars[first:]):
-                forward = getattr(ip, "_forward_any_to_hbm", None)
-                if forward is None:  # jax 0.8
-                    semaphore = var.aval.memory_space == mosaic_core.MemorySpace.SEMAPHORE
+                if forward is None:  # jax 0.8: the argument's own memory space
+                    space = var.aval.memory_space
+                elif i < operands:
+                    space = forward(grid_mapping.block_mappings[i].transformed_block_aval.memory_space)
                 else:
-                    if i < grid_mapping.num_inputs + grid_mapping.num_outputs:
-                        space = grid_mapping.block_mappings[i].transformed_block_aval.memory_space
-                    else:
-                        space = var.aval.memory_space
-                    semaphore = forward(space) is mosaic_core.MemorySpace.SEMAPHORE
-                if semaphore:
+                    space = forward(var.aval.memory_space)
+                if space == mosaic_core.MemorySpace.SEMAPHORE:
                     found.append(names[first + i] if first + i < len(names) else f"semaphore argument {len(found)}")
             return found
         except (AttributeError, ImportError, IndexError, TypeError):

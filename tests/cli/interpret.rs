@@ -17,15 +17,30 @@ fn trace_of_edited(
     dir: &std::path::Path,
     edit: impl Fn(String) -> String,
 ) -> std::path::PathBuf {
-    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let file = dir.join(kernel);
-    let text = std::fs::read_to_string(repo.join("protocols/pallas").join(kernel)).unwrap();
+    let text = std::fs::read_to_string(crate::common::repo().join("protocols/pallas").join(kernel)).unwrap();
     std::fs::write(&file, edit(text)).unwrap();
     let (code, trace, err) = semcheck(&["trace", file.to_str().unwrap(), "--devices", devices, "--format", "trace"]);
     assert_eq!(code, 1, "{err}");
     let path = dir.join(format!("{kernel}.trace"));
     std::fs::write(&path, trace).unwrap();
     path
+}
+
+/// A trace of ppermute given a REGULAR semaphore `extra_sem`, which `statement` uses
+/// after the copy's wait.
+fn trace_of_ppermute_with_extra_semaphore(statement: &str, dir: &std::path::Path) -> std::path::PathBuf {
+    trace_of_edited("ppermute.py", "2", dir, |text| {
+        text.replace(
+            "def right_shift_kernel(x_ref, y_ref, send_sem, recv_sem):",
+            "def right_shift_kernel(x_ref, y_ref, send_sem, recv_sem, extra_sem):",
+        )
+        .replace("    dma.wait()\n", &format!("    dma.wait()\n    {statement}\n"))
+        .replace(
+            "scratch_shapes=([pltpu.SemaphoreType.DMA] * 2),",
+            "scratch_shapes=([pltpu.SemaphoreType.DMA] * 2 + [pltpu.SemaphoreType.REGULAR]),",
+        )
+    })
 }
 
 #[test]
@@ -96,23 +111,13 @@ fn what_cannot_be_steered_is_said() {
         "{err}"
     );
     // A deadlock: the interpreter would block at the same waits until the budget.
-    let trace = trace_of_edited("ppermute.py", "2", &dir, |text| {
-        text.replace(
-            "def right_shift_kernel(x_ref, y_ref, send_sem, recv_sem):",
-            "def right_shift_kernel(x_ref, y_ref, send_sem, recv_sem, extra_sem):",
-        )
-        .replace("    dma.wait()\n", "    dma.wait()\n    pltpu.semaphore_wait(extra_sem, 1)\n")
-        .replace(
-            "scratch_shapes=([pltpu.SemaphoreType.DMA] * 2),",
-            "scratch_shapes=([pltpu.SemaphoreType.DMA] * 2 + [pltpu.SemaphoreType.REGULAR]),",
-        )
-    });
+    let trace = trace_of_ppermute_with_extra_semaphore("pltpu.semaphore_wait(extra_sem, 1)", &dir);
     let (code, _, err) = semcheck(&["replay", "--interpret", trace.to_str().unwrap()]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("rule `deadlock` reproduced"), "{err}");
     assert!(err.contains("--interpret cannot show a deadlock: JAX's interpreter has no deadlock detection"), "{err}");
     // A catalogue trace has no kernel file to run.
-    let catalogue = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("counterexamples/psum--no-capacity.trace");
+    let catalogue = crate::common::repo().join("counterexamples/psum--no-capacity.trace");
     let (code, _, err) = semcheck(&["replay", "--interpret", catalogue.to_str().unwrap()]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--interpret runs a kernel file in JAX's interpreter"), "{err}");
@@ -123,16 +128,7 @@ fn a_semaphore_left_at_exit_is_seen_by_jax_s_interpreter() {
     let dir = temp_dir("interpret-leak");
     // ppermute with a REGULAR semaphore signalled once and never waited on: a leak, which
     // changes no output value; the interpreter finds the semaphore non-zero at exit.
-    let trace = trace_of_edited("ppermute.py", "2", &dir, |text| {
-        text.replace(
-            "def right_shift_kernel(x_ref, y_ref, send_sem, recv_sem):",
-            "def right_shift_kernel(x_ref, y_ref, send_sem, recv_sem, extra_sem):\n    pltpu.semaphore_signal(extra_sem, 1)",
-        )
-        .replace(
-            "scratch_shapes=([pltpu.SemaphoreType.DMA] * 2),",
-            "scratch_shapes=([pltpu.SemaphoreType.DMA] * 2 + [pltpu.SemaphoreType.REGULAR]),",
-        )
-    });
+    let trace = trace_of_ppermute_with_extra_semaphore("pltpu.semaphore_signal(extra_sem, 1)", &dir);
     let (code, out, err) = semcheck(&["replay", "--interpret", trace.to_str().unwrap()]);
     assert_eq!(code, 1, "{out}\n{err}");
     assert!(err.contains("rule `semaphore-leak` reproduced"), "{err}");
