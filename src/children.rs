@@ -9,13 +9,19 @@
 //!   of its group (a background child the script left) is killed, then the leader is
 //!   reaped. Until then the leader's pid stays taken, so the group id cannot name another
 //!   process's group.
-//! * [`kill_all`] kills every registered group (`killpg(SIGKILL)`): [`crate::cleanup`]
-//!   calls it on every end of semcheck, a budget stop, a signal or a panic included.
+//! * [`kill_all`] kills every registered group (`killpg(SIGKILL)`), then every process
+//!   still descended from semcheck: [`crate::cleanup`] calls it on every end of semcheck,
+//!   a budget stop, a signal or a panic included.
 //! * [`resident_bytes`] sums the resident memory of every process of the registered
-//!   groups (read from `/proc/*/stat`), for the memory budget.
+//!   groups and every process descended from semcheck (read from `/proc/*/stat`), for the
+//!   memory budget.
 //!
-//! A process that leaves its group on purpose (`setsid`, `setpgid`: a daemon) is out of
-//! reach of all this; nothing short of a cgroup would hold it.
+//! A process that leaves its group on purpose (`setsid`, `setpgid`: a daemon) is still
+//! reached: on Linux semcheck is a child subreaper ([`become_subreaper`]), so such a
+//! process, once the parent it left behind has died, becomes a child of semcheck rather
+//! than of `init`, stays in semcheck's process tree, is counted in the memory budget and
+//! is killed when semcheck ends. Only a process started by something outside that tree
+//! (a service manager asked over a socket) escapes.
 
 use std::io::{self, Read};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -30,10 +36,27 @@ fn groups() -> MutexGuard<'static, Vec<i32>> {
     GROUPS.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// Makes this process a child subreaper (Linux's `PR_SET_CHILD_SUBREAPER`; once, and
+/// nothing elsewhere): a process descended from it whose parent dies becomes its child,
+/// not `init`'s, so that it stays within reach of [`kill_all`] and [`resident_bytes`]
+/// even when it left its process group. Such a process that ends stays a zombie until
+/// semcheck ends (it holds no memory, only its pid).
+pub fn become_subreaper() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        #[cfg(target_os = "linux")]
+        // SAFETY: plain system call that sets a flag of this process.
+        unsafe {
+            libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+        }
+    });
+}
+
 /// Starts `cmd` as the leader of a new process group, registered until [`wait`] or
 /// [`kill_all`] ends it.
 pub fn spawn(cmd: &mut Command) -> io::Result<Child> {
     crate::cleanup::install();
+    become_subreaper();
     // Registered under the lock, so that `kill_all` never misses a started group.
     let mut all = groups();
     let child = cmd.process_group(0).spawn()?;
@@ -197,9 +220,10 @@ pub fn status(cmd: &mut Command) -> io::Result<ExitStatus> {
     wait(&mut child)
 }
 
-/// Kills every process group started and not yet ended. Safe to call from any thread at
-/// any time; it waits only for the semchecks it started (up to 2 s) to end
-/// on `SIGTERM`, not for the rest.
+/// Kills every process group started and not yet ended, then every process still
+/// descended from semcheck (one that left its group). Safe to call from any thread at any
+/// time; it waits only for the semchecks it started (up to 2 s) to end on `SIGTERM`, not
+/// for the rest.
 pub fn kill_all() {
     end_semchecks();
     // `try_lock` a few times: called while exiting, a thread stuck holding the lock
@@ -208,14 +232,35 @@ pub fn kill_all() {
         match GROUPS.try_lock() {
             Ok(mut all) => {
                 all.drain(..).for_each(kill_group);
-                return;
+                break;
             }
             Err(std::sync::TryLockError::Poisoned(e)) => {
                 e.into_inner().drain(..).for_each(kill_group);
-                return;
+                break;
             }
             Err(std::sync::TryLockError::WouldBlock) => std::thread::sleep(Duration::from_millis(1)),
         }
+    }
+    kill_descendants();
+}
+
+/// How many times [`kill_descendants`] looks again for processes descended from semcheck
+/// (a process may start another as it is killed, which then becomes semcheck's child).
+const KILL_ROUNDS: usize = 100;
+
+/// Kills every process descended from semcheck that still runs, looking again until none
+/// is left (at most [`KILL_ROUNDS`] times, a millisecond apart).
+fn kill_descendants() {
+    for _ in 0..KILL_ROUNDS {
+        let running = crate::memory::running_descendants();
+        if running.is_empty() {
+            return;
+        }
+        for pid in running {
+            // SAFETY: plain system call; a process that has just ended gives ESRCH.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        std::thread::sleep(Duration::from_millis(1));
     }
 }
 
@@ -225,9 +270,10 @@ pub fn any_running() -> bool {
 }
 
 /// The resident memory, in bytes, of every process of the groups semcheck started and
-/// that still run (0 when none, or without `/proc`).
+/// that still run, and of every other process descended from semcheck (0 when none, or
+/// without `/proc`).
 pub fn resident_bytes() -> u64 {
-    static SAMPLER: Mutex<crate::memory::GroupSampler> = Mutex::new(crate::memory::GroupSampler::new());
+    static SAMPLER: Mutex<crate::memory::TreeSampler> = Mutex::new(crate::memory::TreeSampler::new());
     let wanted = groups().clone();
     let total = SAMPLER.lock().unwrap_or_else(|e| e.into_inner()).resident_bytes(&wanted);
     let leaders: Vec<i32> = UNCOUNTED.lock().unwrap_or_else(|e| e.into_inner()).clone();

@@ -24,30 +24,76 @@ pub fn peak_resident_bytes() -> Option<u64> {
     status_bytes(None, "VmHWM")
 }
 
-/// The resident memory, in bytes, of every process whose process group is one of
-/// `groups` (a scan of `/proc/*/stat`; 0 when none runs).
-pub fn groups_resident_bytes(groups: &[i32]) -> u64 {
-    let page = page_size();
-    scan_groups(groups).iter().map(|&(_, pages)| pages * page).sum()
+/// What semcheck reads of a process's `/proc/PID/stat` line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Stat {
+    /// The parent's pid (field 4).
+    ppid: i32,
+    /// The process group (field 5).
+    group: i32,
+    /// Whether it has ended and waits to be reaped (state `Z`, field 3).
+    zombie: bool,
+    /// When it started, in clock ticks since boot (field 22): with the pid, it names one
+    /// process, not whichever process reuses its pid later.
+    start: u64,
+    /// Resident pages (field 24).
+    rss_pages: u64,
 }
 
-/// The processes of `groups` and their resident pages, from a scan of all of `/proc`.
-fn scan_groups(groups: &[i32]) -> Vec<(i32, u64)> {
-    if groups.is_empty() {
-        return Vec::new();
-    }
+/// Parses a `/proc/PID/stat` line (the command name, field 2, is in parentheses and may
+/// hold spaces and parentheses).
+fn parse_stat(stat: &str) -> Option<Stat> {
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // After the name: state (3), ppid (4), pgrp (5), ..., starttime (22), ..., rss (24).
+    Some(Stat {
+        zombie: *fields.first()? == "Z",
+        ppid: fields.get(1)?.parse().ok()?,
+        group: fields.get(2)?.parse().ok()?,
+        start: fields.get(19)?.parse().ok()?,
+        rss_pages: fields.get(21)?.parse().ok()?,
+    })
+}
+
+/// The stat of process `pid`, if it runs (or waits to be reaped).
+fn stat(pid: i32) -> Option<Stat> {
+    parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+}
+
+/// Every process of `/proc` with its stat.
+fn all_processes() -> Vec<(i32, Stat)> {
     let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
     dir.filter_map(|e| e.ok())
         .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()))
-        .filter_map(|pid| member(pid, groups).map(|pages| (pid, pages)))
+        .filter_map(|pid| Some((pid, stat(pid)?)))
         .collect()
 }
 
-/// The resident pages of process `pid` when its process group is one of `groups`.
-fn member(pid: i32, groups: &[i32]) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let (group, pages) = group_and_rss_pages(&stat)?;
-    groups.contains(&group).then_some(pages)
+/// The pids of `procs` descended from `root` (its children, theirs, and so on; not `root`).
+fn descendants_in(procs: &[(i32, Stat)], root: i32) -> std::collections::HashSet<i32> {
+    let mut found = std::collections::HashSet::new();
+    let mut todo = vec![root];
+    while let Some(parent) = todo.pop() {
+        for &(pid, s) in procs {
+            if s.ppid == parent && pid != root && found.insert(pid) {
+                todo.push(pid);
+            }
+        }
+    }
+    found
+}
+
+/// The processes descended from this one that still run (zombies left out): with this
+/// process a subreaper ([`crate::children`]), every process a child of it started, even
+/// one that left its process group and whose parent has died, is among them.
+pub fn running_descendants() -> Vec<i32> {
+    let procs = all_processes();
+    let mut found: Vec<i32> = descendants_in(&procs, std::process::id() as i32)
+        .into_iter()
+        .filter(|pid| procs.iter().any(|(p, s)| p == pid && !s.zombie))
+        .collect();
+    found.sort_unstable();
+    found
 }
 
 /// The children of process `pid` that its main thread started
@@ -61,68 +107,91 @@ fn children(pid: i32) -> Vec<i32> {
         .unwrap_or_default()
 }
 
-/// Samples the resident memory of process groups often and cheaply: a scan of all of
-/// `/proc` now and then (every [`GroupSampler::FULL_SCAN`]), and in between only the
-/// processes found by the last sample and the children their main threads started (a
-/// process the script starts is seen at once; one whose parent has died, or that another
-/// thread started, is found by the next full scan).
+/// Samples, often and cheaply, the resident memory of the processes semcheck answers for:
+/// every process of the given process groups, and every process descended from semcheck
+/// (one that left its group, a daemon, is reparented to semcheck, a subreaper, when its
+/// parent dies), semcheck itself left out. A scan of all of `/proc` now and then (every
+/// [`TreeSampler::FULL_SCAN`]), and in between only the processes found by the last sample
+/// and the children their main threads (and semcheck's main thread) started: a process the
+/// script starts is seen at once; one that another thread started, or that a group member
+/// started before leaving the group, is found by the next full scan.
 #[derive(Debug)]
-pub struct GroupSampler {
-    members: Vec<i32>,
+pub struct TreeSampler {
+    /// The processes the last sample found, by pid and start time.
+    members: Vec<(i32, u64)>,
     scanned: Option<std::time::Instant>,
 }
 
-impl Default for GroupSampler {
-    fn default() -> GroupSampler {
-        GroupSampler::new()
+impl Default for TreeSampler {
+    fn default() -> TreeSampler {
+        TreeSampler::new()
     }
 }
 
-impl GroupSampler {
+/// Why a process is looked at in a sample between full scans.
+#[derive(Clone, Copy)]
+enum Lead {
+    /// The leader of one of the groups: counted when it still leads it.
+    Leader,
+    /// Found by the last sample: counted when it is still that process.
+    Member(u64),
+    /// A child of a counted process or of semcheck: counted.
+    Child,
+}
+
+impl TreeSampler {
     /// A sampler that has sampled nothing yet.
-    pub const fn new() -> GroupSampler {
-        GroupSampler { members: Vec::new(), scanned: None }
+    pub const fn new() -> TreeSampler {
+        TreeSampler { members: Vec::new(), scanned: None }
     }
 
     /// How often all of `/proc` is scanned.
     pub const FULL_SCAN: std::time::Duration = std::time::Duration::from_millis(200);
 
-    /// The resident memory, in bytes, of every process of `groups` (0 when none runs).
+    /// The resident memory, in bytes, of every process of `groups` and every process
+    /// descended from this one (0 when none runs).
     pub fn resident_bytes(&mut self, groups: &[i32]) -> u64 {
-        let page = page_size();
-        if groups.is_empty() {
+        let me = std::process::id() as i32;
+        let my_children = children(me);
+        if groups.is_empty() && my_children.is_empty() {
+            // Nothing runs on semcheck's behalf (every process descended from it is a
+            // child of its main thread's, or of a group's): no scan of `/proc` needed.
             self.members.clear();
             return 0;
         }
-        let found: Vec<(i32, u64)> = if self.scanned.is_none_or(|t| t.elapsed() >= Self::FULL_SCAN) {
+        let found: Vec<(i32, Stat)> = if self.scanned.is_none_or(|t| t.elapsed() >= Self::FULL_SCAN) {
             self.scanned = Some(std::time::Instant::now());
-            scan_groups(groups)
+            let procs = all_processes();
+            let tree = descendants_in(&procs, me);
+            procs
+                .into_iter()
+                .filter(|(pid, s)| *pid != me && (groups.contains(&s.group) || tree.contains(pid)))
+                .collect()
         } else {
-            let mut todo: Vec<i32> = self.members.iter().chain(groups).copied().collect();
-            let mut found: Vec<(i32, u64)> = Vec::new();
-            while let Some(pid) = todo.pop() {
-                if found.iter().any(|&(p, _)| p == pid) {
+            let mut todo: Vec<(i32, Lead)> = my_children.into_iter().map(|p| (p, Lead::Child)).collect();
+            todo.extend(groups.iter().map(|&g| (g, Lead::Leader)));
+            todo.extend(self.members.iter().map(|&(p, start)| (p, Lead::Member(start))));
+            let mut found: Vec<(i32, Stat)> = Vec::new();
+            while let Some((pid, lead)) = todo.pop() {
+                if pid == me || found.iter().any(|&(p, _)| p == pid) {
                     continue;
                 }
-                if let Some(pages) = member(pid, groups) {
-                    found.push((pid, pages));
-                    todo.extend(children(pid));
+                let Some(s) = stat(pid) else { continue };
+                let counted = match lead {
+                    Lead::Leader => groups.contains(&s.group),
+                    Lead::Member(start) => s.start == start,
+                    Lead::Child => true,
+                };
+                if counted {
+                    found.push((pid, s));
+                    todo.extend(children(pid).into_iter().map(|p| (p, Lead::Child)));
                 }
             }
             found
         };
-        self.members = found.iter().map(|&(p, _)| p).collect();
-        found.iter().map(|&(_, pages)| pages * page).sum()
+        self.members = found.iter().map(|&(p, s)| (p, s.start)).collect();
+        found.iter().map(|&(_, s)| s.rss_pages * page_size()).sum()
     }
-}
-
-/// The process group and the resident pages of a `/proc/PID/stat` line (fields 5 and
-/// 24; the command name, field 2, is in parentheses and may hold spaces and parentheses).
-fn group_and_rss_pages(stat: &str) -> Option<(i32, u64)> {
-    let rest = &stat[stat.rfind(')')? + 1..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    // After the name: state (3), ppid (4), pgrp (5), ..., rss (24).
-    Some((fields.get(2)?.parse().ok()?, fields.get(21)?.parse().ok()?))
 }
 
 fn page_size() -> u64 {
@@ -138,28 +207,45 @@ fn page_size() -> u64 {
 #[cfg(test)]
 mod tests {
     #[test]
-    fn a_stat_line_gives_its_group_and_resident_pages_whatever_the_name() {
+    fn a_stat_line_gives_its_parent_group_start_and_resident_pages_whatever_the_name() {
         let stat = "4242 (py thon) (x)) S 1 4240 4240 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 5 123456 789 18446744073709551615";
-        assert_eq!(super::group_and_rss_pages(stat), Some((4240, 789)));
-        assert_eq!(super::group_and_rss_pages("garbage"), None);
+        let parsed = super::parse_stat(stat).unwrap();
+        assert_eq!(
+            (parsed.ppid, parsed.group, parsed.start, parsed.rss_pages, parsed.zombie),
+            (1, 4240, 5, 789, false)
+        );
+        assert!(super::parse_stat(&stat.replace(") S 1", ") Z 1")).unwrap().zombie);
+        assert_eq!(super::parse_stat("garbage"), None);
     }
 
     #[test]
-    fn this_process_group_is_resident() {
+    fn a_child_and_the_process_it_left_behind_are_counted_and_are_descendants() {
         if !std::path::Path::new("/proc/self/stat").exists() {
             return;
         }
-        // SAFETY: no preconditions.
-        let group = unsafe { libc::getpgrp() };
-        assert!(super::groups_resident_bytes(&[group]) >= super::resident_bytes(None).unwrap());
-        assert_eq!(super::groups_resident_bytes(&[]), 0);
-        // The sampler agrees with a full scan, from its first sample (a full scan) on.
-        let mut sampler = super::GroupSampler::new();
-        for _ in 0..3 {
-            let sampled = sampler.resident_bytes(&[group]);
-            assert!(sampled >= super::resident_bytes(None).unwrap() / 2, "{sampled}");
-        }
-        assert_eq!(sampler.resident_bytes(&[]), 0);
+        // A child in a group of its own whose own child outlives it: with this process a
+        // subreaper, the orphan is reparented here, and still counted.
+        crate::children::become_subreaper();
+        let dir = std::env::temp_dir().join(format!("semcheck-memory-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let pid_file = dir.join("orphan.pid");
+        let script = format!("(setsid sleep 30 & echo $! > {}) ; sleep 0.2", pid_file.display());
+        use std::os::unix::process::CommandExt;
+        let mut child = std::process::Command::new("sh").args(["-c", &script]).process_group(0).spawn().unwrap();
+        let leader = child.id() as i32;
+        let mut sampler = super::TreeSampler::new();
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        assert!(sampler.resident_bytes(&[leader]) > 0, "the group is counted (full scan)");
+        assert!(sampler.resident_bytes(&[leader]) > 0, "the group is counted (between full scans)");
+        assert!(child.wait().unwrap().success());
+        let orphan: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+        assert!(super::running_descendants().contains(&orphan), "the orphan is reparented here");
+        assert!(sampler.resident_bytes(&[]) > 0, "the orphan is counted between full scans");
+        std::thread::sleep(super::TreeSampler::FULL_SCAN);
+        assert!(sampler.resident_bytes(&[]) > 0, "the orphan is counted by a full scan");
+        // SAFETY: plain system call on a process of our own.
+        unsafe { libc::kill(orphan, libc::SIGKILL) };
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -13,10 +13,11 @@
 //! process at once, also with code 3. `SIGTERM` and `SIGHUP` are handled like Ctrl-C.
 //!
 //! The memory sampled is semcheck's own and that of every process of the process groups
-//! it started ([`semcheck::children`]): the script of a kernel file and any process the
-//! script started. While such a process runs and memory is within 1 GiB of the budget the
+//! it started and every other process descended from it ([`semcheck::children`]): the
+//! script of a kernel file and any process the script started, one that left its group
+//! included. While such a process runs and memory is within 1 GiB of the budget the
 //! watchdog samples every 4 ms (else every 20 ms), so a script that allocates fast is
-//! stopped close to the budget ([`semcheck::memory::GroupSampler`] keeps such samples
+//! stopped close to the budget ([`semcheck::memory::TreeSampler`] keeps such samples
 //! cheap).
 //!
 //! On a terminal, stderr shows a live line: what is being done, and while exploring the

@@ -1,6 +1,7 @@
 //! Nothing outlives semcheck and nothing is left behind (issue 26): the script of a
 //! kernel file runs in a process group of its own, ended with everything it started on
-//! every end of semcheck (a normal end, a budget stop, `SIGINT`, `SIGTERM`, `SIGHUP`);
+//! every end of semcheck (a normal end, a budget stop, `SIGINT`, `SIGTERM`, `SIGHUP`),
+//! a process that left the group (a daemon) included, which the memory budget counts too;
 //! creating the managed environment is ended the same way and leaves no temporary
 //! folder; the temporary folders of a run killed outright are removed by the next run;
 //! a script that dies by a signal or by `os._exit` gets a sentence that says so.
@@ -92,6 +93,49 @@ fn a_script_that_ends_leaves_no_process_behind() {
     let out = semcheck_cmd().args(["check", script.to_str().unwrap(), "--devices", "2"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2), "no kernel: {}", String::from_utf8_lossy(&out.stderr));
     assert_child_ends(&pid_file, "the script");
+}
+
+#[test]
+fn a_process_that_leaves_its_group_is_ended_with_semcheck_and_counted_in_its_memory_budget() {
+    // A child in a session of its own (`start_new_session`, `setsid`) outlives the
+    // script's group; semcheck, a subreaper, becomes its parent and ends it too.
+    let dir = temp_dir("hygiene-session");
+    let (script, pid_file) = spawning_script(&dir, "");
+    let text = std::fs::read_to_string(&script).unwrap().replace("'120'])", "'120'], start_new_session=True)");
+    std::fs::write(&script, text).unwrap();
+    let out = semcheck_cmd().args(["check", script.to_str().unwrap(), "--devices", "2"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "no kernel: {}", String::from_utf8_lossy(&out.stderr));
+    assert_child_ends(&pid_file, "the script");
+
+    // A daemon (forked twice, in a session of its own, its parent gone) that holds 1.5 GB
+    // counts towards the memory budget, and is ended when the budget stops semcheck.
+    let dir = temp_dir("hygiene-daemon");
+    let pid_file = dir.join("daemon.pid");
+    let script = dir.join("daemon.py");
+    std::fs::write(
+        &script,
+        format!(
+            "import os, time\n\
+             if os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n\
+             \x20       open({:?}, 'w').write(str(os.getpid()))\n\
+             \x20       b = bytearray(1500 << 20)\n\
+             \x20       for i in range(0, len(b), 4096): b[i] = 1\n\
+             \x20       time.sleep(120)\n\
+             \x20   os._exit(0)\n\
+             time.sleep(30)\n",
+            pid_file.display().to_string()
+        ),
+    )
+    .unwrap();
+    let out = semcheck_cmd()
+        .args(["check", script.to_str().unwrap(), "--devices", "2", "--max-memory-mib", "1000"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("stopped by the memory budget of 1000 MiB while running the script"), "{text}");
+    let daemon = pid_in(&pid_file, 1).expect("the script started its daemon");
+    assert!(ends(daemon), "the daemon {daemon} outlived semcheck");
 }
 
 #[test]
