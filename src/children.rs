@@ -39,29 +39,71 @@ fn groups() -> MutexGuard<'static, Vec<i32>> {
 /// Makes this process a child subreaper (Linux's `PR_SET_CHILD_SUBREAPER`; once, and
 /// nothing elsewhere): a process descended from it whose parent dies becomes its child,
 /// not `init`'s, so that it stays within reach of [`kill_all`] and [`resident_bytes`]
-/// even when it left its process group. Such a process that ends stays a zombie until
-/// semcheck ends (it holds no memory, only its pid).
+/// even when it left its process group; one that has ended is reaped whenever a group
+/// starts or ends. The `semcheck` command calls it first thing; a program that uses this
+/// library calls it if it wants the same for its own process (it then has every orphan of
+/// its descendants to reap, its own children's included: a child it waits for itself
+/// must be started with [`spawn`]).
 pub fn become_subreaper() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         #[cfg(target_os = "linux")]
         // SAFETY: plain system call that sets a flag of this process.
-        unsafe {
-            libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+        if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) } == 0 {
+            SUBREAPER.store(true, std::sync::atomic::Ordering::SeqCst);
         }
     });
+}
+
+/// Whether [`become_subreaper`] made this process a subreaper: only then does semcheck
+/// answer for every process descended from it (count, kill and reap them), not only for
+/// the groups it started.
+static SUBREAPER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+fn is_subreaper() -> bool {
+    SUBREAPER.load(std::sync::atomic::Ordering::SeqCst)
 }
 
 /// Starts `cmd` as the leader of a new process group, registered until [`wait`] or
 /// [`kill_all`] ends it.
 pub fn spawn(cmd: &mut Command) -> io::Result<Child> {
     crate::cleanup::install();
-    become_subreaper();
-    // Registered under the lock, so that `kill_all` never misses a started group.
+    reap_orphans();
+    // Registered under the locks, so that `kill_all` never misses a started group and
+    // `reap_orphans` never reaps the child before its `Child` does.
     let mut all = groups();
+    let mut unreaped = unreaped();
     let child = cmd.process_group(0).spawn()?;
     all.push(child.id() as i32);
+    unreaped.push(child.id() as i32);
     Ok(child)
+}
+
+/// The children [`spawn`] started that their `Child` has not reaped yet, by pid:
+/// [`reap_orphans`] leaves them alone.
+static UNREAPED: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+
+fn unreaped() -> MutexGuard<'static, Vec<i32>> {
+    UNREAPED.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Reaps the children of semcheck that have ended and that no `Child` of [`spawn`] waits
+/// for: processes reparented to semcheck, a subreaper, when their parent died (what a
+/// script started, once its group is killed). Called whenever a group is started or
+/// ended, so that they do not hold their pids until semcheck ends (a script that starts
+/// processes, run at every size of `--sizes 2..256`, could otherwise use up a container's
+/// pid limit).
+fn reap_orphans() {
+    if !is_subreaper() {
+        return;
+    }
+    let owned = unreaped();
+    for pid in crate::memory::ended_children() {
+        if !owned.contains(&pid) {
+            // SAFETY: plain system call on a child of ours that has ended; no status is read.
+            unsafe { libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG) };
+        }
+    }
 }
 
 /// Registers the group `pgid` of a process semcheck did not spawn itself but that a
@@ -107,6 +149,14 @@ fn has_exited(pid: i32) -> io::Result<bool> {
     Ok(unsafe { info.si_pid() } != 0)
 }
 
+/// Reaps `child` (started by [`spawn`]), then the orphans that have ended.
+fn reaped(child: &mut Child) -> io::Result<ExitStatus> {
+    let status = child.wait();
+    unreaped().retain(|&p| p != child.id() as i32);
+    reap_orphans();
+    status
+}
+
 /// Sends SIGKILL to every process of group `pgid`.
 fn kill_group(pgid: i32) {
     if pgid > 1 {
@@ -136,11 +186,11 @@ fn wait_until(child: &mut Child, deadline: Option<std::time::Instant>) -> io::Re
         all.retain(|&g| g != pgid);
         drop(all);
         UNCOUNTED.lock().unwrap_or_else(|e| e.into_inner()).retain(|&g| g != pgid);
-        child.wait()
+        reaped(child)
     };
     loop {
         if !groups().contains(&pgid) {
-            let _ = child.wait();
+            let _ = reaped(child);
             return Err(io::Error::other("stopped"));
         }
         if has_exited(pgid)? {
@@ -249,8 +299,11 @@ pub fn kill_all() {
 const KILL_ROUNDS: usize = 100;
 
 /// Kills every process descended from semcheck that still runs, looking again until none
-/// is left (at most [`KILL_ROUNDS`] times, a millisecond apart).
+/// is left (at most [`KILL_ROUNDS`] times, a millisecond apart); only in a subreaper.
 fn kill_descendants() {
+    if !is_subreaper() {
+        return;
+    }
     for _ in 0..KILL_ROUNDS {
         let running = crate::memory::running_descendants();
         if running.is_empty() {
@@ -270,12 +323,12 @@ pub fn any_running() -> bool {
 }
 
 /// The resident memory, in bytes, of every process of the groups semcheck started and
-/// that still run, and of every other process descended from semcheck (0 when none, or
-/// without `/proc`).
+/// that still run, and, in a subreaper, of every other process descended from semcheck
+/// (0 when none, or without `/proc`).
 pub fn resident_bytes() -> u64 {
     static SAMPLER: Mutex<crate::memory::TreeSampler> = Mutex::new(crate::memory::TreeSampler::new());
     let wanted = groups().clone();
-    let total = SAMPLER.lock().unwrap_or_else(|e| e.into_inner()).resident_bytes(&wanted);
+    let total = SAMPLER.lock().unwrap_or_else(|e| e.into_inner()).resident_bytes(&wanted, is_subreaper());
     let leaders: Vec<i32> = UNCOUNTED.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let left_out: u64 = leaders
         .iter()
@@ -325,6 +378,7 @@ mod tests {
 
     #[test]
     fn a_group_is_counted_while_it_runs_and_its_leftover_child_killed_at_its_end() {
+        become_subreaper();
         // The leader starts a background child that would outlive it, then exits.
         let dir = std::env::temp_dir().join(format!("semcheck-children-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -339,14 +393,19 @@ mod tests {
         std::thread::sleep(Duration::from_millis(100));
         let state = std::fs::read_to_string(format!("/proc/{orphan}/stat")).unwrap_or_default();
         assert!(state.is_empty() || state.contains(") Z"), "the background child outlived its group: {state}");
+        // Its parent gone, it was reparented to this process (a subreaper), which reaps it.
+        reap_orphans();
+        assert!(!std::path::Path::new(&format!("/proc/{orphan}")).exists(), "the orphan was not reaped");
         let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
     fn signals_are_named() {
-        let status = Command::new("sh").args(["-c", "kill -SEGV $$"]).status().unwrap();
+        // Through `status`: in this process, a subreaper, `reap_orphans` may reap any
+        // child it was not told about.
+        let status = super::status(Command::new("sh").args(["-c", "kill -SEGV $$"])).unwrap();
         assert_eq!(describe(status), "killed by signal 11 (SIGSEGV)");
-        let status = Command::new("sh").args(["-c", "exit 4"]).status().unwrap();
+        let status = super::status(Command::new("sh").args(["-c", "exit 4"])).unwrap();
         assert_eq!(describe(status), "exit 4");
     }
 }

@@ -96,6 +96,17 @@ pub fn running_descendants() -> Vec<i32> {
     found
 }
 
+/// The children of this process (of any of its threads) that have ended and wait to be
+/// reaped.
+pub fn ended_children() -> Vec<i32> {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else { return Vec::new() };
+    tasks
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("children")).ok())
+        .flat_map(|list| list.split_whitespace().filter_map(|p| p.parse::<i32>().ok()).collect::<Vec<_>>())
+        .filter(|&pid| stat(pid).is_some_and(|s| s.zombie))
+        .collect()
+}
+
 /// The children of process `pid` that its main thread started
 /// (`/proc/PID/task/PID/children`; empty where the kernel does not list them). Not every
 /// thread's: an export process runs hundreds of XLA threads, and reading each one's list
@@ -148,11 +159,11 @@ impl TreeSampler {
     /// How often all of `/proc` is scanned.
     pub const FULL_SCAN: std::time::Duration = std::time::Duration::from_millis(200);
 
-    /// The resident memory, in bytes, of every process of `groups` and every process
-    /// descended from this one (0 when none runs).
-    pub fn resident_bytes(&mut self, groups: &[i32]) -> u64 {
+    /// The resident memory, in bytes, of every process of `groups` and, with
+    /// `descendants`, every process descended from this one (0 when none runs).
+    pub fn resident_bytes(&mut self, groups: &[i32], descendants: bool) -> u64 {
         let me = std::process::id() as i32;
-        let my_children = children(me);
+        let my_children = if descendants { children(me) } else { Vec::new() };
         if groups.is_empty() && my_children.is_empty() {
             // Nothing runs on semcheck's behalf (every process descended from it is a
             // child of its main thread's, or of a group's): no scan of `/proc` needed.
@@ -162,7 +173,7 @@ impl TreeSampler {
         let found: Vec<(i32, Stat)> = if self.scanned.is_none_or(|t| t.elapsed() >= Self::FULL_SCAN) {
             self.scanned = Some(std::time::Instant::now());
             let procs = all_processes();
-            let tree = descendants_in(&procs, me);
+            let tree = if descendants { descendants_in(&procs, me) } else { Default::default() };
             procs
                 .into_iter()
                 .filter(|(pid, s)| *pid != me && (groups.contains(&s.group) || tree.contains(pid)))
@@ -230,19 +241,18 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let pid_file = dir.join("orphan.pid");
         let script = format!("(setsid sleep 30 & echo $! > {}) ; sleep 0.2", pid_file.display());
-        use std::os::unix::process::CommandExt;
-        let mut child = std::process::Command::new("sh").args(["-c", &script]).process_group(0).spawn().unwrap();
+        let mut child = crate::children::spawn(std::process::Command::new("sh").args(["-c", &script])).unwrap();
         let leader = child.id() as i32;
         let mut sampler = super::TreeSampler::new();
         std::thread::sleep(std::time::Duration::from_millis(100));
-        assert!(sampler.resident_bytes(&[leader]) > 0, "the group is counted (full scan)");
-        assert!(sampler.resident_bytes(&[leader]) > 0, "the group is counted (between full scans)");
-        assert!(child.wait().unwrap().success());
+        assert!(sampler.resident_bytes(&[leader], true) > 0, "the group is counted (full scan)");
+        assert!(sampler.resident_bytes(&[leader], true) > 0, "the group is counted (between full scans)");
+        assert!(crate::children::wait(&mut child).unwrap().success());
         let orphan: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
         assert!(super::running_descendants().contains(&orphan), "the orphan is reparented here");
-        assert!(sampler.resident_bytes(&[]) > 0, "the orphan is counted between full scans");
+        assert!(sampler.resident_bytes(&[], true) > 0, "the orphan is counted between full scans");
         std::thread::sleep(super::TreeSampler::FULL_SCAN);
-        assert!(sampler.resident_bytes(&[]) > 0, "the orphan is counted by a full scan");
+        assert!(sampler.resident_bytes(&[], true) > 0, "the orphan is counted by a full scan");
         // SAFETY: plain system call on a process of our own.
         unsafe { libc::kill(orphan, libc::SIGKILL) };
         let _ = std::fs::remove_dir_all(&dir);
