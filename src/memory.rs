@@ -71,11 +71,15 @@ fn all_processes() -> Vec<(i32, Stat)> {
 
 /// The pids of `procs` descended from `root` (its children, theirs, and so on; not `root`).
 fn descendants_in(procs: &[(i32, Stat)], root: i32) -> std::collections::HashSet<i32> {
+    let mut children: std::collections::HashMap<i32, Vec<i32>> = std::collections::HashMap::new();
+    for &(pid, s) in procs {
+        children.entry(s.ppid).or_default().push(pid);
+    }
     let mut found = std::collections::HashSet::new();
     let mut todo = vec![root];
     while let Some(parent) = todo.pop() {
-        for &(pid, s) in procs {
-            if s.ppid == parent && pid != root && found.insert(pid) {
+        for &pid in children.get(&parent).into_iter().flatten() {
+            if pid != root && found.insert(pid) {
                 todo.push(pid);
             }
         }
@@ -88,12 +92,8 @@ fn descendants_in(procs: &[(i32, Stat)], root: i32) -> std::collections::HashSet
 /// one that left its process group and whose parent has died, is among them.
 pub fn running_descendants() -> Vec<i32> {
     let procs = all_processes();
-    let mut found: Vec<i32> = descendants_in(&procs, std::process::id() as i32)
-        .into_iter()
-        .filter(|pid| procs.iter().any(|(p, s)| p == pid && !s.zombie))
-        .collect();
-    found.sort_unstable();
-    found
+    let tree = descendants_in(&procs, std::process::id() as i32);
+    procs.iter().filter(|(pid, s)| !s.zombie && tree.contains(pid)).map(|&(pid, _)| pid).collect()
 }
 
 /// The children of this process (of any of its threads) that have ended and wait to be
