@@ -19,9 +19,11 @@ starts, so every export runs in a fresh child process (this interpreter) with N 
 devices. ``fn`` must be importable there: a module-level function or a method of a test
 class (a test module is fine); ``args`` must pickle. The child imports ``fn``'s module, so
 a module that calls :func:`check` at its top level would call it again in the child:
-the child refuses (:class:`SemcheckError`) instead of starting another. Every child
-runs in its own process group, is ended with everything it started when its time budget
-(``max_seconds``, default 900 s) runs out, and leaves no temporary file.
+the child refuses (:class:`SemcheckError`) instead of starting another. Every child is
+run by ``semcheck supervise``: in its own process group, under its time budget
+(``max_seconds``, default 900 s) and memory budget (``max_memory_mib``, default 8192 MiB,
+counting every process it starts), ended with everything it started, a daemon included;
+it leaves no temporary file.
 
 Verdicts come from the ``semcheck`` binary (``SEMCHECK_BIN``, else the one installed with
 this package, else ``semcheck`` on ``PATH``), which reads the exported document
@@ -149,6 +151,24 @@ def _kill_group(proc: subprocess.Popen) -> None:
         pass
 
 
+#: How long a child that still runs is given to end after ``SIGTERM`` before its group is
+#: killed: ``semcheck`` ends what it started (every process descended from it) and removes
+#: its temporary files at once.
+_END_GRACE_SECONDS = 5.0
+
+
+def _end(proc: subprocess.Popen) -> None:
+    """Ends a child that still runs: ``SIGTERM`` first, so that ``semcheck`` ends the
+    processes it started (in groups of their own, out of reach of a ``SIGKILL`` to its
+    group), then its group killed."""
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            proc.send_signal(signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=_END_GRACE_SECONDS)
+    _kill_group(proc)
+
+
 class Terminated(KeyboardInterrupt):
     """``SIGTERM`` or ``SIGHUP`` arrived while a check ran (see :func:`_signals_end_child`):
     an interruption, like Ctrl-C, that ends the caller (pytest stops its session) once the
@@ -232,7 +252,7 @@ def _run(cmd: Sequence[str], what: str, timeout: float | None,
                             out, err = _drain(proc)
                             break
         except BaseException:
-            _kill_group(proc)
+            _end(proc)
             _drain(proc)
             raise
     _kill_group(proc)
@@ -253,17 +273,47 @@ def _callable_target(target: Callable) -> tuple[str, str]:
     return file, qualname
 
 
+#: How long after an export's own time budget the API stops waiting for ``semcheck
+#: supervise``, which enforces that budget itself.
+_BACKSTOP_SECONDS = 30.0
+
+
+def _supervised(cmd: list[str], doing: str, max_seconds: float, max_memory_mib: int | None) -> list[str]:
+    """``cmd`` run by ``semcheck supervise``: in a process group of its own, under the time
+    budget and the memory budget (``max_memory_mib``, else the binary's default, 8192 MiB)
+    of everything it starts, and ended with every process descended from it, one that left
+    its group (a daemon) included (``docs/safety.md``)."""
+    out = [semcheck_binary(), "supervise", "--max-seconds", f"{max_seconds:g}", "--doing", doing]
+    if max_memory_mib:
+        out += ["--max-memory-mib", str(max_memory_mib)]
+    return out + ["--", *cmd]
+
+
+def _stop_note(stderr: str) -> str | None:
+    """What stopped a supervised export (``stopped by the time budget of 8 s while ...``),
+    from ``semcheck supervise``'s line on stderr, if a budget or an interruption did."""
+    for line in reversed(stderr.splitlines()):
+        head, sep, detail = line.partition(": incomplete: ")
+        if sep and head.startswith("semcheck: ") and detail.startswith("stopped by "):
+            return detail.removesuffix("; nothing was proved")
+    return None
+
+
 def export(target: str | os.PathLike | Callable, *args: Any, devices: int, kernel: str | None = None,
-           max_seconds: float | None = None, interpret_values: bool = False, **kwargs: Any) -> dict:
+           max_seconds: float | None = None, max_memory_mib: int | None = None, interpret_values: bool = False,
+           **kwargs: Any) -> dict:
     """Exports the kernels of a script (a path) or of ``target(*args, **kwargs)`` with
-    ``devices`` devices, in a child process; returns the JSON document. With
-    ``interpret_values``, the integers its kernels compute and copy into SMEM are read with
-    the values of a run in JAX's TPU interpret mode (``semcheck check --interpret-values``)."""
+    ``devices`` devices, in a child process run by ``semcheck supervise`` within
+    ``max_seconds`` (default 900 s) and ``max_memory_mib`` (default 8192 MiB); returns the
+    JSON document. With ``interpret_values``, the integers its kernels compute and copy
+    into SMEM are read with the values of a run in JAX's TPU interpret mode (``semcheck
+    check --interpret-values``)."""
     _refuse_in_child("export")
     with tempfile.TemporaryDirectory(prefix="semcheck-") as tmp:
         out = os.path.join(tmp, "doc.json")
         if callable(target):
             file, qualname = _callable_target(target)
+            what = qualname
             payload = os.path.join(tmp, "call.pickle")
             try:
                 with open(payload, "wb") as f:
@@ -275,9 +325,15 @@ def export(target: str | os.PathLike | Callable, *args: Any, devices: int, kerne
         else:
             cmd = [sys.executable, "-m", "semcheck.frontend", "export", os.fspath(target), "--devices",
                    str(devices), "--out", out] + (["--kernel", kernel] if kernel else [])
+            what = os.path.basename(os.fspath(target))
         extra = {"SEMCHECK_INTERPRET_VALUES": "1"} if interpret_values else None
-        proc = _run(cmd, "export", max_seconds or DEFAULT_EXPORT_SECONDS, extra)
+        budget = max_seconds or DEFAULT_EXPORT_SECONDS
+        doing = f"tracing {what} at N = {devices}"
+        proc = _run(_supervised(cmd, doing, budget, max_memory_mib), "export", budget + _BACKSTOP_SECONDS, extra)
         if not os.path.exists(out):
+            stop = _stop_note(proc.stderr)
+            if stop:
+                raise SemcheckError(f"export: {stop}")
             raise SemcheckError(f"the export ended without a document ({_ended(proc.returncode)}):\n"
                                 f"{proc.stderr[-4000:]}")
         with open(out) as f:
@@ -408,8 +464,8 @@ def check(fn: Callable, *args: Any, devices: int | Iterable[int] = (2, 3, 4), ke
     options = Options(kernel, expect, repeat, dma_order, dma_landing, max_seconds, max_memory_mib)
     out = []
     for n in _devices(devices):
-        doc = export(fn, *args, devices=n, kernel=kernel, max_seconds=max_seconds, interpret_values=interpret_values,
-                     **kwargs)
+        doc = export(fn, *args, devices=n, kernel=kernel, max_seconds=max_seconds, max_memory_mib=max_memory_mib,
+                     interpret_values=interpret_values, **kwargs)
         out.extend(_verdicts_of(doc, options))
     return out
 
@@ -423,7 +479,8 @@ def check_file(path: str | os.PathLike, *, devices: int | Iterable[int] = (2, 3,
     options = Options(kernel, expect, repeat, dma_order, dma_landing, max_seconds, max_memory_mib)
     out = []
     for n in _devices(devices):
-        doc = export(path, devices=n, kernel=kernel, max_seconds=max_seconds, interpret_values=interpret_values)
+        doc = export(path, devices=n, kernel=kernel, max_seconds=max_seconds, max_memory_mib=max_memory_mib,
+                     interpret_values=interpret_values)
         out.extend(_verdicts_of(doc, options))
     return out
 

@@ -206,7 +206,7 @@ def test_an_export_past_its_time_budget_is_ended_with_what_it_started(tmp_path):
     start = time.monotonic()
     # The budget leaves time for JAX's import in the child, so the kernel's own child is
     # started (else the test would not test ending it).
-    with pytest.raises(sp.SemcheckError, match="stopped after 8 s"):
+    with pytest.raises(sp.SemcheckError, match="export: stopped by the time budget of 8 s while tracing run at N = 2"):
         sp.export(slow_kernel.run, devices=2, max_seconds=8)
     assert time.monotonic() - start < 25
     assert started.exists(), "the kernel never started its child within the budget"
@@ -251,12 +251,14 @@ def test_sigterm_to_the_calling_process_ends_the_check_and_what_it_started(tmp_p
     assert not mark.exists(), "a process the checked script started outlived the check"
 
 
-def test_a_process_that_leaves_its_group_does_not_hold_the_check_up(tmp_path):
-    # A daemon the script starts (setsid, stdout inherited) keeps the export's pipes open:
-    # the check ends with the export, not with the daemon.
+def test_a_process_that_leaves_its_group_is_ended_with_the_export(tmp_path):
+    # A daemon the script starts (forked twice, in a session of its own, stdout inherited)
+    # would keep the export's pipes open: `semcheck supervise`, a subreaper, becomes its
+    # parent and ends it with the export.
     import time
 
     script = tmp_path / "daemon.py"
+    pid_file = tmp_path / "daemon.pid"
     with open(os.path.join(SEEDS, "ppermute.py")) as f:
         seed = f.read()
     script.write_text(
@@ -264,6 +266,7 @@ def test_a_process_that_leaves_its_group_does_not_hold_the_check_up(tmp_path):
         "if os.fork() == 0:\n"
         "    os.setsid()\n"
         "    if os.fork() == 0:\n"
+        f"        open({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
         "        time.sleep(40)\n"
         "        os._exit(0)\n"
         "    os._exit(0)\n" + seed)
@@ -271,3 +274,42 @@ def test_a_process_that_leaves_its_group_does_not_hold_the_check_up(tmp_path):
     verdicts = sp.check_file(str(script), devices=2)
     assert time.monotonic() - start < 30
     assert [v.verdict for v in verdicts] == ["proved"]
+    daemon = int(pid_file.read_text())
+    deadline = time.monotonic() + 3
+    while _runs(daemon) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _runs(daemon), "the script's daemon outlived the export"
+
+
+def _runs(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie nobody has reaped yet runs nothing)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rpartition(")")[2].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_an_export_is_under_the_memory_budget_of_everything_it_starts(tmp_path):
+    # The kernel's function starts a process that holds 1.5 GB: max_memory_mib stops the
+    # export (it counts the whole process tree), and the process is ended with it.
+    import sys
+
+    pid_file = tmp_path / "child.pid"
+    module = tmp_path / "big_kernel.py"
+    module.write_text(
+        "import subprocess, sys, time\n"
+        f"PID = {str(pid_file)!r}\n"
+        "CODE = 'b = bytearray(1500 << 20)\\nfor i in range(0, len(b), 4096): b[i] = 1\\nimport time; time.sleep(60)'\n"
+        "def run():\n"
+        "    child = subprocess.Popen([sys.executable, '-c', CODE])\n"
+        "    open(PID, 'w').write(str(child.pid))\n"
+        "    time.sleep(60)\n")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import big_kernel
+    finally:
+        sys.path.remove(str(tmp_path))
+    with pytest.raises(sp.SemcheckError, match="export: stopped by the memory budget of 1000 MiB while tracing run"):
+        sp.export(big_kernel.run, devices=2, max_seconds=120, max_memory_mib=1000)
+    assert not _runs(int(pid_file.read_text())), "the process the kernel's function started outlived the export"

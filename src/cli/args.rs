@@ -70,6 +70,10 @@ pub(crate) enum Command {
     /// Print the performance table: states, transitions, seconds and peak memory per
     /// protocol and mesh size.
     Bench(BenchArgs),
+    /// Run a program as a kernel file's script is run: in a process group of its own,
+    /// under the budgets, ended with everything it started (the Python API's exports).
+    #[command(hide = true)]
+    Supervise(super::supervise::SuperviseArgs),
 }
 
 /// Arguments of `semcheck bench`.

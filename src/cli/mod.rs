@@ -21,6 +21,7 @@ mod shuttle;
 mod simulate;
 mod sizes;
 mod stress;
+mod supervise;
 mod target;
 mod trace;
 mod watch;
@@ -86,6 +87,7 @@ pub(crate) fn run() -> i32 {
     let result = match cli.command {
         Command::List { json } => list::run(json),
         Command::Doctor(args) => doctor::run(&args),
+        Command::Supervise(args) => supervise::run(&args),
         Command::Semantics { json } => semantics::run(json),
         Command::Bench(args) => bench::run(&args),
         Command::Trace(args) => trace::run(&args),
@@ -154,6 +156,7 @@ fn limits(command: &Command) -> watch::Limits {
         Command::Simulate(a) => a.budget.limits(),
         Command::Stress(a) => a.budget.limits(),
         Command::Replay(a) => a.budget.limits(),
+        Command::Supervise(a) => a.budget.limits(),
         Command::List { .. }
         | Command::Semantics { .. }
         | Command::Doctor(_)

@@ -104,6 +104,12 @@ fn a_corpus_of_hostile_arguments_gets_an_exit_code_and_a_message() {
         vec!["semantics", "--json", "--json"],
         vec!["list", "extra"],
         vec!["--max-seconds", "1"],
+        vec!["supervise"],
+        vec!["supervise", "--", ""],
+        vec!["supervise", "--", "/dev/zero"],
+        vec!["supervise", "--", d],
+        vec!["supervise", "--max-seconds", "nan", "--", "true"],
+        vec!["supervise", "--max-memory-mib", "0", "--", "true"],
     ];
     for args in corpus {
         survives(&os(&args));

@@ -139,6 +139,40 @@ fn a_process_that_leaves_its_group_is_ended_with_semcheck_and_counted_in_its_mem
 }
 
 #[test]
+fn supervise_passes_the_program_s_end_on_and_ends_what_it_started() {
+    use std::os::unix::process::ExitStatusExt;
+    // The Python API's exports run under `semcheck supervise`: the program's exit code...
+    let out = semcheck_cmd().args(["supervise", "--", "sh", "-c", "exit 5"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(5), "{}", String::from_utf8_lossy(&out.stderr));
+    // ...or the signal that killed it, raised again (no core file written).
+    let dir = temp_dir("supervise");
+    let out = semcheck_cmd().args(["supervise", "--", "sh", "-c", "kill -SEGV $$"]).current_dir(&dir).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.signal(), Some(libc::SIGSEGV), "{err}");
+    assert!(err.contains("semcheck: sh was killed by signal 11 (SIGSEGV)"), "{err}");
+    assert!(std::fs::read_dir(&dir).unwrap().next().is_none(), "a file was written (a core file?)");
+    // A budget stops it with exit 3 and one line; a daemon it started is ended too.
+    let pid_file = dir.join("daemon.pid");
+    let script = format!("(setsid sleep 120 & echo $! > {}); sleep 60", pid_file.display());
+    let start = Instant::now();
+    let out = semcheck_cmd()
+        .args(["supervise", "--max-seconds", "1", "--doing", "tracing run at N = 2", "--", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(start.elapsed() < Duration::from_secs(10), "{:?}", start.elapsed());
+    assert!(
+        err.contains("semcheck: sh: incomplete: stopped by the time budget of 1 s while tracing run at N = 2"),
+        "{err}"
+    );
+    assert_child_ends(&pid_file, "the supervised program");
+    // An internal command: not listed by --help.
+    let help = semcheck_cmd().arg("--help").output().unwrap();
+    assert!(!String::from_utf8_lossy(&help.stdout).contains("supervise"));
+}
+
+#[test]
 fn a_script_killed_by_a_signal_or_ended_by_os_exit_is_described_in_words() {
     let dir = temp_dir("hygiene-words");
     let cases = [
