@@ -334,6 +334,9 @@ def export(target: str | os.PathLike | Callable, *args: Any, devices: int, kerne
             stop = _stop_note(proc.stderr)
             if stop:
                 raise SemcheckError(f"export: {stop}")
+            if "unrecognized subcommand 'supervise'" in proc.stderr:
+                raise SemcheckError(f"the semcheck binary {semcheck_binary()} is older than this package (it has no "
+                                    "`supervise` command): install matching versions")
             raise SemcheckError(f"the export ended without a document ({_ended(proc.returncode)}):\n"
                                 f"{proc.stderr[-4000:]}")
         with open(out) as f:

@@ -313,3 +313,13 @@ def test_an_export_is_under_the_memory_budget_of_everything_it_starts(tmp_path):
     with pytest.raises(sp.SemcheckError, match="export: stopped by the memory budget of 1000 MiB while tracing run"):
         sp.export(big_kernel.run, devices=2, max_seconds=120, max_memory_mib=1000)
     assert not _runs(int(pid_file.read_text())), "the process the kernel's function started outlived the export"
+
+
+def test_a_binary_older_than_the_package_is_named_as_such(tmp_path, monkeypatch):
+    # A binary without `supervise` (SEMCHECK_BIN left pointing at an old build).
+    old = tmp_path / "semcheck"
+    old.write_text("#!/bin/sh\necho \"error: unrecognized subcommand '$1'\" >&2\nexit 2\n")
+    old.chmod(0o755)
+    monkeypatch.setenv("SEMCHECK_BIN", str(old))
+    with pytest.raises(sp.SemcheckError, match="is older than this package .* install matching versions"):
+        sp.export(os.path.join(SEEDS, "ppermute.py"), devices=2)
