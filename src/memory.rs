@@ -96,15 +96,19 @@ pub fn running_descendants() -> Vec<i32> {
     procs.iter().filter(|(pid, s)| !s.zombie && tree.contains(pid)).map(|&(pid, _)| pid).collect()
 }
 
-/// The children of this process (of any of its threads) that have ended and wait to be
-/// reaped.
-pub fn ended_children() -> Vec<i32> {
+/// The children of this process, of any of its threads (empty where the kernel does not
+/// list them).
+pub fn own_children() -> Vec<i32> {
     let Ok(tasks) = std::fs::read_dir("/proc/self/task") else { return Vec::new() };
     tasks
         .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("children")).ok())
         .flat_map(|list| list.split_whitespace().filter_map(|p| p.parse::<i32>().ok()).collect::<Vec<_>>())
-        .filter(|&pid| stat(pid).is_some_and(|s| s.zombie))
         .collect()
+}
+
+/// The children of this process that have ended and wait to be reaped.
+pub fn ended_children() -> Vec<i32> {
+    own_children().into_iter().filter(|&pid| stat(pid).is_some_and(|s| s.zombie)).collect()
 }
 
 /// The children of process `pid` that its main thread started
