@@ -11,7 +11,8 @@
 //! when a signal killed it, the same signal, raised on this process once the cleanup is
 //! done (without a core dump), so that the caller sees what it would have seen running
 //! the program itself. A budget or an interruption stops it with exit 3 and one line on
-//! stderr (`semcheck: PROGRAM: incomplete: stopped by ...`). The command is hidden from
+//! stderr (`semcheck: PROGRAM: incomplete: stopped by ...`); so does the end of the
+//! process that started it. The command is hidden from
 //! `--help`: it is the Python API's, documented in `docs/safety.md`.
 
 use std::ffi::OsString;
@@ -40,6 +41,7 @@ pub(crate) struct SuperviseArgs {
 
 pub(crate) fn run(args: &SuperviseArgs) -> Result<i32, ModelError> {
     let (program, rest) = args.program.split_first().expect("clap requires the program");
+    end_with_the_caller()?;
     let name = std::path::Path::new(program).file_name().unwrap_or(program).to_string_lossy().into_owned();
     let w = watch::watch();
     w.case(&name, Style::Note);
@@ -65,6 +67,23 @@ pub(crate) fn run(args: &SuperviseArgs) -> Result<i32, ModelError> {
         }
         (None, None) => Ok(EXIT_INCOMPLETE),
     }
+}
+
+/// Has this process get `SIGTERM`, handled like Ctrl-C, when the process that started it
+/// ends (Linux's `PR_SET_PDEATHSIG`): a caller killed outright (a test session ended with
+/// `SIGKILL`) does not leave the program running to the end of its budget. An error when
+/// the caller is already gone.
+fn end_with_the_caller() -> Result<(), ModelError> {
+    #[cfg(target_os = "linux")]
+    // SAFETY: plain system calls on this process.
+    unsafe {
+        let caller = libc::getppid();
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+        if libc::getppid() != caller {
+            return Err(ModelError::new(ErrorKind::Environment, "the process that started semcheck supervise ended"));
+        }
+    }
+    Ok(())
 }
 
 /// Ends this process by `signal`, as the program it ran was ended (no core file is

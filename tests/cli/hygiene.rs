@@ -167,6 +167,19 @@ fn supervise_passes_the_program_s_end_on_and_ends_what_it_started() {
         "{err}"
     );
     assert_child_ends(&pid_file, "the supervised program");
+    // The caller killed outright: supervise ends the program and what it started.
+    let pid_file = dir.join("program.pid");
+    let inner = format!("echo $$ > {}; exec sleep 120", pid_file.display());
+    let caller = Command::new("sh")
+        .args(["-c", r#"$0 supervise -- sh -c "$1" & sleep 1; kill -KILL $$"#])
+        .arg(env!("CARGO_BIN_EXE_semcheck"))
+        .arg(&inner)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert_eq!(caller.signal(), Some(libc::SIGKILL));
+    assert_child_ends(&pid_file, "supervise (its caller killed)");
     // An internal command: not listed by --help.
     let help = semcheck_cmd().arg("--help").output().unwrap();
     assert!(!String::from_utf8_lossy(&help.stdout).contains("supervise"));
