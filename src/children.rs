@@ -36,8 +36,8 @@ fn groups() -> MutexGuard<'static, Vec<i32>> {
     GROUPS.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Makes this process a child subreaper (Linux's `PR_SET_CHILD_SUBREAPER`; once, and
-/// nothing elsewhere): a process descended from it whose parent dies becomes its child,
+/// Makes this process a child subreaper (Linux's `PR_SET_CHILD_SUBREAPER`; nothing
+/// elsewhere; calling it again changes nothing): a process descended from it whose parent dies becomes its child,
 /// not `init`'s, so that it stays within reach of [`kill_all`] and [`resident_bytes`]
 /// even when it left its process group; one that has ended is reaped whenever a group
 /// starts or ends. The `semcheck` command calls it first thing; a program that uses this
@@ -45,14 +45,11 @@ fn groups() -> MutexGuard<'static, Vec<i32>> {
 /// its descendants to reap, its own children's included: a child it waits for itself
 /// must be started with [`spawn`]).
 pub fn become_subreaper() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        #[cfg(target_os = "linux")]
-        // SAFETY: plain system call that sets a flag of this process.
-        if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) } == 0 {
-            SUBREAPER.store(true, std::sync::atomic::Ordering::SeqCst);
-        }
-    });
+    #[cfg(target_os = "linux")]
+    // SAFETY: plain system call that sets a flag of this process.
+    if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) } == 0 {
+        SUBREAPER.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 /// Whether [`become_subreaper`] made this process a subreaper: only then does semcheck

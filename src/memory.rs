@@ -187,8 +187,9 @@ impl TreeSampler {
             todo.extend(groups.iter().map(|&g| (g, Lead::Leader)));
             todo.extend(self.members.iter().map(|&(p, start)| (p, Lead::Member(start))));
             let mut found: Vec<(i32, Stat)> = Vec::new();
+            let mut seen = std::collections::HashSet::from([me]);
             while let Some((pid, lead)) = todo.pop() {
-                if pid == me || found.iter().any(|&(p, _)| p == pid) {
+                if seen.contains(&pid) {
                     continue;
                 }
                 let Some(s) = stat(pid) else { continue };
@@ -198,6 +199,7 @@ impl TreeSampler {
                     Lead::Child => true,
                 };
                 if counted {
+                    seen.insert(pid);
                     found.push((pid, s));
                     todo.extend(children(pid).into_iter().map(|p| (p, Lead::Child)));
                 }

@@ -181,10 +181,21 @@ def test_check_at_a_scripts_top_level_is_refused_in_its_child_not_repeated(tmp_p
     assert str(script) not in ps
 
 
+def _imported(module):
+    """The module of file ``module`` (a test's kernel module), imported from its folder, as
+    the API's child process will import it."""
+    import importlib
+    import sys
+
+    sys.path.insert(0, str(module.parent))
+    try:
+        return importlib.import_module(module.stem)
+    finally:
+        sys.path.remove(str(module.parent))
+
+
 def test_an_export_past_its_time_budget_is_ended_with_what_it_started(tmp_path):
     # A callable that starts a child of its own and never returns: both are ended.
-    import subprocess
-    import sys
     import time
 
     mark = tmp_path / "still-running"
@@ -198,11 +209,7 @@ def test_an_export_past_its_time_budget_is_ended_with_what_it_started(tmp_path):
         "    subprocess.Popen([sys.executable, '-c', f'import time; time.sleep(4); open({{MARK!r}}, \"w\").close()'])\n"
         "    open(STARTED, 'w').close()\n"
         "    time.sleep(60)\n")
-    sys.path.insert(0, str(tmp_path))
-    try:
-        import slow_kernel
-    finally:
-        sys.path.remove(str(tmp_path))
+    slow_kernel = _imported(module)
     start = time.monotonic()
     # The budget leaves time for JAX's import in the child, so the kernel's own child is
     # started (else the test would not test ending it).
@@ -293,8 +300,6 @@ def _runs(pid: int) -> bool:
 def test_an_export_is_under_the_memory_budget_of_everything_it_starts(tmp_path):
     # The kernel's function starts a process that holds 1.5 GB: max_memory_mib stops the
     # export (it counts the whole process tree), and the process is ended with it.
-    import sys
-
     pid_file = tmp_path / "child.pid"
     module = tmp_path / "big_kernel.py"
     module.write_text(
@@ -305,11 +310,7 @@ def test_an_export_is_under_the_memory_budget_of_everything_it_starts(tmp_path):
         "    child = subprocess.Popen([sys.executable, '-c', CODE])\n"
         "    open(PID, 'w').write(str(child.pid))\n"
         "    time.sleep(60)\n")
-    sys.path.insert(0, str(tmp_path))
-    try:
-        import big_kernel
-    finally:
-        sys.path.remove(str(tmp_path))
+    big_kernel = _imported(module)
     with pytest.raises(sp.SemcheckError, match="export: stopped by the memory budget of 1000 MiB while tracing run"):
         sp.export(big_kernel.run, devices=2, max_seconds=120, max_memory_mib=1000)
     assert not _runs(int(pid_file.read_text())), "the process the kernel's function started outlived the export"

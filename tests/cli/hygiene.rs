@@ -47,12 +47,18 @@ fn ends(pid: u32) -> bool {
 /// A kernel script in `dir` that starts `sleep 120` in the background, writes its pid to
 /// `child.pid`, then runs `rest`. Returns (script, pid file).
 fn spawning_script(dir: &Path, rest: &str) -> (PathBuf, PathBuf) {
+    spawning_script_with(dir, "", rest)
+}
+
+/// [`spawning_script`] whose `subprocess.Popen` gets the keyword arguments `popen`
+/// (`start_new_session=True`).
+fn spawning_script_with(dir: &Path, popen: &str, rest: &str) -> (PathBuf, PathBuf) {
     let pid_file = dir.join("child.pid");
     let script = dir.join("spawner.py");
     std::fs::write(
         &script,
         format!(
-            "import subprocess\np = subprocess.Popen(['sleep', '120'])\nopen({:?}, 'w').write(str(p.pid))\n{rest}\n",
+            "import subprocess\np = subprocess.Popen(['sleep', '120'], {popen})\nopen({:?}, 'w').write(str(p.pid))\n{rest}\n",
             pid_file.display().to_string()
         ),
     )
@@ -100,9 +106,7 @@ fn a_process_that_leaves_its_group_is_ended_with_semcheck_and_counted_in_its_mem
     // A child in a session of its own (`start_new_session`, `setsid`) outlives the
     // script's group; semcheck, a subreaper, becomes its parent and ends it too.
     let dir = temp_dir("hygiene-session");
-    let (script, pid_file) = spawning_script(&dir, "");
-    let text = std::fs::read_to_string(&script).unwrap().replace("'120'])", "'120'], start_new_session=True)");
-    std::fs::write(&script, text).unwrap();
+    let (script, pid_file) = spawning_script_with(&dir, "start_new_session=True", "");
     let out = semcheck_cmd().args(["check", script.to_str().unwrap(), "--devices", "2"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2), "no kernel: {}", String::from_utf8_lossy(&out.stderr));
     assert_child_ends(&pid_file, "the script");
