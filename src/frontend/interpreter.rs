@@ -89,7 +89,19 @@ pub struct Probe {
     pub jaxlib: Option<String>,
     /// The installed `semcheck` distribution's version, if any.
     pub semcheck: Option<String>,
+    /// The modules of [`UNDECLARED`] that cannot be found (looked up, not imported).
+    #[serde(default)]
+    pub missing: Vec<String>,
 }
+
+/// Modules a JAX release imports for Pallas TPU without declaring the distribution that
+/// provides them: `(jax version, module, distribution)`. An interpreter with that JAX and
+/// without the module cannot read a kernel (the script's `import
+/// jax.experimental.pallas.tpu` fails), so it is passed over, saying what to install.
+pub const UNDECLARED: &[(&str, &str, &str)] = &[
+    // jax 0.9.2's pallas/mosaic/interpret/shared_memory.py: `from absl import logging`.
+    ("0.9.2", "absl", "absl-py"),
+];
 
 /// One interpreter considered, and what was found.
 #[derive(Clone, Debug, Serialize)]
@@ -118,7 +130,15 @@ impl Candidate {
             (Some(jax), Some(_)) if !jax_supported(jax) => {
                 Some(format!("it has jax {jax}, outside the supported {}", supported_range()))
             }
-            _ => None,
+            (Some(jax), Some(_)) => UNDECLARED
+                .iter()
+                .find(|(version, module, _)| jax == version && probe.missing.iter().any(|m| m == module))
+                .map(|(_, module, dist)| {
+                    format!(
+                        "it has jax {jax}, whose jax.experimental.pallas.tpu imports `{module}` without declaring \
+                         it, and `{module}` is not installed (`pip install {dist}` into it)"
+                    )
+                }),
         }
     }
 
@@ -141,17 +161,23 @@ fn python_supported(version: &str) -> bool {
     (parts.next().unwrap_or(0), parts.next().unwrap_or(0)) >= (3, 10)
 }
 
-/// The Python code that describes an interpreter, without importing JAX.
+/// The Python code that describes an interpreter, without importing JAX; its arguments
+/// are the modules to look up (without importing them).
 const PROBE: &str = r#"
 import json, sys
-import importlib.metadata as m
+import importlib.metadata as m, importlib.util as u
 def version(name):
     try:
         return m.version(name)
     except Exception:
         return None
+def missing(name):
+    try:
+        return u.find_spec(name) is None
+    except Exception:
+        return True
 print(json.dumps({"python": sys.version.split()[0], "jax": version("jax"), "jaxlib": version("jaxlib"),
-                  "semcheck": version("semcheck")}))
+                  "semcheck": version("semcheck"), "missing": [n for n in sys.argv[1:] if missing(n)]}))
 "#;
 
 /// The longest an interpreter may take to describe itself (a Python start, JAX not
@@ -167,6 +193,7 @@ pub fn probe(python: &Path) -> Result<Probe, String> {
     let mut child = crate::children::spawn(
         Command::new(python)
             .args(["-I", "-c", PROBE])
+            .args(UNDECLARED.iter().map(|(_, module, _)| module))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped()),
@@ -259,5 +286,41 @@ mod tests {
         }
         assert_eq!(supported_requirement(), "jax>=0.8.1,<0.11");
         assert_eq!(supported_range(), "0.8.1 to 0.10.x");
+    }
+
+    #[test]
+    fn a_jax_that_imports_an_undeclared_module_which_is_missing_is_passed_over_saying_what_to_install() {
+        let candidate = |jax: &str, missing: &[&str]| Candidate {
+            origin: Origin::Installed,
+            python: PathBuf::from("/venv/bin/python"),
+            probe: Ok(Probe {
+                python: "3.11.7".into(),
+                jax: Some(jax.into()),
+                jaxlib: Some(jax.into()),
+                semcheck: Some("0.1.0".into()),
+                missing: missing.iter().map(|m| m.to_string()).collect(),
+            }),
+        };
+        let why = candidate("0.9.2", &["absl"]).unusable().expect("jax 0.9.2 without absl cannot import pallas.tpu");
+        assert!(why.contains("jax 0.9.2") && why.contains("`pip install absl-py` into it"), "{why}");
+        assert_eq!(candidate("0.9.2", &[]).unusable(), None);
+        assert_eq!(candidate("0.10.2", &["absl"]).unusable(), None);
+    }
+
+    #[test]
+    fn the_probe_finds_the_modules_it_is_asked_about_without_importing_them() {
+        let Some(python) = ["python3", "python"].iter().find_map(|p| which(p)) else { return };
+        let probe = probe(&python).expect("the machine's Python describes itself");
+        let missing: Vec<String> =
+            UNDECLARED.iter().filter(|(_, m, _)| !has_module(&python, m)).map(|(_, m, _)| m.to_string()).collect();
+        assert_eq!(probe.missing, missing, "{probe:?}");
+    }
+
+    fn which(name: &str) -> Option<PathBuf> {
+        std::env::split_paths(&std::env::var_os("PATH")?).map(|d| d.join(name)).find(|p| p.is_file())
+    }
+
+    fn has_module(python: &Path, module: &str) -> bool {
+        Command::new(python).args(["-I", "-c", &format!("import {module}")]).output().is_ok_and(|o| o.status.success())
     }
 }
