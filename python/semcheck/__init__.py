@@ -12,7 +12,8 @@ the shortest schedule that breaks them.
 Importing this package does not import JAX: the device count must be fixed first.
 """
 
-from .api import KernelVerdict, SemcheckError, assert_proved, check, check_file, export
+from .api import KernelVerdict, SemcheckError, SemcheckVacuityWarning, assert_proved, check, check_file, export
 
-__all__ = ["KernelVerdict", "SemcheckError", "assert_proved", "check", "check_file", "export"]
+__all__ = ["KernelVerdict", "SemcheckError", "SemcheckVacuityWarning", "assert_proved", "check", "check_file",
+           "export"]
 __version__ = "0.1.0"

@@ -43,6 +43,7 @@ import sys
 import tempfile
 import threading
 import time
+import warnings
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ._binary import PACKAGE_PARENT, BinaryNotFound, find_binary, host_environment
@@ -57,6 +58,12 @@ SCHEMA_VERSION = 1
 
 class SemcheckError(Exception):
     """The export or the checker failed (not a verdict: a verdict is a result)."""
+
+
+class SemcheckVacuityWarning(UserWarning):
+    """A proof in which some statements of the kernel ran in no schedule: the proof says
+    nothing about them (a loop of zero trips at this mesh size, a branch no device takes).
+    ``-W error::semcheck.SemcheckVacuityWarning`` makes it a failure."""
 
 
 @dataclasses.dataclass
@@ -78,6 +85,8 @@ class KernelVerdict:
     #: For a violation: its causal core, the few events of ``trace`` without which it does
     #: not happen (docs/counterexamples.md), each with what it does, under a ``why`` line.
     explanation: str | None = None
+    #: For a proof: the statements that ran in no schedule (``kernel.py:35 lax.fori_loop(...)``).
+    never_executed: list[str] = dataclasses.field(default_factory=list)
 
     def __str__(self) -> str:
         return self.describe()
@@ -435,7 +444,9 @@ def _verdicts_of(doc: dict, options: Options) -> list[KernelVerdict]:
         raise SemcheckError(f"the semcheck binary {binary} writes JSON schema {out.get('schema_version')!r}, this "
                             f"package reads {SCHEMA_VERSION}: install matching versions")
     if out.get("error"):
-        raise SemcheckError(f"semcheck check could not check the kernel: {out['error']['message']}")
+        # The document is this call's own temporary file: its path says nothing to the user.
+        message = out["error"]["message"]
+        raise SemcheckError(message[len(path) + 2:] if message.startswith(f"{path}: ") else message)
     verdicts = []
     for r in out["cases"]:
         # Of several kernels, one that could not be checked is a verdict "error" with its
@@ -447,7 +458,8 @@ def _verdicts_of(doc: dict, options: Options) -> list[KernelVerdict]:
             verdict=r.get("verdict", "?"), rule=violation.get("rule"),
             message=violation.get("message") or incomplete.get("detail") or r.get("error") or "",
             trace=_schedule(violation), result=r, requires=list(r.get("requires") or []),
-            location=_location(violation), explanation=_explanation(violation)))
+            location=_location(violation), explanation=_explanation(violation),
+            never_executed=[e["statement"] for e in (r.get("coverage") or {}).get("never_executed") or []]))
     return verdicts
 
 
@@ -506,4 +518,20 @@ def assert_proved(target: str | os.PathLike | Callable, *args: Any, devices: int
         raise AssertionError("no kernel was checked")
     if bad:
         raise AssertionError("\n\n".join(str(v) for v in bad))
+    warn_if_vacuous(verdicts)
     return verdicts
+
+
+def warn_if_vacuous(verdicts: Iterable[KernelVerdict], at: tuple[str, int] | None = None) -> None:
+    """A :class:`SemcheckVacuityWarning` for each proof with statements that ran in no
+    schedule, issued at ``at`` (file, line: the pytest marker's test) or else at the line
+    that called :func:`assert_proved`."""
+    for v in verdicts:
+        if v.verdict == "proved" and v.never_executed:
+            warning = SemcheckVacuityWarning(
+                f"{v.kernel} is proved at N = {v.devices}, but these statements ran in no schedule, so the proof says "
+                f"nothing about them: {'; '.join(v.never_executed)}")
+            if at is None:
+                warnings.warn(warning, stacklevel=3)
+            else:
+                warnings.warn_explicit(warning, SemcheckVacuityWarning, *at)

@@ -174,7 +174,11 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     try:
         chosen = settings(pyfuncitem.config, marker, pyfuncitem.nodeid)
     except MarkerError as e:
-        pytest.fail(str(e), pytrace=False)
+        problem = str(e)
+    else:
+        problem = None
+    if problem is not None:  # failed outside the handler: pytest shows no chained exception
+        pytest.fail(problem, pytrace=False)
     devices = pyfuncitem.callspec.params[_PARAM]
     kwargs = _arguments(pyfuncitem)
     fn = pyfuncitem.obj
@@ -194,6 +198,8 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     if bad:
         schedule = pyfuncitem.config.getoption("semcheck_schedule")
         pytest.fail("\n\n".join(v.describe(schedule) for v in bad), pytrace=False)
+    code = fn.__code__
+    api.warn_if_vacuous(verdicts, at=(code.co_filename, code.co_firstlineno))
     return True
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import warnings
 
 import pytest
 
@@ -102,6 +103,18 @@ needs_binary = pytest.mark.skipif(not (os.environ.get("SEMCHECK_BIN") or shutil.
 def test_check_a_callable_is_proved():
     verdicts = sp.assert_proved(run_ring, devices=[2, 3])
     assert [(v.devices, v.verdict) for v in verdicts] == [(2, "proved"), (3, "proved")]
+
+
+@needs_binary
+def test_a_proof_in_which_statements_never_ran_warns_at_the_call_naming_them():
+    # psum_scatter at N = 1 takes no LEFT phase: proved, but the proof says nothing of it.
+    with pytest.warns(sp.SemcheckVacuityWarning, match=r"proved at N = 1, but these statements ran in no schedule") as w:
+        verdicts = sp.assert_proved(os.path.join(SEEDS, "psum_scatter.py"), devices=1)
+    assert "psum_scatter.py:162 @pl.when(phase == LEFT)" in verdicts[0].never_executed, verdicts[0]
+    assert [r.filename for r in w] == [__file__], [(r.filename, r.lineno) for r in w]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # at N = 2 every statement runs: nothing to say
+        assert sp.assert_proved(os.path.join(SEEDS, "psum_scatter.py"), devices=2)[0].never_executed == []
 
 
 @needs_binary

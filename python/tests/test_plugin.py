@@ -95,7 +95,7 @@ def test_options_come_from_the_marker_over_the_ini_settings(project):
     # A marker that does not say what to check is one failing test that says why.
     assert "test_kernels.py::test_unknown_option FAILED" in out, out
     assert "unknown semcheck marker option(s) sideways" in out, out
-    assert "Traceback" not in out, out
+    assert "Traceback" not in out and "During handling of the above exception" not in out, out
 
 
 def test_a_marked_test_that_takes_a_fixture_is_told_why_it_cannot(project):
@@ -108,3 +108,82 @@ def test_a_marked_test_that_takes_a_fixture_is_told_why_it_cannot(project):
     out = proc.stdout + proc.stderr
     assert "1 failed, 1 passed" in out, out
     assert "takes the fixture(s) tmp_path" in out, out
+
+
+def test_a_marked_test_that_calls_no_kernel_or_raises_is_told_so_in_its_own_terms(project):
+    (project / "test_kernels.py").write_text(
+        "import pytest\n\n"
+        "@pytest.mark.semcheck(devices=[2])\ndef test_nothing():\n    pass\n\n"
+        "@pytest.mark.semcheck(devices=[2])\ndef test_raises():\n    raise RuntimeError('broken before the kernel')\n")
+    proc = pytest_in(str(project), "-q")
+    out = proc.stdout + proc.stderr
+    assert "2 failed" in out, out
+    # The function, not the temporary document the API wrote for it.
+    assert "could not check test_nothing[N2]: no kernel: `test_nothing` returned without calling a Pallas kernel" in out, out
+    assert "doc.json" not in out, out
+    # The user's error at the user's line, the traceback from the user's first frame on.
+    assert "could not check test_raises[N2]: test_kernels.py:9: script error: RuntimeError: broken before" in out, out
+    traceback = out[out.index("traceback ends with"):]
+    assert 'test_kernels.py", line 9, in test_raises' in traceback, out
+    assert "capture.py" not in traceback and "runpy" not in traceback, out
+
+
+VACUOUS = """
+import functools
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+P = jax.sharding.PartitionSpec
+
+
+def kernel(x_ref, o_ref, buf, send_sem, recv_sem, *, n):
+    right = lax.rem(lax.axis_index("x") + 1, n)
+
+    def hop(i, carry):
+        copy = pltpu.make_async_remote_copy(src_ref=x_ref, dst_ref=buf, send_sem=send_sem, recv_sem=recv_sem,
+                                            device_id=(right,), device_id_type=pltpu.DeviceIdType.MESH)
+        copy.start()
+        copy.wait()
+        return carry
+
+    lax.fori_loop(0, n - 1, hop, 0)
+    o_ref[...] = x_ref[...]
+
+
+def run():
+    n = jax.device_count()
+    mesh = jax.make_mesh((n,), ("x",))
+    call = pl.pallas_call(
+        functools.partial(kernel, n=n),
+        out_shape=jax.ShapeDtypeStruct((8, 128), jnp.float32),
+        in_specs=[pl.BlockSpec(memory_space=pltpu.VMEM)],
+        out_specs=pl.BlockSpec(memory_space=pltpu.VMEM),
+        scratch_shapes=[pltpu.VMEM((8, 128), jnp.float32), pltpu.SemaphoreType.DMA, pltpu.SemaphoreType.DMA],
+    )
+    f = jax.jit(jax.shard_map(call, mesh=mesh, in_specs=P("x"), out_specs=P("x"), check_vma=False))
+    x = jnp.zeros((8 * n, 128), jnp.float32)
+    return f(jax.device_put(x, jax.sharding.NamedSharding(mesh, P("x"))))
+"""
+
+
+def test_a_proof_in_which_statements_never_ran_warns_naming_them(project):
+    (project / "hops.py").write_text(VACUOUS)
+    (project / "test_kernels.py").write_text(
+        "import pytest\nimport hops\n\n@pytest.mark.semcheck(devices=[1, 2])\ndef test_hops():\n    hops.run()\n")
+    proc = pytest_in(str(project), "-q", "-rA")
+    out = proc.stdout + proc.stderr
+    # At N = 1 the loop makes no trip: proved, with a warning naming the loop; at N = 2 it
+    # runs, and nothing is said.
+    assert proc.returncode == 0 and "2 passed, 1 warning" in out, out
+    assert "SemcheckVacuityWarning: kernel is proved at N = 1, but these statements ran in no schedule" in out, out
+    assert "hops.py:23 lax.fori_loop(0, n - 1, hop, 0)" in out, out
+    assert "test_kernels.py:4: SemcheckVacuityWarning" in out, out  # at the marked test
+    assert "N = 2, but" not in out, out
+    # The warning's category is the package's, so pytest's own filter makes it a failure.
+    proc = pytest_in(str(project), "-q", "-W", "error::semcheck.SemcheckVacuityWarning")
+    out = proc.stdout + proc.stderr
+    assert "1 failed, 1 passed" in out and "FAILED test_kernels.py::test_hops[N1]" in out, out

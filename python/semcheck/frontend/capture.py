@@ -769,7 +769,13 @@ def _error_record(e: BaseException, path: str, message: str) -> dict:
     if "Unsupported TPU device kind: cpu" in message:
         message += (" (the script asks JAX for the TPU's sizes, pltpu.get_tpu_info(), which a CPU host does not "
                     "have: set SEMCHECK_TPU to the chip to trace it for, e.g. SEMCHECK_TPU=v6e)")
-    lines = traceback.format_exception(type(e), e, e.__traceback__)
+    # The traceback from the first frame of the user's code: the front end's and runpy's
+    # frames that called it say nothing to the user.
+    tb = e.__traceback__
+    while tb is not None and (location.is_ours(tb.tb_frame.f_code.co_filename)
+                              or tb.tb_frame.f_code.co_filename.startswith("<frozen")):
+        tb = tb.tb_next
+    lines = traceback.format_exception(type(e), e, tb or e.__traceback__)
     text = "".join(lines)
     if len(text) > 8000:
         text = "...\n" + text[-8000:]

@@ -169,8 +169,9 @@ def document(script: dict, captured: list, devices: int, kernel: str | None, fai
         else:
             errors.append(script["error"])
     elif not captured:
+        ran = f"`{script['function']}` returned" if script.get("function") else "the script ran to the end"
         errors.append({"construct": "no kernel", "loc": None,
-                       "message": "the script ran to the end without calling a Pallas kernel (pallas_call or pl.kernel)"})
+                       "message": f"{ran} without calling a Pallas kernel (pallas_call or pl.kernel)"})
     if jax.device_count() != devices:
         errors.append({"construct": "device count", "loc": None,
                        "message": f"JAX sees {jax.device_count()} devices, not the {devices} requested "
@@ -291,7 +292,7 @@ def export_call(fn: Any, args: tuple, kwargs: dict, devices: int, kernel: str | 
     """Calls ``fn(*args, **kwargs)`` with ``devices`` devices and exports its kernels."""
     configure(devices)
     script = {"file": getattr(getattr(fn, "__code__", None), "co_filename", None), "argv": [], "status": "ok",
-              "error": None}
+              "error": None, "function": getattr(fn, "__qualname__", None) or repr(fn)}
 
     def run() -> dict:
         gated = _gate(script, devices)
@@ -300,7 +301,7 @@ def export_call(fn: Any, args: tuple, kwargs: dict, devices: int, kernel: str | 
         from .capture import Capture, capture_call
 
         cap = Capture(lower=lower)
-        done = capture_call(fn, args, kwargs, cap)
+        done = {**capture_call(fn, args, kwargs, cap), "function": script["function"]}
         if done.get("file"):
             done["sha256"] = sha256(done["file"])
         return document(done, cap.kernels, devices, kernel, cap.failure, cap.tracker)
