@@ -15,12 +15,15 @@ def test_script():
 ```
 
 The trace is specific to the device count, and JAX fixes the device count when it
-starts, so every export runs in a fresh child process (this interpreter) with N CPU
-devices. ``fn`` must be importable there: a module-level function or a method of a test
-class (a test module is fine); ``args`` must pickle. The child imports ``fn``'s module, so
-a module that calls :func:`check` at its top level would call it again in the child:
-the child refuses (:class:`SemcheckError`) instead of starting another. Every child is
-run by ``semcheck supervise``: in its own process group, under its time budget
+starts, so every export runs outside this process, with N CPU devices: in the session's
+export server (:mod:`semcheck._session`: one child of this interpreter that imports JAX
+once and serves every export of the session, each at its own N, in a worker that puts
+back what the previous one changed), or with ``SEMCHECK_EXPORT=process`` in a fresh child
+process each. ``fn`` must be importable there: a module-level function or a method of a
+test class (a test module is fine); ``args`` must pickle. The child imports ``fn``'s
+module, so a module that calls :func:`check` at its top level would call it again in the
+child: the child refuses (:class:`SemcheckError`) instead of starting another. Every
+export is run by ``semcheck supervise``: in its own process group, under its time budget
 (``max_seconds``, default 900 s) and memory budget (``max_memory_mib``, default 8192 MiB,
 counting every process it starts), ended with everything it started, a daemon included;
 it leaves no temporary file.
@@ -32,6 +35,7 @@ this package, else ``semcheck`` on ``PATH``), which reads the exported document
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import dataclasses
 import json
@@ -47,6 +51,7 @@ import warnings
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ._binary import PACKAGE_PARENT, BinaryNotFound, find_binary, host_environment
+from ._session import Session
 
 #: Set in every child process the API starts: a ``check`` there is refused.
 CHILD_MARKER = "SEMCHECK_API_CHILD"
@@ -287,12 +292,14 @@ def _callable_target(target: Callable) -> tuple[str, str]:
 _BACKSTOP_SECONDS = 30.0
 
 
-def _supervised(cmd: list[str], doing: str, max_seconds: float, max_memory_mib: int | None) -> list[str]:
+def _supervised(cmd: list[str], doing: str, max_seconds: float | None, max_memory_mib: int | None) -> list[str]:
     """``cmd`` run by ``semcheck supervise``: in a process group of its own, under the time
-    budget and the memory budget (``max_memory_mib``, else the binary's default, 8192 MiB)
-    of everything it starts, and ended with every process descended from it, one that left
-    its group (a daemon) included (``docs/safety.md``)."""
-    out = [semcheck_binary(), "supervise", "--max-seconds", f"{max_seconds:g}", "--doing", doing]
+    budget (if any) and the memory budget (``max_memory_mib``, else the binary's default,
+    8192 MiB) of everything it starts, and ended with every process descended from it, one
+    that left its group (a daemon) included (``docs/safety.md``)."""
+    out = [semcheck_binary(), "supervise", "--doing", doing]
+    if max_seconds:
+        out += ["--max-seconds", f"{max_seconds:g}"]
     if max_memory_mib:
         out += ["--max-memory-mib", str(max_memory_mib)]
     return out + ["--", *cmd]
@@ -308,6 +315,74 @@ def _stop_note(stderr: str) -> str | None:
     return None
 
 
+#: What the session's export server says it does, in a budget's stop line.
+_SERVING = "serving exports"
+_session_now: Session | None = None
+_session_lock = threading.Lock()
+
+
+def _session(max_memory_mib: int | None) -> Session | None:
+    """The session's export server for an export under ``max_memory_mib`` (started, or
+    restarted with that budget, this environment and directory, as needed); ``None`` with
+    ``SEMCHECK_EXPORT=process`` and outside the main thread. Called with
+    :data:`_session_lock` held."""
+    global _session_now
+    if os.environ.get("SEMCHECK_EXPORT") == "process" or threading.current_thread() is not threading.main_thread():
+        return None
+    env = _env()
+    if _session_now is not None and not _session_now.usable(max_memory_mib, env):
+        _session_now.close(kill=True)
+        _session_now = None
+    if _session_now is None:
+        cmd = [sys.executable, "-m", "semcheck.frontend", "serve", "--jobs", "1"]
+        _session_now = Session(_supervised(cmd, _SERVING, None, max_memory_mib), env, max_memory_mib)
+    return _session_now
+
+
+@atexit.register
+def close_session() -> None:
+    """Ends the session's export server, if one runs (at exit, and at the end of a pytest
+    session); the next export starts another."""
+    global _session_now
+    with _session_lock:
+        if _session_now is not None:
+            _session_now.close()
+            _session_now = None
+
+
+def _older_binary(stderr: str) -> None:
+    if "unrecognized subcommand 'supervise'" in stderr:
+        raise SemcheckError(f"the semcheck binary {semcheck_binary()} is older than this package (it has no "
+                            "`supervise` command): install matching versions")
+
+
+def _export_in_session(session: Session, request: dict, budget: float, doing: str) -> str:
+    """One export through the session's server; its stderr. Raises when it was stopped."""
+    start = time.monotonic()
+    with _signals_end_child():
+        outcome = session.export(request, budget)
+    if outcome.timed_out:
+        raise SemcheckError(f"export: stopped by the time budget of {budget:g} s while {doing}, after "
+                            f"{time.monotonic() - start:.1f} s")
+    if outcome.server_ended is not None:
+        stop = _stop_note(outcome.server_ended)
+        if stop:
+            raise SemcheckError(f"export: {stop.replace(_SERVING, doing)}")
+        _older_binary(outcome.server_ended)
+        raise SemcheckError(f"the export server ended while {doing}:\n{outcome.server_ended[-4000:]}")
+    if not os.path.exists(request["out"]):
+        raise SemcheckError(f"the export ended without a document ({_ended(_exit_code(outcome.status))}):\n"
+                            f"{outcome.stderr[-4000:]}")
+    return outcome.stderr
+
+
+def _exit_code(status: int | None) -> int:
+    """A raw ``waitpid`` status as ``subprocess`` gives a return code (``-signal``)."""
+    if status is None:
+        return -signal.SIGKILL
+    return -(status & 0x7F) if status & 0x7F else (status >> 8) & 0xFF
+
+
 def export(target: str | os.PathLike | Callable, *args: Any, devices: int, kernel: str | None = None,
            max_seconds: float | None = None, max_memory_mib: int | None = None, interpret_values: bool = False,
            **kwargs: Any) -> dict:
@@ -320,6 +395,8 @@ def export(target: str | os.PathLike | Callable, *args: Any, devices: int, kerne
     _refuse_in_child("export")
     with tempfile.TemporaryDirectory(prefix="semcheck-") as tmp:
         out = os.path.join(tmp, "doc.json")
+        request: dict[str, Any] = {"devices": devices, "out": out, "tpu": os.environ.get("SEMCHECK_TPU") or None,
+                                   "interpret_values": interpret_values}
         if callable(target):
             file, qualname = _callable_target(target)
             what = qualname
@@ -331,21 +408,32 @@ def export(target: str | os.PathLike | Callable, *args: Any, devices: int, kerne
                 raise SemcheckError(f"the arguments of {qualname} cannot be sent to the child process: {e}") from None
             cmd = [sys.executable, "-m", "semcheck.frontend._call", file, qualname, payload, str(devices), out]
             cmd += [kernel] if kernel else []
+            request.update(file=file, call={"qualname": qualname, "payload": payload, "kernel": kernel})
         else:
             cmd = [sys.executable, "-m", "semcheck.frontend", "export", os.fspath(target), "--devices",
                    str(devices), "--out", out] + (["--kernel", kernel] if kernel else [])
             what = os.path.basename(os.fspath(target))
-        extra = {"SEMCHECK_INTERPRET_VALUES": "1"} if interpret_values else None
+            # The server's export filters no kernel (the checker does, from the document).
+            request.update(file=os.path.abspath(os.fspath(target)))
         budget = max_seconds or DEFAULT_EXPORT_SECONDS
         doing = f"tracing {what} at N = {devices}"
+        # The session's server, unless another thread of this process is using it.
+        if _session_lock.acquire(blocking=False):
+            try:
+                session = _session(max_memory_mib)
+                if session is not None:
+                    _export_in_session(session, request, budget, doing)
+                    with open(out) as f:
+                        return json.load(f)
+            finally:
+                _session_lock.release()
+        extra = {"SEMCHECK_INTERPRET_VALUES": "1"} if interpret_values else None
         proc = _run(_supervised(cmd, doing, budget, max_memory_mib), "export", budget + _BACKSTOP_SECONDS, extra)
         if not os.path.exists(out):
             stop = _stop_note(proc.stderr)
             if stop:
                 raise SemcheckError(f"export: {stop}")
-            if "unrecognized subcommand 'supervise'" in proc.stderr:
-                raise SemcheckError(f"the semcheck binary {semcheck_binary()} is older than this package (it has no "
-                                    "`supervise` command): install matching versions")
+            _older_binary(proc.stderr)
             raise SemcheckError(f"the export ended without a document ({_ended(proc.returncode)}):\n"
                                 f"{proc.stderr[-4000:]}")
         with open(out) as f:

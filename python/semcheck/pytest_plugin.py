@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import sys
 from typing import Any
 
 import pytest
@@ -214,6 +215,13 @@ def _arguments(item: pytest.Function) -> dict[str, Any]:
                     "in a fresh process with N devices and can take only @pytest.mark.parametrize arguments",
                     pytrace=False)
     return {k: params[k] for k in wanted}
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    # The export server the marked tests shared (one per pytest process, so one per xdist
+    # worker) ends with the session.
+    if "semcheck.api" in sys.modules:
+        sys.modules["semcheck.api"].close_session()
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:

@@ -86,6 +86,47 @@ def test_export_a_callable_in_a_child_process():
     assert k["body"][0]["loc"]["file"] == os.path.abspath(__file__)
 
 
+def _timeless(doc):
+    """A document without its wall-clock seconds."""
+    if isinstance(doc, dict):
+        return {k: _timeless(v) for k, v in doc.items() if not k.endswith("seconds")}
+    if isinstance(doc, list):
+        return [_timeless(v) for v in doc]
+    return doc
+
+
+def test_a_session_exports_through_one_server_as_processes_of_their_own_would(monkeypatch):
+    sp.api.close_session()
+    docs = {n: sp.export(run_ring, 2, devices=n) for n in (2, 3, 4)}
+    server = sp.api._session_now
+    assert server is not None and server.proc.poll() is None
+    sp.export(os.path.join(SEEDS, "ppermute.py"), devices=2)  # a file too, by the same server
+    assert sp.api._session_now is server
+    # The same documents as a process of its own for each export writes.
+    monkeypatch.setenv("SEMCHECK_EXPORT", "process")
+    for n, doc in docs.items():
+        assert _timeless(doc) == _timeless(sp.export(run_ring, 2, devices=n)), n
+    monkeypatch.delenv("SEMCHECK_EXPORT")
+    # Another environment is another server (a process of its own would see it); closing
+    # the session ends it and removes its files.
+    monkeypatch.setenv("SEMCHECK_TEST_SETTING", "1")
+    sp.export(run_ring, devices=2)
+    assert sp.api._session_now is not server and server.proc.poll() is not None
+    assert not os.path.exists(server.folder)
+    latest = sp.api._session_now
+    sp.api.close_session()
+    assert sp.api._session_now is None and latest.proc.poll() is not None and not os.path.exists(latest.folder)
+
+
+@pytest.fixture(params=["session", "process"])
+def export_mode(request, monkeypatch):
+    """Each export through the session's server, or in a process of its own."""
+    if request.param == "process":
+        monkeypatch.setenv("SEMCHECK_EXPORT", "process")
+    yield request.param
+    sp.api.close_session()
+
+
 def test_importing_the_package_does_not_start_jax():
     import subprocess
     import sys
@@ -201,13 +242,14 @@ def _imported(module):
     import sys
 
     sys.path.insert(0, str(module.parent))
+    sys.modules.pop(module.stem, None)  # a module of that name from another test's folder
     try:
         return importlib.import_module(module.stem)
     finally:
         sys.path.remove(str(module.parent))
 
 
-def test_an_export_past_its_time_budget_is_ended_with_what_it_started(tmp_path):
+def test_an_export_past_its_time_budget_is_ended_with_what_it_started(tmp_path, export_mode):
     # A callable that starts a child of its own and never returns: both are ended.
     import time
 
@@ -271,7 +313,7 @@ def test_sigterm_to_the_calling_process_ends_the_check_and_what_it_started(tmp_p
     assert not mark.exists(), "a process the checked script started outlived the check"
 
 
-def test_a_process_that_leaves_its_group_is_ended_with_the_export(tmp_path):
+def test_a_process_that_leaves_its_group_is_ended_with_the_export(tmp_path, export_mode):
     # A daemon the script starts (forked twice, in a session of its own, stdout inherited)
     # would keep the export's pipes open: `semcheck supervise`, a subreaper, becomes its
     # parent and ends it with the export.
@@ -310,7 +352,7 @@ def _runs(pid: int) -> bool:
         return False
 
 
-def test_an_export_is_under_the_memory_budget_of_everything_it_starts(tmp_path):
+def test_an_export_is_under_the_memory_budget_of_everything_it_starts(tmp_path, export_mode):
     # The kernel's function starts a process that holds 1.5 GB: max_memory_mib stops the
     # export (it counts the whole process tree), and the process is ended with it.
     pid_file = tmp_path / "child.pid"

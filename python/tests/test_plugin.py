@@ -85,13 +85,13 @@ def test_options_come_from_the_marker_over_the_ini_settings(project):
     (project / "test_kernels.py").write_text(
         "import pytest\nimport kernels\n\n"
         "@pytest.mark.semcheck\ndef test_default_sizes():\n    kernels.run()\n\n"
-        "@pytest.mark.semcheck(devices=[2], max_seconds=0.5)\ndef test_tiny_budget():\n    kernels.run()\n\n"
+        "@pytest.mark.semcheck(devices=[2], max_seconds=0.01)\ndef test_tiny_budget():\n    kernels.run()\n\n"
         "@pytest.mark.semcheck(devices=[2], sideways=True)\ndef test_unknown_option():\n    kernels.run()\n")
     proc = pytest_in(str(project), "-v")
     out = proc.stdout + proc.stderr
     assert "test_kernels.py::test_default_sizes[N3] PASSED" in out, out
     assert "test_kernels.py::test_tiny_budget[N2] FAILED" in out, out
-    assert "export: stopped by the time budget of 0.5 s while tracing test_tiny_budget" in out, out
+    assert "export: stopped by the time budget of 0.01 s while tracing test_tiny_budget" in out, out
     # A marker that does not say what to check is one failing test that says why.
     assert "test_kernels.py::test_unknown_option FAILED" in out, out
     assert "unknown semcheck marker option(s) sideways" in out, out

@@ -1,5 +1,6 @@
 """Child process of :func:`semcheck.api.export` for a callable:
-``python -m semcheck.frontend._call FILE QUALNAME PAYLOAD N OUT [KERNEL]``.
+``python -m semcheck.frontend._call FILE QUALNAME PAYLOAD N OUT [KERNEL]``; the export
+server's workers run :func:`main` with the same arguments for a request with ``call``.
 
 ``PAYLOAD`` is a pickle of ``(args, kwargs, sys_path, module)``: the call's arguments, the
 parent's import path and the name the parent imported ``FILE`` under (a test module
@@ -43,25 +44,29 @@ def _load(file: str, name: str | None) -> Any:
     return module
 
 
-def main() -> int:
-    file, qualname, payload, devices, out = sys.argv[1:6]
-    kernel = sys.argv[6] if len(sys.argv) > 6 else None
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    file, qualname, payload, devices, out = argv[:5]
+    kernel = argv[5] if len(argv) > 5 else None
     from .export import configure
 
     configure(int(devices))
     from . import jaxcompat
 
     # The module may call pl.kernel when it is imported, before the export starts.
-    jaxcompat.watch_kernel_bodies()
-    with open(payload, "rb") as f:
-        args, kwargs, parent_path, name = pickle.load(f)
-    sys.path[:0] = [os.path.dirname(os.path.abspath(file))] + [p for p in parent_path if p not in sys.path]
-    fn = _resolve(_load(file, name), qualname)
-    from .export import export_call
+    stop_watching = jaxcompat.watch_kernel_bodies()
+    try:
+        with open(payload, "rb") as f:
+            args, kwargs, parent_path, name = pickle.load(f)
+        sys.path[:0] = [os.path.dirname(os.path.abspath(file))] + [p for p in parent_path if p not in sys.path]
+        fn = _resolve(_load(file, name), qualname)
+        from .export import export_call
 
-    # Without Mosaic's lowering cross-check, as `check` exports (only the front end's tests
-    # compare their refusals with it).
-    doc = export_call(fn, args, kwargs, int(devices), kernel, lower=False)
+        # Without Mosaic's lowering cross-check, as `check` exports (only the front end's
+        # tests compare their refusals with it).
+        doc = export_call(fn, args, kwargs, int(devices), kernel, lower=False)
+    finally:
+        stop_watching()  # a worker's next export watches afresh
     with open(out, "w") as f:
         dump(doc, f)
     return 2 if doc["errors"] else 0

@@ -200,6 +200,12 @@ def _export(req: dict, main: Callable[[list[str]], int]) -> int:
     if req.get("interpret_values"):
         os.environ["SEMCHECK_INTERPRET_VALUES"] = "1"
     try:
+        call = req.get("call")
+        if call:  # a function of the Python API's caller: semcheck.frontend._call's arguments
+            from ._call import main as call_main
+
+            return call_main([req["file"], call["qualname"], call["payload"], str(req["devices"]), req["out"],
+                              *([call["kernel"]] if call.get("kernel") else [])])
         return main(["export", "--no-lower", req["file"], "--devices", str(req["devices"]), "--out", req["out"]])
     except SystemExit as e:
         return e.code if isinstance(e.code, int) else 1
