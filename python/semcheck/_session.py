@@ -106,8 +106,13 @@ class Session:
         self.owner = os.getpid()
         self.folder = tempfile.mkdtemp(prefix="semcheck-session-")
         self._log = open(os.path.join(self.folder, "server.stderr"), "w+b")
-        self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log, env=env,
-                                     start_new_session=True)
+        try:
+            self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log,
+                                         env=env, start_new_session=True)
+        except OSError:
+            self._log.close()
+            _remove(self.folder)
+            raise
         self._buf = b""
         self._next = 0
 
@@ -207,10 +212,7 @@ class Session:
             self.proc.stdout.close()
         with contextlib.suppress(OSError):
             self._log.close()
-        with contextlib.suppress(OSError):
-            for name in os.listdir(self.folder):
-                os.remove(os.path.join(self.folder, name))
-            os.rmdir(self.folder)
+        _remove(self.folder)
 
 
 #: Environment variables that change between two calls without changing what an export
@@ -220,6 +222,14 @@ _VOLATILE = ("PYTEST_CURRENT_TEST",)
 
 def _lasting(env: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in env.items() if k not in _VOLATILE}
+
+
+def _remove(folder: str) -> None:
+    """Removes the session's folder (its files are flat)."""
+    with contextlib.suppress(OSError):
+        for name in os.listdir(folder):
+            os.remove(os.path.join(folder, name))
+        os.rmdir(folder)
 
 
 def _read(path: str) -> str:

@@ -335,7 +335,10 @@ def _session(max_memory_mib: int | None) -> Session | None:
         _session_now = None
     if _session_now is None:
         cmd = [sys.executable, "-m", "semcheck.frontend", "serve", "--jobs", "1"]
-        _session_now = Session(_supervised(cmd, _SERVING, None, max_memory_mib), env, max_memory_mib)
+        try:
+            _session_now = Session(_supervised(cmd, _SERVING, None, max_memory_mib), env, max_memory_mib)
+        except OSError as e:
+            raise SemcheckError(f"export: cannot run {semcheck_binary()}: {e}") from None
     return _session_now
 
 
@@ -532,9 +535,13 @@ def _verdicts_of(doc: dict, options: Options) -> list[KernelVerdict]:
         raise SemcheckError(f"the semcheck binary {binary} writes JSON schema {out.get('schema_version')!r}, this "
                             f"package reads {SCHEMA_VERSION}: install matching versions")
     if out.get("error"):
-        # The document is this call's own temporary file: its path says nothing to the user.
+        # The document is this call's own temporary file: its path says nothing to the user,
+        # the script's file or the function's name does.
+        script = doc.get("script") or {}
+        name = script.get("function") or os.path.basename(script.get("file") or "") or "the export"
         message = out["error"]["message"]
-        raise SemcheckError(message[len(path) + 2:] if message.startswith(f"{path}: ") else message)
+        message = message[len(path) + 2:] if message.startswith(f"{path}: ") else message
+        raise SemcheckError(message.replace(path, name))
     verdicts = []
     for r in out["cases"]:
         # Of several kernels, one that could not be checked is a verdict "error" with its

@@ -180,6 +180,11 @@ def test_a_kernel_that_cannot_be_read_is_an_error_verdict_beside_the_others():
     assert "mixed.py:15: dma_start(add=True)" in verdicts[1].message
     with pytest.raises(AssertionError, match="accumulate at N = 2: error: .*dma_start"):
         sp.assert_proved(os.path.join(KERNELS, "unsupported", "mixed.py"), devices=2)
+    # A file whose only kernel cannot be read: an error naming the file, not the API's
+    # temporary document.
+    with pytest.raises(sp.SemcheckError) as e:
+        sp.check_file(os.path.join(KERNELS, "unsupported", "dma_add.py"), devices=2)
+    assert "of dma_add.py: unsupported construct: dma_add.py:" in str(e.value) and "doc.json" not in str(e.value), e
 
 
 @needs_binary
