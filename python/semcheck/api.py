@@ -374,9 +374,21 @@ def _export_in_session(session: Session, request: dict, budget: float, doing: st
         _older_binary(outcome.server_ended)
         raise SemcheckError(f"the export server ended while {doing}:\n{outcome.server_ended[-4000:]}")
     if not os.path.exists(request["out"]):
-        raise SemcheckError(f"the export ended without a document ({_ended(_exit_code(outcome.status))}):\n"
-                            f"{outcome.stderr[-4000:]}")
+        raise SemcheckError(_no_document(doing, _exit_code(outcome.status), outcome.stderr))
     return outcome.stderr
+
+
+def _no_document(doing: str, code: int, stderr: str) -> str:
+    """Why an export that wrote no document ended, in words, with the end of its stderr."""
+    if code < 0:
+        why = f"the export was {_ended(code)} while {doing}"
+    elif code == 0:
+        why = (f"the export ended (exit 0) while {doing}, before its kernels were reported: the code called "
+               "os._exit, or ended the process another way")
+    else:
+        why = f"the export ended without a document ({_ended(code)}) while {doing}"
+    tail = stderr.strip()[-4000:]
+    return f"{why}:\n{tail}" if tail else why
 
 
 def _exit_code(status: int | None) -> int:
@@ -437,8 +449,7 @@ def export(target: str | os.PathLike | Callable, *args: Any, devices: int, kerne
             if stop:
                 raise SemcheckError(f"export: {stop}")
             _older_binary(proc.stderr)
-            raise SemcheckError(f"the export ended without a document ({_ended(proc.returncode)}):\n"
-                                f"{proc.stderr[-4000:]}")
+            raise SemcheckError(_no_document(doing, proc.returncode, proc.stderr))
         with open(out) as f:
             return json.load(f)
 

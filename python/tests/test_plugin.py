@@ -114,10 +114,16 @@ def test_a_marked_test_that_calls_no_kernel_or_raises_is_told_so_in_its_own_term
     (project / "test_kernels.py").write_text(
         "import pytest\n\n"
         "@pytest.mark.semcheck(devices=[2])\ndef test_nothing():\n    pass\n\n"
-        "@pytest.mark.semcheck(devices=[2])\ndef test_raises():\n    raise RuntimeError('broken before the kernel')\n")
+        "@pytest.mark.semcheck(devices=[2])\ndef test_raises():\n    raise RuntimeError('broken before the kernel')\n\n"
+        "@pytest.mark.semcheck(devices=[2])\ndef test_exits():\n    import os\n    os._exit(0)\n\n"
+        "@pytest.mark.semcheck(devices=[2])\ndef test_crashes():\n    import ctypes\n    ctypes.string_at(0)\n")
     proc = pytest_in(str(project), "-q")
     out = proc.stdout + proc.stderr
-    assert "2 failed" in out, out
+    assert "4 failed" in out, out
+    # A test that ends its process, or is killed, says so (the server serving the next).
+    assert ("could not check test_exits[N2]: the export ended (exit 0) while tracing test_exits at N = 2, before its "
+            "kernels were reported") in out, out
+    assert "could not check test_crashes[N2]: the export was killed by signal 11 (SIGSEGV) while tracing" in out, out
     # The function, not the temporary document the API wrote for it.
     assert "could not check test_nothing[N2]: no kernel: `test_nothing` returned without calling a Pallas kernel" in out, out
     assert "doc.json" not in out, out
