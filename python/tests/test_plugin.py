@@ -32,6 +32,13 @@ def pytest_in(project: str, *args: str, timeout: float = 600) -> subprocess.Comp
                           env=env, capture_output=True, text=True, timeout=timeout)
 
 
+def run_marked(project, tests: str, *args: str) -> tuple[subprocess.CompletedProcess, str]:
+    """pytest in ``project`` with ``tests`` as its test module; the run and its output."""
+    (project / "test_kernels.py").write_text(tests)
+    proc = pytest_in(str(project), *args)
+    return proc, proc.stdout + proc.stderr
+
+
 @pytest.fixture()
 def project(tmp_path):
     dst = tmp_path / "project"
@@ -82,13 +89,12 @@ def test_options_come_from_the_marker_over_the_ini_settings(project):
     assert "Traceback" not in proc.stdout + proc.stderr
     # The ini's mesh sizes for a bare marker; a marker's own devices and budget win.
     (project / "pyproject.toml").write_text('[tool.pytest.ini_options]\nsemcheck_devices = "3"\n')
-    (project / "test_kernels.py").write_text(
+    _, out = run_marked(
+        project,
         "import pytest\nimport kernels\n\n"
         "@pytest.mark.semcheck\ndef test_default_sizes():\n    kernels.run()\n\n"
         "@pytest.mark.semcheck(devices=[2], max_seconds=0.01)\ndef test_tiny_budget():\n    kernels.run()\n\n"
-        "@pytest.mark.semcheck(devices=[2], sideways=True)\ndef test_unknown_option():\n    kernels.run()\n")
-    proc = pytest_in(str(project), "-v")
-    out = proc.stdout + proc.stderr
+        "@pytest.mark.semcheck(devices=[2], sideways=True)\ndef test_unknown_option():\n    kernels.run()\n", "-v")
     assert "test_kernels.py::test_default_sizes[N3] PASSED" in out, out
     assert "test_kernels.py::test_tiny_budget[N2] FAILED" in out, out
     assert "export: stopped by the time budget of 0.01 s while tracing test_tiny_budget" in out, out
@@ -99,26 +105,24 @@ def test_options_come_from_the_marker_over_the_ini_settings(project):
 
 
 def test_a_marked_test_that_takes_a_fixture_is_told_why_it_cannot(project):
-    (project / "test_kernels.py").write_text(
+    _, out = run_marked(
+        project,
         "import pytest\nimport kernels\n\n"
         "@pytest.mark.semcheck(devices=[2])\ndef test_fixture(tmp_path):\n    kernels.run()\n\n"
         "@pytest.mark.semcheck(devices=[2])\n@pytest.mark.parametrize('early', [False])\n"
-        "def test_parametrized(early):\n    kernels.run(early=early)\n")
-    proc = pytest_in(str(project), "-q")
-    out = proc.stdout + proc.stderr
+        "def test_parametrized(early):\n    kernels.run(early=early)\n", "-q")
     assert "1 failed, 1 passed" in out, out
     assert "takes the fixture(s) tmp_path" in out, out
 
 
 def test_a_marked_test_that_calls_no_kernel_or_raises_is_told_so_in_its_own_terms(project):
-    (project / "test_kernels.py").write_text(
+    _, out = run_marked(
+        project,
         "import pytest\n\n"
         "@pytest.mark.semcheck(devices=[2])\ndef test_nothing():\n    pass\n\n"
         "@pytest.mark.semcheck(devices=[2])\ndef test_raises():\n    raise RuntimeError('broken before the kernel')\n\n"
         "@pytest.mark.semcheck(devices=[2])\ndef test_exits():\n    import os\n    os._exit(0)\n\n"
-        "@pytest.mark.semcheck(devices=[2])\ndef test_crashes():\n    import ctypes\n    ctypes.string_at(0)\n")
-    proc = pytest_in(str(project), "-q")
-    out = proc.stdout + proc.stderr
+        "@pytest.mark.semcheck(devices=[2])\ndef test_crashes():\n    import ctypes\n    ctypes.string_at(0)\n", "-q")
     assert "4 failed" in out, out
     # A test that ends its process, or is killed, says so (the server serving the next).
     assert ("could not check test_exits[N2]: the export ended (exit 0) while tracing test_exits at N = 2, before its "
@@ -178,10 +182,9 @@ def run():
 
 def test_a_proof_in_which_statements_never_ran_warns_naming_them(project):
     (project / "hops.py").write_text(VACUOUS)
-    (project / "test_kernels.py").write_text(
-        "import pytest\nimport hops\n\n@pytest.mark.semcheck(devices=[1, 2])\ndef test_hops():\n    hops.run()\n")
-    proc = pytest_in(str(project), "-q", "-rA")
-    out = proc.stdout + proc.stderr
+    proc, out = run_marked(
+        project, "import pytest\nimport hops\n\n@pytest.mark.semcheck(devices=[1, 2])\ndef test_hops():\n    hops.run()\n",
+        "-q", "-rA")
     # At N = 1 the loop makes no trip: proved, with a warning naming the loop; at N = 2 it
     # runs, and nothing is said.
     assert proc.returncode == 0 and "2 passed, 1 warning" in out, out
