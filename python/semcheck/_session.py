@@ -39,6 +39,7 @@ import signal
 import subprocess
 import tempfile
 import time
+from typing import IO
 
 
 @dataclasses.dataclass
@@ -113,6 +114,9 @@ class Session:
             self._log.close()
             _remove(self.folder)
             raise
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self._in: IO[bytes] = self.proc.stdin
+        self._out: IO[bytes] = self.proc.stdout
         self._buf = b""
         self._next = 0
 
@@ -132,8 +136,8 @@ class Session:
         err = os.path.join(self.folder, f"{ident}.stderr")
         try:
             try:
-                self.proc.stdin.write((json.dumps({**request, "id": ident, "err": err}) + "\n").encode())
-                self.proc.stdin.flush()
+                self._in.write((json.dumps({**request, "id": ident, "err": err}) + "\n").encode())
+                self._in.flush()
             except OSError:  # it has ended
                 return self._ended(err)
             deadline = time.monotonic() + seconds
@@ -169,7 +173,7 @@ class Session:
 
     def _message(self, deadline: float) -> dict | None:
         """The server's next message, or ``None`` at the deadline or when it has ended."""
-        fd = self.proc.stdout.fileno()
+        fd = self._out.fileno()
         while b"\n" not in self._buf:
             left = deadline - time.monotonic()
             if left <= 0:
@@ -194,7 +198,7 @@ class Session:
         with contextlib.suppress(OSError, ValueError):
             if kill and self.proc.poll() is None:
                 self.proc.send_signal(signal.SIGTERM)
-            self.proc.stdin.close()
+            self._in.close()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=grace)
         with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -209,7 +213,7 @@ class Session:
             return
         self._stop(kill)
         with contextlib.suppress(OSError):
-            self.proc.stdout.close()
+            self._out.close()
         with contextlib.suppress(OSError):
             self._log.close()
         _remove(self.folder)

@@ -612,7 +612,7 @@ def assert_proved(target: str | os.PathLike | Callable, *args: Any, devices: int
                   max_memory_mib: int | None = None, interpret_values: bool = False,
                   **kwargs: Any) -> list[KernelVerdict]:
     """Fails with every non-proved verdict, what it requires, and its counterexample trace."""
-    opts = dict(devices=devices, kernel=kernel, expect=expect, repeat=repeat, dma_order=dma_order,
+    opts: dict[str, Any] = dict(devices=devices, kernel=kernel, expect=expect, repeat=repeat, dma_order=dma_order,
                 dma_landing=dma_landing, max_seconds=max_seconds, max_memory_mib=max_memory_mib,
                 interpret_values=interpret_values)
     if callable(target):

@@ -56,7 +56,7 @@ import sys
 import threading
 import time
 import traceback
-from typing import Any
+from typing import Any, Callable
 
 #: Seconds the cursor may wait for a device before the run counts as diverged.
 STALL_SECONDS = 30.0
@@ -80,7 +80,7 @@ class Steering:
         self.free = False
         self.divergence: str | None = None
         self.local = threading.local()
-        self.original_append = None
+        self.original_append: Callable[[Any, Any, Any, Any], Any] | None = None
 
     # -- the cursor -------------------------------------------------------------------
 
@@ -105,7 +105,8 @@ class Steering:
                 read_only = getattr(task, "__name__", "") == "execute_read"
                 if read_only and dma.state.name != "STARTED":
                     continue
-                self.original_append(memory, sem_id, core, task)
+                if self.original_append is not None:
+                    self.original_append(memory, sem_id, core, task)
         self.cv.notify_all()
 
     def advance(self) -> None:
@@ -416,7 +417,7 @@ class _Interpreter:
             first = grid_mapping.num_index_operands
             operands = grid_mapping.num_inputs + grid_mapping.num_outputs
             forward = getattr(ip, "_forward_any_to_hbm", None)
-            found = []
+            found: list[str] = []
             for i, var in enumerate(jaxpr.invars[first:]):
                 if forward is None:  # jax 0.8: the argument's own memory space
                     space = var.aval.memory_space

@@ -39,7 +39,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import sys
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -175,12 +175,12 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     try:
         chosen = settings(pyfuncitem.config, marker, pyfuncitem.nodeid)
     except MarkerError as e:
-        problem = str(e)
+        problem: str | None = str(e)
     else:
         problem = None
     if problem is not None:  # failed outside the handler: pytest shows no chained exception
         pytest.fail(problem, pytrace=False)
-    devices = pyfuncitem.callspec.params[_PARAM]
+    devices = cast(int, pyfuncitem.callspec.params[_PARAM])
     kwargs = _arguments(pyfuncitem)
     fn = pyfuncitem.obj
     fn = getattr(fn, "__func__", fn)
