@@ -145,14 +145,16 @@ class Session:
                 msg = self._message(deadline)
                 if msg is None:
                     if self.proc.poll() is None and time.monotonic() >= deadline:
+                        outcome = Outcome(None, _read(err), timed_out=True)
                         self.close(kill=True)
-                        return Outcome(None, _read(err), timed_out=True)
+                        return outcome
                     return self._ended(err)
                 if msg.get("id") == ident and "status" in msg:
                     break
+            outcome = Outcome(int(msg["status"]), _read(err))
             if strays(self.proc.pid):  # what the export left running: ended now, with the server
                 self.close(kill=True)
-            return Outcome(int(msg["status"]), _read(err))
+            return outcome
         except BaseException:
             self.close(kill=True)
             raise
