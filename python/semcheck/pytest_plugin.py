@@ -10,9 +10,9 @@ def test_psum():
 
 The test becomes one test item per mesh size (``test_psum[N2]``, ``test_psum[N3]``), so
 ``-k``, ``-x``, ``--lf`` and pytest-xdist work as for any test. Each item runs the test
-function in a fresh child process of this interpreter in which JAX sees N CPU devices,
-captures the kernels it calls without running them, and checks them with the ``semcheck``
-binary: the item passes when every kernel it calls is **proved** at that N, and fails
+function in a child process of this interpreter in which JAX sees N CPU devices (the
+session's export server, :mod:`semcheck._session`, ended with the session), captures the
+kernels it calls without running them, and checks them with the ``semcheck`` binary: the item passes when every kernel it calls is **proved** at that N, and fails
 with the counterexample in the kernel's own source lines (and what it requires of the
 hardware) when a rule is broken, or with the reason when the check was not complete.
 
