@@ -80,6 +80,17 @@ def test_a_jax_outside_the_range_is_refused_with_the_two_ways_out(tmp_path, fake
     assert doc["producer"]["jax"] == JAX_VERSION
 
 
+def test_a_function_s_export_under_a_jax_outside_the_range_names_the_ways_out_that_apply_to_it():
+    # The API and the marker trace the function in the caller's interpreter: the managed
+    # environment is a way out only through `semcheck check FILE`.
+    from semcheck.frontend import jaxcompat
+
+    message = jaxcompat.unsupported_jax_error("0.7.2", function="test_shift")["message"]
+    assert "has jax 0.7.2" in message and "trace `test_shift` with the interpreter that calls them" in message
+    assert f"{sys.executable} -m pip install 'jax>=0.8.1,<0.11'" in message
+    assert "check the kernel's script with `semcheck check FILE`" in message, message
+
+
 def test_a_param_layout_it_does_not_know_is_an_unsupported_construct_at_the_user_s_line(tmp_path):
     # As if this JAX's dma_start had a param semcheck never saw.
     status, doc = export_patched("""

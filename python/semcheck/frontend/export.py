@@ -244,7 +244,7 @@ def _gate(script: dict, devices: int) -> dict | None:
     from . import jaxcompat
 
     if not jaxcompat.supports():
-        return _refused(script, devices, jaxcompat.unsupported_jax_error())
+        return _refused(script, devices, jaxcompat.unsupported_jax_error(function=script.get("function")))
     error = _chip_from_environment()
     if error is not None:
         return _refused(script, devices, error)

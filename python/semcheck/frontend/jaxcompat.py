@@ -154,17 +154,22 @@ def pip_requirement() -> str:
     return f"jax>={a}.{b}.{c},<{d}.{e + 1}"
 
 
-def unsupported_jax_error(version: str | None = None) -> dict[str, Any]:
-    """The document's top-level error under a JAX outside :data:`SUPPORTED`."""
+def unsupported_jax_error(version: str | None = None, function: str | None = None) -> dict[str, Any]:
+    """The document's top-level error under a JAX outside :data:`SUPPORTED`; ``function``:
+    of the Python API's export of that function (the pytest marker's test), which runs in
+    the caller's interpreter, whatever ``SEMCHECK_PYTHON`` says."""
     v = version or jax_version()
-    return {
-        "construct": "unsupported jax",
-        "loc": None,
-        "message": (f"semcheck's front end reads Pallas kernels with JAX {supported_range()}; this interpreter "
-                    f"({sys.executable}) has jax {v}. Either install a supported JAX in it "
-                    f"(`{sys.executable or 'python'} -m pip install '{pip_requirement()}'`), "
-                    "or let semcheck use its managed environment (SEMCHECK_PYTHON=managed)."),
-    }
+    install = f"`{sys.executable or 'python'} -m pip install '{pip_requirement()}'`"
+    head = (f"semcheck's front end reads Pallas kernels with JAX {supported_range()}; this interpreter "
+            f"({sys.executable}) has jax {v}.")
+    if function:
+        ways = (f" The Python API and the pytest marker trace `{function}` with the interpreter that calls them: "
+                f"install a supported JAX in it ({install}), or check the kernel's script with `semcheck check "
+                "FILE`, which can use semcheck's managed environment (SEMCHECK_PYTHON=managed).")
+    else:
+        ways = (f" Either install a supported JAX in it ({install}), or let semcheck use its managed environment "
+                "(SEMCHECK_PYTHON=managed).")
+    return {"construct": "unsupported jax", "loc": None, "message": head + ways}
 
 
 def release(version: str | None = None) -> tuple[int, ...]:
