@@ -230,6 +230,13 @@ def pytest_report_header(config: pytest.Config) -> str | None:
     from ._binary import BinaryNotFound, find_binary
 
     try:
-        return f"semcheck: checking marked tests with {find_binary()}"
+        binary = find_binary()
     except BinaryNotFound as e:
         return f"semcheck: {e}"
+    import importlib.metadata
+
+    try:
+        jax = f"jax {importlib.metadata.version('jax')}"
+    except importlib.metadata.PackageNotFoundError:
+        jax = "no jax installed"
+    return f"semcheck: checking marked tests with {binary}, tracing them with {sys.executable} ({jax})"
