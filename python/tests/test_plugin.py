@@ -95,6 +95,7 @@ def test_options_come_from_the_marker_over_the_ini_settings(project):
         "@pytest.mark.semcheck\ndef test_default_sizes():\n    kernels.run()\n\n"
         "@pytest.mark.semcheck(devices=[2], max_seconds=0.01)\ndef test_tiny_budget():\n    kernels.run()\n\n"
         "@pytest.mark.semcheck(devices=[2], sideways=True)\ndef test_unknown_option():\n    kernels.run()\n", "-v")
+    assert f"tracing them with {sys.executable} (jax " in out, out  # the header
     assert "test_kernels.py::test_default_sizes[N3] PASSED" in out, out
     assert "test_kernels.py::test_tiny_budget[N2] FAILED" in out, out
     assert "export: stopped by the time budget of 0.01 s while tracing test_tiny_budget" in out, out
