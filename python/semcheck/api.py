@@ -411,7 +411,7 @@ def export(target: str | os.PathLike | Callable, *args: Any, devices: int, kerne
     with tempfile.TemporaryDirectory(prefix="semcheck-") as tmp:
         out = os.path.join(tmp, "doc.json")
         request: dict[str, Any] = {"devices": devices, "out": out, "tpu": os.environ.get("SEMCHECK_TPU") or None,
-                                   "interpret_values": interpret_values}
+                                   "interpret_values": interpret_values, "kernel": kernel}
         if callable(target):
             file, qualname = _callable_target(target)
             what = qualname
@@ -423,12 +423,11 @@ def export(target: str | os.PathLike | Callable, *args: Any, devices: int, kerne
                 raise SemcheckError(f"the arguments of {qualname} cannot be sent to the child process: {e}") from None
             cmd = [sys.executable, "-m", "semcheck.frontend._call", file, qualname, payload, str(devices), out]
             cmd += [kernel] if kernel else []
-            request.update(file=file, call={"qualname": qualname, "payload": payload, "kernel": kernel})
+            request.update(file=file, call={"qualname": qualname, "payload": payload})
         else:
             cmd = [sys.executable, "-m", "semcheck.frontend", "export", os.fspath(target), "--devices",
                    str(devices), "--out", out] + (["--kernel", kernel] if kernel else [])
             what = os.path.basename(os.fspath(target))
-            # The server's export filters no kernel (the checker does, from the document).
             request.update(file=os.path.abspath(os.fspath(target)))
         budget = max_seconds or DEFAULT_EXPORT_SECONDS
         doing = f"tracing {what} at N = {devices}"

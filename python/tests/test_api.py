@@ -96,16 +96,24 @@ def _timeless(doc):
 
 
 def test_a_session_exports_through_one_server_as_processes_of_their_own_would(monkeypatch):
+    from conftest import KERNELS
+
+    mixed = os.path.join(KERNELS, "unsupported", "mixed.py")
     sp.api.close_session()
     docs = {n: sp.export(run_ring, 2, devices=n) for n in (2, 3, 4)}
     server = sp.api._session_now
     assert server is not None and server.proc.poll() is None
-    sp.export(os.path.join(SEEDS, "ppermute.py"), devices=2)  # a file too, by the same server
+    # A file too, by the same server, one kernel of it when one is named.
+    one = sp.export(mixed, devices=2, kernel="shift")
+    assert [k["name"] for k in one["kernels"]] == ["shift"], one["kernels"]
     assert sp.api._session_now is server
-    # The same documents as a process of its own for each export writes.
+    # The same documents as a process of its own for each export writes (but for the
+    # lowering cross-check the process runs on a file's kernels).
     monkeypatch.setenv("SEMCHECK_EXPORT", "process")
     for n, doc in docs.items():
         assert _timeless(doc) == _timeless(sp.export(run_ring, 2, devices=n)), n
+    alone = sp.export(mixed, devices=2, kernel="shift")
+    assert [k["name"] for k in alone["kernels"]] == ["shift"], alone["kernels"]
     monkeypatch.delenv("SEMCHECK_EXPORT")
     # Another environment is another server (a process of its own would see it); closing
     # the session ends it and removes its files.

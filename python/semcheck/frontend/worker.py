@@ -200,13 +200,14 @@ def _export(req: dict, main: Callable[[list[str]], int]) -> int:
     if req.get("interpret_values"):
         os.environ["SEMCHECK_INTERPRET_VALUES"] = "1"
     try:
-        call = req.get("call")
+        call, kernel = req.get("call"), req.get("kernel")
         if call:  # a function of the Python API's caller: semcheck.frontend._call's arguments
             from ._call import main as call_main
 
             return call_main([req["file"], call["qualname"], call["payload"], str(req["devices"]), req["out"],
-                              *([call["kernel"]] if call.get("kernel") else [])])
-        return main(["export", "--no-lower", req["file"], "--devices", str(req["devices"]), "--out", req["out"]])
+                              *([kernel] if kernel else [])])
+        return main(["export", "--no-lower", req["file"], "--devices", str(req["devices"]), "--out", req["out"],
+                     *(["--kernel", kernel] if kernel else [])])
     except SystemExit as e:
         return e.code if isinstance(e.code, int) else 1
     except BaseException:  # noqa: BLE001 - reported on the export's stderr
