@@ -41,6 +41,8 @@ import tempfile
 import time
 from typing import IO
 
+from ._procs import descendants
+
 
 @dataclasses.dataclass
 class Outcome:
@@ -57,42 +59,14 @@ class Outcome:
     server_ended: str | None = None
 
 
-def descendants(root: int) -> dict[int, tuple[int, int]]:
-    """The running processes descended from ``root``: pid -> (parent pid, start time in
-    clock ticks after boot), from one reading of ``/proc`` (empty where there is none)."""
-    stats: dict[int, tuple[int, int]] = {}
-    with contextlib.suppress(OSError):
-        for name in os.listdir("/proc"):
-            if not name.isdigit():
-                continue
-            try:
-                with open(f"/proc/{name}/stat", "rb") as f:
-                    fields = f.read().rpartition(b")")[2].split()
-            except OSError:
-                continue  # ended meanwhile
-            # After the command: state, ppid, ..., starttime (the 20th field after it).
-            if len(fields) > 19 and fields[0] != b"Z":
-                stats[int(name)] = (int(fields[1]), int(fields[19]))
-    children: dict[int, list[int]] = {}
-    for pid, (parent, _) in stats.items():
-        children.setdefault(parent, []).append(pid)
-    out: dict[int, tuple[int, int]] = {}
-    todo = list(children.get(root, []))
-    while todo:
-        pid = todo.pop()
-        out[pid] = stats[pid]
-        todo.extend(children.get(pid, []))
-    return out
-
-
 def strays(supervisor: int) -> list[int]:
     """The processes under ``supervise`` (``supervisor``) other than the export server
     (its first child) and the server's workers (its children): what an export left
     running, in a session of its own or adopted by ``supervise`` when its parent ended."""
     tree = descendants(supervisor)
-    first = min(((start, pid) for pid, (parent, start) in tree.items() if parent == supervisor), default=None)
+    first = min(((p.start, pid) for pid, p in tree.items() if p.ppid == supervisor), default=None)
     server = first[1] if first else None
-    return [p for p, (parent, _) in tree.items() if p != server and parent != server]
+    return [pid for pid, p in tree.items() if pid != server and p.ppid != server]
 
 
 class Session:

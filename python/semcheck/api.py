@@ -393,9 +393,7 @@ def _no_document(doing: str, code: int, stderr: str) -> str:
 
 def _exit_code(status: int | None) -> int:
     """A raw ``waitpid`` status as ``subprocess`` gives a return code (``-signal``)."""
-    if status is None:
-        return -signal.SIGKILL
-    return -(status & 0x7F) if status & 0x7F else (status >> 8) & 0xFF
+    return -signal.SIGKILL if status is None else os.waitstatus_to_exitcode(status)
 
 
 def export(target: str | os.PathLike | Callable, *args: Any, devices: int, kernel: str | None = None,

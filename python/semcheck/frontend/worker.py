@@ -46,6 +46,7 @@ import traceback
 import types
 from typing import Any, Callable
 
+from .._procs import processes
 from . import jaxcompat
 from .export import forget_exports
 
@@ -151,17 +152,7 @@ def _others_in_group() -> bool:
     started one and left it running)."""
     me = os.getpid()
     group = os.getpgid(0)
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == me:
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                fields = f.read().rsplit(b")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) == group:
-            return True
-    return False
+    return any(p.group == group for pid, p in processes().items() if pid != me)
 
 
 def _reset_peak() -> bool:
