@@ -29,8 +29,11 @@ pub(crate) fn log<'a>(
     for c in checked {
         match &c.outcome.verdict {
             Verdict::Violation(cex) => {
+                // The violation the shown schedule breaks: the same devices and cells as
+                // the text and `--json` reports of the same case.
+                let shown = c.shown_violation().unwrap_or(&cex.violation);
                 let view = c.violation_view();
-                results.push(result(c, cex.violation.rule, &cex.violation.message, view.as_ref()));
+                results.push(result(c, shown.rule, &shown.message, view.as_ref()));
             }
             Verdict::Incomplete { detail, .. } => notifications.push(json!({
                 "level": "warning",

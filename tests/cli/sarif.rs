@@ -78,6 +78,10 @@ fn a_violation_of_a_kernel_file_is_one_result_at_its_line() {
     let (_, json, _) = semcheck(&["check", file, "--devices", "2", "--json"]);
     let case = crate::common::document(&json)["cases"][0].clone();
     assert_eq!(at["region"]["startLine"], case["violation"]["location"]["line"], "{case}");
+    // The same violation (devices and cells) as the JSON report, not the engine's first
+    // find before minimising.
+    let message = case["violation"]["message"].as_str().unwrap();
+    assert!(text.contains(message), "{text}\nvs\n{message}");
     // The schedule: one thread-flow step per located event, in order, the breaking one
     // essential; each also a related location.
     let steps = r["codeFlows"][0]["threadFlows"][0]["locations"].as_array().unwrap();
