@@ -527,6 +527,14 @@ def run(plan: dict, schedule: str) -> dict:
         with contextlib.suppress(Exception):
             ip.reset_tpu_interpret_mode_state()
     races = _races(out.getvalue())
+    # A DMA the schedule started that never completed: in on_wait mode the interpreter runs
+    # a DMA's read and write when a device waits on its semaphores, so one nobody waits for
+    # never runs there (its semaphores stay 0 and its destination unwritten).
+    unfinished = [
+        [issuer, ordinal, getattr(dma.state, "name", str(dma.state))]
+        for (issuer, ordinal), dma in sorted(steering.dmas.items())
+        if getattr(dma.state, "name", "") != "COMPLETED"
+    ]
     return {
         "schedule": schedule,
         "kernel": record["kernel"],
@@ -536,6 +544,7 @@ def run(plan: dict, schedule: str) -> dict:
         "outputs": {str(d): v for d, v in sorted(record["outputs"].items())},
         "races": races,
         "exit_counts": sorted(record["exit_counts"]),
+        "unfinished_dmas": unfinished,
         "race_found": race_found or bool(races),
         "error": error,
     }

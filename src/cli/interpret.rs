@@ -265,8 +265,8 @@ fn describe(r: &Value) -> String {
 }
 
 /// `replay --interpret`: prints the comparison; exit 1 when, in the counterexample's run,
-/// an output differs, JAX's race detector reports a race or a semaphore is non-zero at the
-/// kernel's exit, 0 when none of these.
+/// an output differs, JAX's race detector reports a race, a semaphore is non-zero at the
+/// kernel's exit or a DMA it started never completed, 0 when none of these.
 pub(crate) fn run(
     name: &str,
     file: &TraceFile,
@@ -429,5 +429,51 @@ pub(crate) fn run(
             format!("{} non-zero", reference_left.len())
         }
     );
-    Ok(if differ > 0 || !races.is_empty() || !left.is_empty() { EXIT_VIOLATION } else { EXIT_PROVED })
+    // A DMA started and never run: the interpreter runs a DMA when a device waits on its
+    // semaphores (on_wait), so the counterexample's unwaited DMA shows as one that never ran.
+    let never_ran = unfinished(&cex, &plan["schedules"]["counterexample"]);
+    if !never_ran.is_empty() {
+        emitln!(
+            "  JAX's interpreter never completed {} DMA{} the counterexample's run started (it runs a DMA when a \
+             device waits on its semaphores, and none did before the script ended; its semaphores stay 0 and \
+             its destination is not written there):",
+            never_ran.len(),
+            if never_ran.len() == 1 { "" } else { "s" }
+        );
+        for d in &never_ran {
+            emitln!("    {d}");
+        }
+    }
+    let reference_never_ran = unfinished(&reference, &plan["schedules"]["lockstep"]).len();
+    if reference_never_ran > 0 {
+        emitln!("  JAX's interpreter, in the {reference_run} run: {reference_never_ran} DMAs never completed");
+    }
+    Ok(if differ > 0 || !races.is_empty() || !left.is_empty() || !never_ran.is_empty() {
+        EXIT_VIOLATION
+    } else {
+        EXIT_PROVED
+    })
+}
+
+/// The DMAs a run started under steering that never completed, each as the event of the
+/// schedule that started it (`event 4: d0 start remote_copy ... (started, never read)`).
+fn unfinished(r: &Value, steps: &Value) -> Vec<String> {
+    let steps = steps.as_array().map(Vec::as_slice).unwrap_or_default();
+    r["unfinished_dmas"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|d| {
+            let (issuer, ordinal) = (d[0].as_u64()?, d[1].as_u64()?);
+            let state = match d[2].as_str() {
+                Some("READ") => "its source read, never written",
+                _ => "never read or written",
+            };
+            let start = steps.iter().find(|s| s["op"] == "dma_start" && s["dma"] == json!([issuer, ordinal]));
+            Some(match start {
+                Some(s) => format!("event {}: {} ({state})", s["index"], s["name"].as_str().unwrap_or("?")),
+                None => format!("d{issuer}'s synchronisation {ordinal}, a DMA start ({state})"),
+            })
+        })
+        .collect()
 }

@@ -143,3 +143,26 @@ fn a_semaphore_left_at_exit_is_seen_by_jax_s_interpreter() {
     }
     assert!(out.contains("JAX's race detector: no race reported in the counterexample's run"), "{out}");
 }
+
+#[test]
+fn a_dma_nobody_waits_for_is_one_the_interpreter_never_ran() {
+    let dir = temp_dir("interpret-unwaited");
+    // ppermute without its wait: the copy is outstanding at exit (a leak). JAX's interpreter
+    // runs a DMA when a device waits on its semaphores, so there it never runs: every
+    // semaphore is 0 and the outputs equal, and the report names the DMA that never ran.
+    let trace = trace_of_edited("ppermute.py", "2", &dir, |text| text.replace("    dma.wait()\n", ""));
+    let (code, out, err) = semcheck(&["replay", "--interpret", trace.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(err.contains("rule `semaphore-leak` reproduced"), "{err}");
+    let never = out
+        .split_once("JAX's interpreter never completed 1 DMA the counterexample's run started")
+        .unwrap_or_else(|| panic!("{out}"))
+        .1;
+    let line = never.lines().nth(1).unwrap_or_default();
+    assert!(
+        line.starts_with("    event ")
+            && line.contains("start remote_copy")
+            && line.ends_with("(never read or written)"),
+        "{out}"
+    );
+}
