@@ -79,9 +79,12 @@ class KernelVerdict:
     devices: int
     verdict: str
     rule: str | None
+    #: For a violation, the rule's message; for an incomplete or unchecked kernel, why.
     message: str
-    trace: str | None
-    result: dict
+    #: For a violation: the whole schedule, one numbered event per line (not in ``repr``).
+    trace: str | None = dataclasses.field(repr=False)
+    #: The case's object of ``semcheck check --json`` (docs/json.md; not in ``repr``).
+    result: dict = dataclasses.field(repr=False)
     #: For a violation: the hardware assumptions it needs (``["dma-reorder"]``; empty when
     #: it breaks under every choice of ``dma_order`` and ``dma_landing``).
     requires: list[str] = dataclasses.field(default_factory=list)
@@ -89,7 +92,7 @@ class KernelVerdict:
     location: str | None = None
     #: For a violation: its causal core, the few events of ``trace`` without which it does
     #: not happen (docs/counterexamples.md), each with what it does, under a ``why`` line.
-    explanation: str | None = None
+    explanation: str | None = dataclasses.field(default=None, repr=False)
     #: For a proof: the statements that ran in no schedule (``kernel.py:35 lax.fori_loop(...)``).
     never_executed: list[str] = dataclasses.field(default_factory=list)
 
@@ -551,7 +554,14 @@ def _verdicts_of(doc: dict, options: Options) -> list[KernelVerdict]:
         message = message[len(path) + 2:] if message.startswith(f"{path}: ") else message
         raise SemcheckError(message.replace(path, name))
     verdicts = []
+    script_file = (doc.get("script") or {}).get("file")
     for r in out["cases"]:
+        if script_file:
+            # The case was read from this call's temporary document, gone now: it names
+            # the script it was exported from instead.
+            r["file"] = script_file
+            if isinstance(r.get("source"), dict) and r["source"].get("path") == path:
+                r["source"]["path"] = script_file
         # Of several kernels, one that could not be checked is a verdict "error" with its
         # reason (the others are still checked).
         violation = r.get("violation") or {}

@@ -177,6 +177,11 @@ def test_assert_proved_prints_the_trace_of_a_violation():
     verdict = sp.check_file(os.path.join(SEEDS, "psum--no-capacity.py"), devices=2)[0]
     assert verdict.explanation and verdict.explanation in verdict.describe(schedule=True), verdict
     assert verdict.trace and verdict.trace in verdict.describe(schedule=True) and verdict.trace not in str(verdict)
+    # The repr is a line, not the schedule and the whole JSON case; the case names the
+    # kernel file, not the call's temporary document.
+    assert "race" in repr(verdict) and verdict.trace not in repr(verdict) and "'assumptions'" not in repr(verdict)
+    seed = os.path.join(SEEDS, "psum--no-capacity.py")
+    assert verdict.result["file"] == seed and verdict.result["source"]["path"] == seed, verdict.result["source"]
 
 
 @needs_binary
