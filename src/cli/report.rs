@@ -402,6 +402,9 @@ impl Checked {
                 for line in self.shown_needs().iter().flat_map(|n| n.lines(self.case.devices)) {
                     out.push_str(&format!("  {line}\n"));
                 }
+                if let Some(command) = super::trace::html_command(&self.case) {
+                    out.push_str(&format!("  drawn as a page: {command}\n"));
+                }
             }
         }
         out

@@ -4,7 +4,7 @@
 use clap::{Args, ValueEnum};
 use semcheck::checker::counterexample::{counterexample, engine_name, render, Format, Found};
 use semcheck::checker::{explore_with, Budget, Config, Symmetry, Verdict};
-use semcheck::{ErrorKind, ModelError};
+use semcheck::{Case, ErrorKind, ModelError, Source};
 
 use super::args::{BudgetArgs, StrategyArg};
 use super::output::{document, emit_document, verdict_of};
@@ -149,9 +149,75 @@ pub(crate) fn run(args: &TraceArgs) -> Result<i32, ModelError> {
 }
 
 /// `trace --format json`: the counterexample (null when there is none) in a document.
+/// The `semcheck trace` command that draws `case`'s counterexample as a page
+/// (`semcheck trace kernel.py --devices 2 --format html > counterexample.html`), with the
+/// case's kernel, specification, repeat count and assumptions; `None` for a DSL kernel,
+/// which lives in its caller's code.
+pub(crate) fn html_command(case: &Case) -> Option<String> {
+    let mut words = vec!["semcheck".to_string(), "trace".to_string()];
+    match &case.source {
+        Source::Catalogue { protocol, mutant } => {
+            words.push(quoted(protocol));
+            if let Some(m) = mutant {
+                words.extend(["--mutant".to_string(), quoted(m)]);
+            }
+        }
+        Source::Python { path, kernel, expect } => {
+            words.push(quoted(&path.display().to_string()));
+            if let Some(k) = kernel {
+                words.extend(["--kernel".to_string(), quoted(k)]);
+            }
+            if let Some(e) = expect {
+                words.extend(["--expect".to_string(), quoted(e)]);
+            }
+            if semcheck::frontend::interpreting_values() {
+                words.push("--interpret-values".to_string());
+            }
+        }
+        Source::Dsl { .. } => return None,
+    }
+    words.extend(["--devices".to_string(), case.devices.to_string()]);
+    if case.repeat != 1 {
+        words.extend(["--repeat".to_string(), case.repeat.to_string()]);
+    }
+    let default = semcheck::Semantics::default();
+    if case.semantics.dma_order != default.dma_order {
+        words.extend(["--dma-order".to_string(), case.semantics.dma_order.name().to_string()]);
+    }
+    if case.semantics.dma_landing != default.dma_landing {
+        words.extend(["--dma-landing".to_string(), case.semantics.dma_landing.name().to_string()]);
+    }
+    words.extend(["--format", "html", ">", "counterexample.html"].map(str::to_string));
+    Some(words.join(" "))
+}
+
+/// `word` as one word of a POSIX shell command (single-quoted unless it is plain).
+fn quoted(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_-./:=,+@%".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
 fn trace_document(code: i32, counterexample: serde_json::Value) -> serde_json::Value {
     document(
         "trace",
         serde_json::json!({"verdict": verdict_of(code), "exit_code": code, "counterexample": counterexample}),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::quoted;
+
+    #[test]
+    fn a_word_is_quoted_for_the_shell_only_when_it_must_be() {
+        assert_eq!(quoted("kernels/psum--no-capacity.py"), "kernels/psum--no-capacity.py");
+        assert_eq!(quoted("my kernels/a.py"), "'my kernels/a.py'");
+        assert_eq!(quoted("it's.py"), "'it'\\''s.py'");
+        assert_eq!(quoted("$(rm -rf x).py"), "'$(rm -rf x).py'");
+        assert_eq!(quoted(""), "''");
+    }
 }

@@ -105,6 +105,12 @@ pub fn interpret_values() {
     INTERPRET_VALUES.store(true, std::sync::atomic::Ordering::Relaxed);
 }
 
+/// Whether this process's exports run their scripts in JAX's TPU interpret mode first
+/// (`--interpret-values`).
+pub fn interpreting_values() -> bool {
+    INTERPRET_VALUES.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// This process's folder of export files (`<cache>/exports/run-<pid>-<tag>`), made on
 /// first use and removed at exit ([`crate::cleanup`]); the first use also removes the
 /// folders and files of runs that were killed outright.
@@ -172,7 +178,7 @@ fn start_export(path: &Path, devices: usize) -> Result<Job, ModelError> {
         py,
         pythonpath,
         tpu,
-        interpret: INTERPRET_VALUES.load(std::sync::atomic::Ordering::Relaxed),
+        interpret: interpreting_values(),
         start: Instant::now(),
         request: None,
     };

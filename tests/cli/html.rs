@@ -135,3 +135,21 @@ fn replay_writes_the_same_page() {
     assert!(dom.contains("class=\"event core re-enter\""), "the re-entry is part of the story");
     assert!(dom.contains("<th>d4</th>"), "a lane per device");
 }
+
+#[test]
+fn check_ends_a_violation_with_the_command_that_draws_it_for_that_case() {
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/protocols/pallas/psum--no-capacity.py");
+    let (code, out, err) =
+        semcheck(&["check", file, "--devices", "2", "--repeat", "2", "--dma-landing", "cells", "--expect", "psum"]);
+    assert_eq!(code, 1, "{err}");
+    let command = out.lines().find_map(|l| l.strip_prefix("  drawn as a page: ")).unwrap_or_else(|| panic!("{out}"));
+    let words: Vec<&str> = command.split_whitespace().collect();
+    let [run @ .., "--format", "html", ">", "counterexample.html"] = words.as_slice() else { panic!("{command}") };
+    assert_eq!(run[..2], ["semcheck", "trace"], "{command}");
+    // The command draws this case: the same kernel, size, repeat count and assumptions.
+    let (code, page, err) = semcheck(&[&run[1..], &["--format", "html"]].concat());
+    assert_eq!(code, 1, "{command}: {err}");
+    assert!(page.starts_with("<!DOCTYPE html>"), "{page}");
+    let title = format!("<title>semcheck: {file} (expect psum) N=2 repeat 2 (dma-order=any dma-landing=cells)</title>");
+    assert!(page.contains(&title), "{command}\n{}", &page[..page.len().min(400)]);
+}
