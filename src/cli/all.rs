@@ -4,13 +4,13 @@
 use super::watch::{style, watch};
 use semcheck::checker::{explore, Config, Verdict};
 use semcheck::protocols::{catalogue, MeshKind};
-use semcheck::{ErrorKind, ModelError};
+use semcheck::ModelError;
 use serde_json::json;
 
 use super::args::CheckArgs;
 use super::output::{emit_document, results, OutputFormat};
 use super::report::Checked;
-use super::{emitln, EXIT_PROVED, EXIT_VIOLATION};
+use super::{emitln, usage, EXIT_PROVED, EXIT_VIOLATION};
 
 /// The largest ring size `check all` tries.
 const MAX_RING: usize = 8;
@@ -25,10 +25,6 @@ fn required_sizes(protocol: &str) -> usize {
 
 /// Default per-case time budget of `check all`, when `--max-seconds` is not given.
 const CASE_SECONDS: f64 = 30.0;
-
-fn usage(msg: &str) -> ModelError {
-    ModelError::new(ErrorKind::UnknownName, msg)
-}
 
 fn run_case(
     protocol: &str,

@@ -45,7 +45,7 @@ pub(crate) enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Check a protocol or a Pallas kernel file (or `all`: every protocol and mutant).
+    /// Check a protocol or Pallas kernel files (or `all`: every protocol and mutant).
     #[command(after_help = EXIT_CODES)]
     Check(CheckArgs),
     /// Find, minimise and render a counterexample (`--format trace` writes a trace file).
@@ -226,7 +226,7 @@ impl SemanticsArgs {
 
 /// Which cases a command works on: a catalogue protocol (optionally a mutant) or a Pallas
 /// kernel file, mesh sizes, a repeat count and the hardware assumptions.
-#[derive(Args, Debug)]
+#[derive(Args, Debug, Clone)]
 pub(crate) struct CaseArgs {
     /// A protocol name (see `semcheck list`) or a Pallas kernel file (`kernel.py`).
     pub(crate) target: String,
@@ -360,6 +360,10 @@ pub(crate) struct CheckArgs {
     /// The protocol or kernel file (or `all`), mutant, mesh sizes, repeat count.
     #[command(flatten)]
     pub(crate) case: CaseArgs,
+    /// More kernel files, checked as the first is (`semcheck check kernels/*.py`): one
+    /// report and one exit code for all of them.
+    #[arg(value_name = "MORE_FILES")]
+    pub(crate) more_files: Vec<String>,
     /// Text, JSON or SARIF.
     #[command(flatten)]
     pub(crate) output: super::output::OutputArgs,

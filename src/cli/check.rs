@@ -1,16 +1,16 @@
-//! `semcheck check TARGET`: the cases one target names (one per mesh size), on the chosen
-//! engine.
+//! `semcheck check TARGET [MORE_FILES]`: the cases the targets name (one per kernel and
+//! mesh size), on the chosen engine.
 
 use semcheck::checker::{explore_with, Verdict};
 use semcheck::{Case, ModelError};
 use serde_json::json;
 
-use super::args::CheckArgs;
+use super::args::{CaseArgs, CheckArgs};
 use super::output::{emit_document, results as results_document, OutputFormat};
 use super::report::Checked;
 use super::shuttle::EngineArg;
 use super::watch::{style, watch};
-use super::{emit, EXIT_INCOMPLETE, EXIT_PROVED, EXIT_USAGE, EXIT_VIOLATION};
+use super::{emit, usage, EXIT_INCOMPLETE, EXIT_PROVED, EXIT_USAGE, EXIT_VIOLATION};
 
 /// The exit code of several verdicts: a violation anywhere is 1, else anything incomplete
 /// is 3, else 0.
@@ -30,7 +30,10 @@ pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
     if let Some(sizes) = &args.sizes {
         return super::sizes::run(args, sizes);
     }
-    let cases = args.case.each_case(2, style(args.output.machine()))?;
+    let mut cases = Vec::new();
+    for target in targets(args)? {
+        cases.extend(target.each_case(2, style(args.output.machine()))?);
+    }
     // One case that cannot be read or compiled: the error is the result. Among several
     // (kernels of a file, mesh sizes) it is reported and the others are still checked.
     let single = cases.len() == 1;
@@ -96,6 +99,38 @@ pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
         )),
     }
     Ok(code)
+}
+
+/// The targets of `check`: its one target, or each of several kernel files (the same
+/// options for each, every file's exports started at once).
+fn targets(args: &CheckArgs) -> Result<Vec<CaseArgs>, ModelError> {
+    if args.more_files.is_empty() {
+        return Ok(vec![args.case.clone()]);
+    }
+    let names = std::iter::once(&args.case.target).chain(&args.more_files);
+    let mut targets = Vec::new();
+    for name in names {
+        if !super::target::is_file(name) {
+            return Err(usage(format!(
+                "`{name}` is not a file: several targets are kernel files (a catalogue protocol, or `all`, is \
+                 checked alone)"
+            )));
+        }
+        if !std::path::Path::new(name).is_file() {
+            return Err(usage(format!("no kernel file {name}")));
+        }
+        if targets.iter().any(|t: &CaseArgs| t.target == *name) {
+            return Err(usage(format!("`{name}` is named twice")));
+        }
+        targets.push(CaseArgs { target: name.clone(), ..args.case.clone() });
+    }
+    if args.case.kernel.is_some() {
+        return Err(usage("--kernel picks a kernel of one file; give one file with it"));
+    }
+    for t in &targets {
+        semcheck::frontend::prefetch(std::path::Path::new(&t.target), &t.sizes(2)?);
+    }
+    Ok(targets)
 }
 
 /// What every `check` document's summary says: how many cases, their seconds, the peak

@@ -106,7 +106,11 @@ pub(crate) fn run() -> i32 {
         Command::Engines(args) => engines::run(&args),
         Command::Mutate(args) => mutate::run(&args),
         Command::Check(args) => shuttle::validate(&args).and_then(|()| {
-            if args.case.target == "all" && args.sizes.is_some() {
+            if !args.more_files.is_empty() && args.sizes.is_some() {
+                Err(usage("--sizes takes one protocol or kernel file; give one file with it"))
+            } else if args.case.target == "all" && !args.more_files.is_empty() {
+                Err(usage("`check all` checks the catalogue; kernel files are checked with `check FILE...`"))
+            } else if args.case.target == "all" && args.sizes.is_some() {
                 Err(semcheck::ModelError::new(
                     semcheck::ErrorKind::UnknownName,
                     "`check all` chooses its own sizes; --sizes takes one protocol or kernel file",
@@ -129,6 +133,11 @@ pub(crate) fn run() -> i32 {
             EXIT_USAGE
         }
     }
+}
+
+/// An error of the command line (bad usage: exit 2).
+pub(crate) fn usage(msg: impl Into<String>) -> semcheck::ModelError {
+    semcheck::ModelError::new(semcheck::ErrorKind::UnknownName, msg)
 }
 
 /// After a panic (its message already on stderr): semcheck's own error, said as such, with

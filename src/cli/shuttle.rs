@@ -1,6 +1,7 @@
 //! `semcheck check … --engine shuttle`: randomized schedules of the threaded runtime, and
 //! the replay of a shuttle trace file under shuttle (`--replay FILE`).
 
+use super::usage;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
@@ -54,10 +55,6 @@ pub(crate) struct EngineArgs {
     /// Shuttle: re-run the shuttle schedule of this trace file instead of searching.
     #[arg(long)]
     pub(crate) replay: Option<PathBuf>,
-}
-
-fn usage(msg: impl Into<String>) -> ModelError {
-    ModelError::new(ErrorKind::UnknownName, msg)
 }
 
 /// `applies` or `apply`, for a list of flags.

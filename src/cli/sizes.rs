@@ -1,10 +1,11 @@
 //! `semcheck check TARGET --sizes 2..256`: every ring size of a range, exact where it is
 //! cheap and by the window method above (see [`semcheck::sizes`]).
 
+use super::usage;
 use semcheck::checker::counterexample::{run_events, Namer};
 use semcheck::checker::focused::Environment;
 use semcheck::sizes::{check_sizes, Method, Search, SizeResult, SizeVerdict, SizesConfig, SizesReport};
-use semcheck::{Case, ErrorKind, ModelError};
+use semcheck::{Case, ModelError};
 use serde_json::json;
 
 use super::args::CheckArgs;
@@ -28,10 +29,6 @@ pub(crate) fn parse_sizes(s: &str) -> Result<SizeRange, String> {
     sizes.sort_unstable();
     sizes.dedup();
     Ok(SizeRange(sizes))
-}
-
-fn usage(msg: impl Into<String>) -> ModelError {
-    ModelError::new(ErrorKind::UnknownName, msg)
 }
 
 pub(crate) fn run(args: &CheckArgs, sizes: &SizeRange) -> Result<i32, ModelError> {

@@ -1,10 +1,11 @@
 //! From the command line's target (a protocol name or a kernel file), mutant, mesh sizes,
 //! repeat count and assumptions to the [`Case`]s a command checks.
 
+use super::usage;
 use std::ops::RangeInclusive;
 use std::path::PathBuf;
 
-use semcheck::{Case, ErrorKind, ModelError, Source};
+use semcheck::{Case, ModelError, Source};
 
 use super::args::CaseArgs;
 use super::watch::{watch, Style};
@@ -61,10 +62,6 @@ pub(crate) fn is_file(target: &str) -> bool {
 /// One case of a command, or why the case it stands for (the whole file at that size,
 /// when its script fails there) could not be made.
 pub(crate) type CaseResult = Result<Case, (Case, ModelError)>;
-
-fn usage(msg: impl Into<String>) -> ModelError {
-    ModelError::new(ErrorKind::UnknownName, msg)
-}
 
 impl CaseArgs {
     /// The mesh sizes asked for, or `default` when `--devices` is absent (for an exported

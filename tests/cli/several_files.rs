@@ -1,0 +1,65 @@
+//! `check FILE FILE...`: several kernel files in one command, one report and one exit code
+//! (what a CI job runs over a folder of kernels), and the arguments that cannot go with
+//! several files refused before anything runs.
+
+use crate::common::{document, repo, semcheck};
+
+/// A seed kernel file's path.
+fn seed(name: &str) -> String {
+    repo().join("protocols/pallas").join(name).display().to_string()
+}
+
+#[test]
+fn several_files_are_one_report_with_every_files_cases() {
+    let (good, bad) = (seed("ppermute.py"), seed("psum--no-capacity.py"));
+    let (code, out, err) = semcheck(&["check", &good, &bad, "--devices", "2-3", "--json"]);
+    assert_eq!(code, 1, "{err}");
+    let doc = document(&out);
+    let cases = doc["cases"].as_array().unwrap();
+    let seen: Vec<(String, u64, String)> = cases
+        .iter()
+        .map(|c| (c["file"].as_str().unwrap().to_string(), c["devices"].as_u64().unwrap(), c["verdict"].to_string()))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (good.clone(), 2, "\"proved\"".to_string()),
+            (good.clone(), 3, "\"proved\"".to_string()),
+            (bad.clone(), 2, "\"violation\"".to_string()),
+            (bad.clone(), 3, "\"violation\"".to_string()),
+        ],
+        "{out}"
+    );
+    assert_eq!(doc["summary"]["cases"], 4, "{out}");
+    // In SARIF: the violations, each at its own file's line; the proofs add nothing.
+    let (code, sarif, err) = semcheck(&["check", &good, &bad, "--devices", "2", "--format", "sarif"]);
+    assert_eq!(code, 1, "{err}");
+    let sarif: serde_json::Value = serde_json::from_str(&sarif).unwrap();
+    let results = sarif["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1, "{sarif}");
+    let uri = results[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].as_str().unwrap();
+    assert!(uri.ends_with("psum--no-capacity.py"), "{uri}");
+    // Proved files alone: exit 0.
+    let (code, _, err) = semcheck(&["check", &good, &seed("all_gather.py"), "--devices", "2"]);
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn what_cannot_go_with_several_files_is_refused_before_anything_runs() {
+    let (good, bad) = (seed("ppermute.py"), seed("psum--no-capacity.py"));
+    let missing = seed("no-such-kernel.py");
+    for (args, says) in [
+        (vec![good.as_str(), "psum"], "`psum` is not a file: several targets are kernel files"),
+        (vec!["all", good.as_str()], "`check all` checks the catalogue"),
+        (vec![good.as_str(), good.as_str()], "is named twice"),
+        (vec![good.as_str(), bad.as_str(), "--kernel", "psum_kernel"], "--kernel picks a kernel of one file"),
+        (vec![good.as_str(), bad.as_str(), "--sizes", "2..4"], "--sizes takes one protocol or kernel file"),
+        (vec![good.as_str(), missing.as_str()], "no kernel file"),
+    ] {
+        let (code, out, err) = semcheck(&[&["check"][..], &args].concat());
+        assert_eq!(code, 2, "{args:?}: {out}{err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        // Refused before any file was read: no verdict printed.
+        assert!(!out.contains("PROVED") && !out.contains("VIOLATION"), "{args:?}: {out}");
+    }
+}
