@@ -25,7 +25,11 @@ pub(crate) fn run(args: &DoctorArgs) -> Result<i32, ModelError> {
     let managed = cache.as_ref().ok().map(|c| env::managed_dir(c));
     let managed_ready = managed.as_ref().is_some_and(|d| d.join(".complete").is_file());
     let exe = std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_else(|_| "semcheck".into());
-    let code = if matches!(plan.chosen, Chosen::Refused(_)) { EXIT_USAGE } else { EXIT_PROVED };
+    // The managed environment, when it is the one and does not exist yet: the Python that
+    // would create it, or why none can.
+    let bootstrap = (matches!(plan.chosen, Chosen::Managed) && !managed_ready).then(env::bootstrap_python);
+    let cannot_create = matches!(bootstrap, Some(Err(_)));
+    let code = if matches!(plan.chosen, Chosen::Refused(_)) || cannot_create { EXIT_USAGE } else { EXIT_PROVED };
     if args.json {
         let interpreters: Vec<Value> = plan
             .considered
@@ -47,6 +51,7 @@ pub(crate) fn run(args: &DoctorArgs) -> Result<i32, ModelError> {
                     "why": Value::Null,
                     "exists": managed_ready,
                     "jax": env::MANAGED_JAX,
+                    "created_with": bootstrap.as_ref().and_then(|b| b.as_ref().ok()).map(|p| p.display().to_string()),
                 })
             }))
             .collect();
@@ -67,7 +72,10 @@ pub(crate) fn run(args: &DoctorArgs) -> Result<i32, ModelError> {
                 "supported_jax": interpreter::supported_range(),
                 "interpreters": interpreters,
                 "chosen": chosen,
-                "error": match &plan.chosen { Chosen::Refused(why) => json!({"message": why}), _ => Value::Null },
+                "error": match (&plan.chosen, &bootstrap) {
+                    (Chosen::Refused(why), _) | (_, Some(Err(why))) => json!({"message": why}),
+                    _ => Value::Null,
+                },
             }),
         ));
         return Ok(code);
@@ -100,11 +108,16 @@ pub(crate) fn run(args: &DoctorArgs) -> Result<i32, ModelError> {
             emitln!("kernel files will be read with semcheck's managed environment: {dir}");
             if managed_ready {
                 emitln!("  it exists (jax {})", env::MANAGED_JAX);
+            } else if let Some(Err(why)) = &bootstrap {
+                emitln!("  it does not exist yet, and cannot be created: {why}");
             } else {
                 emitln!(
                     "  it does not exist yet: the first check of a kernel file creates it (jax {}, about 30 s and 300 MB; needs the package registry once)",
                     env::MANAGED_JAX
                 );
+                if let Some(Ok(python)) = &bootstrap {
+                    emitln!("  with {}", python.display());
+                }
             }
         }
         Chosen::Refused(why) => emitln!("kernel files cannot be read: {why}"),

@@ -240,6 +240,50 @@ fn check_managed(python: &Path) -> Result<(), String> {
     }
 }
 
+/// The interpreters that may create the managed environment, in order of preference.
+const BOOTSTRAP_NAMES: [&str; 5] = ["python3", "python3.14", "python3.13", "python3.12", "python3.11"];
+
+/// The Python that creates the managed environment: `SEMCHECK_BOOTSTRAP_PYTHON`, else the
+/// first of `python3`, `python3.14` ... `python3.11` on PATH that is Python 3.11 or newer
+/// (jax [`MANAGED_JAX`] needs it). An error names what was found; an interpreter that
+/// cannot be run at all is left for the environment's creation to report.
+pub fn bootstrap_python() -> Result<PathBuf, String> {
+    let (major, minor) = interpreter::MIN_PYTHON;
+    let fix = format!(
+        "Fix: install Python {major}.{minor} or newer (or set SEMCHECK_BOOTSTRAP_PYTHON to one, or SEMCHECK_PYTHON to \
+         an interpreter with a supported jax)"
+    );
+    if let Some(given) = std::env::var_os("SEMCHECK_BOOTSTRAP_PYTHON") {
+        let given = PathBuf::from(given);
+        return match interpreter::probe(&given) {
+            Ok(p) if !interpreter::python_supported(&p.python) => Err(format!(
+                "SEMCHECK_BOOTSTRAP_PYTHON ({}) is Python {}: the managed environment (jax {MANAGED_JAX}) needs \
+                 Python {major}.{minor} or newer. {fix}",
+                given.display(),
+                p.python
+            )),
+            _ => Ok(given),
+        };
+    }
+    let mut seen = Vec::new();
+    for name in BOOTSTRAP_NAMES {
+        let Some(path) = interpreter::on_path(name) else { continue };
+        match interpreter::probe(&path) {
+            Ok(p) if interpreter::python_supported(&p.python) => return Ok(path),
+            Ok(p) => seen.push(format!("{} is Python {}", path.display(), p.python)),
+            Err(e) => seen.push(e),
+        }
+    }
+    if seen.is_empty() {
+        return Ok(PathBuf::from("python3"));
+    }
+    Err(format!(
+        "creating the managed environment (jax {MANAGED_JAX}) needs Python {major}.{minor} or newer, and PATH has \
+         none ({}). {fix}",
+        seen.join("; ")
+    ))
+}
+
 /// The cached virtual environment, created on first use.
 fn venv(cache: &Path) -> Result<PathBuf, ModelError> {
     let dir = managed_dir(cache);
@@ -248,8 +292,7 @@ fn venv(cache: &Path) -> Result<PathBuf, ModelError> {
         return Ok(python);
     }
     let fix = format!("rm -rf {}", dir.display());
-    let bootstrap =
-        std::env::var_os("SEMCHECK_BOOTSTRAP_PYTHON").map_or_else(|| PathBuf::from("python3"), PathBuf::from);
+    let bootstrap = bootstrap_python().map_err(env_error)?;
     fs::create_dir_all(cache).map_err(|e| env_error(format!("cannot create {}: {e}", cache.display())))?;
     let tmp = TempDir::create(cache, ".python-")
         .map_err(|e| env_error(format!("cannot create a temporary folder in {}: {e}", cache.display())))?;
@@ -265,14 +308,14 @@ fn venv(cache: &Path) -> Result<PathBuf, ModelError> {
         Ok(s) if s.success() => {}
         Ok(s) => {
             return Err(env_error(format!(
-                "`{} -m venv` failed ({}); semcheck needs Python 3.10+ with venv. Fix: `apt-get install python3-venv` (or set SEMCHECK_PYTHON to an interpreter with a supported jax)",
+                "`{} -m venv` failed ({}); semcheck needs Python 3.11+ with venv. Fix: `apt-get install python3-venv` (or set SEMCHECK_PYTHON to an interpreter with a supported jax)",
                 bootstrap.display(),
                 children::describe(s)
             )));
         }
         Err(e) => {
             return Err(env_error(format!(
-                "cannot run `{}` ({e}); semcheck needs Python 3.10+ to read Pallas kernels. Fix: `apt-get install python3 python3-venv` (or set SEMCHECK_PYTHON)",
+                "cannot run `{}` ({e}); semcheck needs Python 3.11+ to read Pallas kernels. Fix: `apt-get install python3 python3-venv` (or set SEMCHECK_PYTHON)",
                 bootstrap.display()
             )))
         }

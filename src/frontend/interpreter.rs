@@ -122,7 +122,10 @@ impl Candidate {
             Err(e) => return Some(e.clone()),
         };
         if !python_supported(&probe.python) {
-            return Some(format!("it is Python {}; the front end needs Python 3.10 or newer", probe.python));
+            return Some(format!(
+                "it is Python {}; every supported JAX needs Python {}.{} or newer",
+                probe.python, MIN_PYTHON.0, MIN_PYTHON.1
+            ));
         }
         match (&probe.jax, &probe.jaxlib) {
             (None, _) => Some("it has no jax installed".into()),
@@ -156,9 +159,18 @@ impl Candidate {
     }
 }
 
-fn python_supported(version: &str) -> bool {
+/// Whether a Python of this version (`3.12.1`) can read kernels ([`MIN_PYTHON`] or newer).
+pub fn python_supported(version: &str) -> bool {
     let mut parts = version.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
-    (parts.next().unwrap_or(0), parts.next().unwrap_or(0)) >= (3, 10)
+    (parts.next().unwrap_or(0), parts.next().unwrap_or(0)) >= MIN_PYTHON
+}
+
+/// The oldest Python that reads kernels: every supported JAX (0.8.1 and later) needs 3.11.
+pub const MIN_PYTHON: (u32, u32) = (3, 11);
+
+/// `name` found on PATH, as a shell would find it.
+pub fn on_path(name: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?).map(|d| d.join(name)).find(|p| p.is_file())
 }
 
 /// The Python code that describes an interpreter, without importing JAX; its arguments

@@ -4,7 +4,7 @@
 //! count; each mutant file is caught with its rule; and the Python package's own pytest
 //! suite passes.
 //!
-//! Needs Python 3.10+ with `venv`: the first run creates the front end's environment
+//! Needs Python 3.11+ with `venv`: the first run creates the front end's environment
 //! under the cache directory (`SEMCHECK_CACHE_DIR`, `~/.cache/semcheck`; about 30 s),
 //! unless `SEMCHECK_PYTHON` names an interpreter with a supported JAX (0.8 to 0.10).
 

@@ -236,14 +236,16 @@ fn a_script_that_replaces_json_s_functions_is_still_read_and_a_front_end_failure
     assert!(!err.contains("signal"), "{err}");
 }
 
-/// A stand-in for `python3` that makes a "virtual environment" (a copy of itself as
-/// `bin/python`) at once, and hangs in `pip install` with a child of its own, whose pid it
-/// writes to `$SEMCHECK_TEST_MARK`.
+/// A stand-in for `python3` that says it is Python 3.12 when asked, makes a "virtual
+/// environment" (a copy of itself as `bin/python`) at once, and hangs in `pip install`
+/// with a child of its own, whose pid it writes to `$SEMCHECK_TEST_MARK`.
 fn fake_bootstrap(dir: &Path) -> PathBuf {
     let fake = dir.join("fake-python3");
     std::fs::write(
         &fake,
-        "#!/bin/sh\nif [ \"$2\" = venv ]; then mkdir -p \"$3/bin\"; cp \"$0\" \"$3/bin/python\"; exit 0; fi\n\
+        "#!/bin/sh\nif [ \"$1\" = -I ]; then echo '{\"python\": \"3.12.0\", \"jax\": null, \"jaxlib\": null, \
+         \"semcheck\": null}'; exit 0; fi\n\
+         if [ \"$2\" = venv ]; then mkdir -p \"$3/bin\"; cp \"$0\" \"$3/bin/python\"; exit 0; fi\n\
          sleep 120 &\necho $! > \"$SEMCHECK_TEST_MARK\"\nwait\n",
     )
     .unwrap();
@@ -337,7 +339,8 @@ fn a_budget_stop_leaves_no_export_file_and_stale_ones_are_swept() {
     let script = dir.join("hang.py");
     std::fs::write(&script, "import time\ntime.sleep(30)\n").unwrap();
     let semcheck = semcheck_cmd()
-        .args(["check", script.to_str().unwrap(), "--devices", "2", "--max-seconds", "3"])
+        // Long enough for the export to start on a loaded machine (the sweep comes with it).
+        .args(["check", script.to_str().unwrap(), "--devices", "2", "--max-seconds", "8"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -423,4 +426,55 @@ fn a_script_that_runs_semcheck_on_itself_is_refused_inside() {
     let inner = std::fs::read_to_string(&result).expect("the script ran semcheck");
     assert!(inner.starts_with("2\n"), "{inner}");
     assert!(inner.contains("semcheck was started by a script that semcheck is running to read its kernels"), "{inner}");
+}
+
+#[test]
+fn the_managed_environment_is_made_by_a_python_new_enough_for_jax_or_not_at_all() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = temp_dir("bootstrap-python");
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    // Stand-ins that only say which Python they are (nothing is installed by them).
+    let python = |name: &str, version: &str| {
+        let path = bin.join(name);
+        let answer = format!(r#"{{"python": "{version}", "jax": null, "jaxlib": null, "semcheck": null}}"#);
+        std::fs::write(&path, format!("#!/bin/sh\necho '{answer}'\n")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path
+    };
+    let old = python("python3", "3.10.13");
+    let cache = dir.join("cache");
+    let script = dir.join("k.py");
+    std::fs::write(&script, "pass\n").unwrap();
+    let run = |args: &[&str], bootstrap: Option<&Path>| {
+        let mut cmd = semcheck_cmd();
+        cmd.args(args).env("PATH", &bin).env("SEMCHECK_PYTHON", "managed").env("SEMCHECK_CACHE_DIR", &cache);
+        match bootstrap {
+            Some(b) => cmd.env("SEMCHECK_BOOTSTRAP_PYTHON", b),
+            None => cmd.env_remove("SEMCHECK_BOOTSTRAP_PYTHON"),
+        };
+        let out = cmd.output().unwrap();
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        (out.status.code(), text)
+    };
+    // Only a Python 3.10 on PATH: jax 0.10.2 cannot be installed there. Said by doctor and
+    // by check, before anything is made.
+    let needs = format!("needs Python 3.11 or newer, and PATH has none ({} is Python 3.10.13)", old.display());
+    let (code, text) = run(&["doctor"], None);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(text.contains("cannot be created") && text.contains(&needs), "{text}");
+    let (code, text) = run(&["check", script.to_str().unwrap()], None);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(text.contains(&needs) && text.contains("Fix: install Python 3.11 or newer"), "{text}");
+    assert!(!text.contains("pip"), "{text}");
+    assert_eq!(temporary_envs(&cache), Vec::<String>::new());
+    // Named explicitly, too old: said so.
+    let (code, text) = run(&["check", script.to_str().unwrap()], Some(&old));
+    assert_eq!(code, Some(2), "{text}");
+    assert!(text.contains(&format!("SEMCHECK_BOOTSTRAP_PYTHON ({}) is Python 3.10.13", old.display())), "{text}");
+    // A python3.12 beside it is the one chosen.
+    let new = python("python3.12", "3.12.1");
+    let (code, text) = run(&["doctor"], None);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains(&format!("  with {}", new.display())), "{text}");
 }
