@@ -110,14 +110,18 @@ fn targets(args: &CheckArgs) -> Result<Vec<CaseArgs>, ModelError> {
     let names = std::iter::once(&args.case.target).chain(&args.more_files);
     let mut targets = Vec::new();
     for name in names {
+        let path = std::path::Path::new(name);
+        if path.is_dir() {
+            return Err(usage(semcheck::frontend::not_a_kernel_file(path)));
+        }
         if !super::target::is_file(name) {
             return Err(usage(format!(
                 "`{name}` is not a file: several targets are kernel files (a catalogue protocol, or `all`, is \
                  checked alone)"
             )));
         }
-        if !std::path::Path::new(name).is_file() {
-            return Err(usage(format!("no kernel file {name}")));
+        if !path.is_file() {
+            return Err(usage(semcheck::frontend::not_a_kernel_file(path)));
         }
         if targets.iter().any(|t: &CaseArgs| t.target == *name) {
             return Err(usage(format!("`{name}` is named twice")));

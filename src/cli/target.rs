@@ -121,6 +121,11 @@ impl CaseArgs {
             if self.expect.is_some() {
                 return Err(usage("--expect names the reference of a kernel file; a catalogue protocol has its own"));
             }
+            // A folder is not a protocol: its kernel files are named one by one.
+            let folder = std::path::Path::new(&self.target);
+            if semcheck::protocols::find(&self.target).is_err() && folder.is_dir() {
+                return Err(usage(semcheck::frontend::not_a_kernel_file(folder)));
+            }
             Source::catalogue(&self.target, self.mutant.as_deref())
         };
         let semantics = self.semantics.semantics();

@@ -153,11 +153,22 @@ pub(crate) struct Job {
     request: Option<server::Request>,
 }
 
+/// Why `path`, which is not a file, cannot be checked: a folder's kernel files are named
+/// one by one (`kernels/*.py`), a missing file is missing.
+pub fn not_a_kernel_file(path: &Path) -> String {
+    if path.is_dir() {
+        let glob = path.join("*.py");
+        format!("{} is a folder: name its kernel files (`semcheck check {}`)", path.display(), glob.display())
+    } else {
+        format!("no kernel file {}", path.display())
+    }
+}
+
 /// Starts exporting `path` at `devices` devices: through the export server
 /// ([`server`]), or, when that is off or cannot take it, later in [`finish_export`].
 fn start_export(path: &Path, devices: usize) -> Result<Job, ModelError> {
     if !path.is_file() {
-        return Err(ModelError::new(ErrorKind::UnknownName, format!("no kernel file {}", path.display())));
+        return Err(ModelError::new(ErrorKind::UnknownName, not_a_kernel_file(path)));
     }
     let py = env::python_env()?;
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);

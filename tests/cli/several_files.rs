@@ -46,9 +46,14 @@ fn several_files_are_one_report_with_every_files_cases() {
 
 #[test]
 fn what_cannot_go_with_several_files_is_refused_before_anything_runs() {
+    // (A folder, alone or among files, is refused the same way: its files are named.)
     let (good, bad) = (seed("ppermute.py"), seed("psum--no-capacity.py"));
     let missing = seed("no-such-kernel.py");
+    let folder = repo().join("protocols/pallas").display().to_string();
+    let folder_says = format!("{folder} is a folder: name its kernel files (`semcheck check {folder}/*.py`)");
     for (args, says) in [
+        (vec![folder.as_str()], folder_says.as_str()),
+        (vec![good.as_str(), folder.as_str()], folder_says.as_str()),
         (vec![good.as_str(), "psum"], "`psum` is not a file: several targets are kernel files"),
         (vec!["all", good.as_str()], "`check all` checks the catalogue"),
         (vec![good.as_str(), good.as_str()], "is named twice"),
