@@ -38,6 +38,8 @@ def _load(file: str, name: str | None) -> Any:
         if spec is not None and spec.origin and os.path.realpath(spec.origin) == os.path.realpath(file):
             return importlib.import_module(name)
     spec = importlib.util.spec_from_file_location("__semcheck_target__", file)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {file} as a Python module")
     module = importlib.util.module_from_spec(spec)
     sys.modules["__semcheck_target__"] = module
     spec.loader.exec_module(module)

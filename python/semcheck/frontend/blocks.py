@@ -201,7 +201,7 @@ def _block_index(w: KernelWalker, p: Pipelined, pids: list[E.Expr], prefetch: li
 
 def _array_view(p: Pipelined, index: list[E.Expr]) -> RefB:
     """The block of the array at block indices ``index``."""
-    dims = []
+    dims: list[tuple] = []
     for b, i in zip(p.mapping.block_shape, index):
         kind = type(b).__name__
         if kind == "Squeezed":

@@ -107,7 +107,8 @@ class Capture:
                 error = ("they are computed from the output of another kernel, which semcheck does not run "
                          "(it stands zeros in for it), so the values the script passes are not known")
             elif _prefetches(eqn):
-                calls = known.calls.get(id(kj)) or [None]
+                ran = known.calls.get(id(kj))
+                calls = ran if ran else [None]
                 if calls == [None]:
                     error = known.error or ("this call of the kernel did not run when the computation was run on the "
                                             "CPU (a branch not taken, or a loop that ran no iteration?)")
@@ -720,7 +721,7 @@ def run_script(path: str, argv: list[str], capture: Capture) -> dict:
     """Runs ``path`` as ``__main__`` with the hook installed; the script's own stdout
     goes to stderr. Returns the script record of the document."""
     path = os.path.abspath(path)
-    script = {"file": path, "argv": argv, "status": "ok", "error": None}
+    script: dict[str, Any] = {"file": path, "argv": argv, "status": "ok", "error": None}
     old_argv, old_path0 = sys.argv, sys.path[0] if sys.path else None
     sys.argv = [path, *argv]
     sys.path.insert(0, os.path.dirname(path))
@@ -784,8 +785,8 @@ def _error_record(e: BaseException, path: str, message: str) -> dict:
 
 def capture_call(fn: Any, args: tuple, kwargs: dict, capture: Capture) -> dict:
     """Calls ``fn(*args, **kwargs)`` with the hook installed (the Python API)."""
-    record = {"file": getattr(fn, "__code__", None) and fn.__code__.co_filename, "argv": [],
-              "status": "ok", "error": None}
+    record: dict[str, Any] = {"file": getattr(fn, "__code__", None) and fn.__code__.co_filename, "argv": [],
+                              "status": "ok", "error": None}
     uninstall = capture.install()
     start = time.perf_counter()
     interrupts = _Interrupts()

@@ -24,7 +24,7 @@ reaches) is marked ``unaligned``; the checker refuses it if it ever reaches it.
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable
+from typing import AbstractSet, Any, Iterable, Sequence
 
 from . import exprs as E
 from .errors import Unsupported
@@ -86,7 +86,7 @@ class Granularity:
     """Computes the cell size of every buffer dimension of a walked kernel."""
 
     def __init__(self, buffers: list[BufferDecl], body: list[dict], mesh_axes: dict[str, int],
-                 grid: tuple[int, ...], scalars: list[dict] = (), forced: dict[int, list[int]] | None = None):
+                 grid: tuple[int, ...], scalars: Sequence[dict] = (), forced: dict[int, list[int]] | None = None):
         self.buffers = buffers
         #: Per buffer, a cell size per dimension its cells must divide (imposed by the
         #: other kernels of a program that share the array).
@@ -124,8 +124,9 @@ class Granularity:
                 break
             axes = dict(zip(self.mesh_axes, coords))
             # SMEM scalar state persists from one grid index to the next.
-            memory = [next((list(i["values"]) for i in sc["init"] if tuple(i["device"]) == tuple(coords)),
-                           [None] * sc["len"]) for sc in self.scalars]
+            memory: list[list[int | None]] = [
+                next((list(i["values"]) for i in sc["init"] if tuple(i["device"]) == tuple(coords)),
+                     [None] * sc["len"]) for sc in self.scalars]
             for ids in _product(list(self.grid)):
                 env = E.Env(axes, tuple(ids), self.grid)
                 env.memory = memory
@@ -336,18 +337,19 @@ def _product(sizes: list[int]) -> Iterable[tuple[int, ...]]:
         yield tuple(reversed(idx))
 
 
-def cell_dims(decl: BufferDecl, g: list[int], kept: set[int] = frozenset()) -> list[int]:
+def cell_dims(decl: BufferDecl, g: list[int], kept: AbstractSet[int] = frozenset()) -> list[int]:
     """The array dimensions the cell shape keeps: those cut into more than one cell, and
     those in ``kept`` (cut by a slice of dynamic size)."""
     return [k for k, (size, gk) in enumerate(zip(decl.shape, g)) if size // gk > 1 or k in kept]
 
 
-def cell_shape(decl: BufferDecl, g: list[int], kept: set[int] = frozenset()) -> list[int]:
+def cell_shape(decl: BufferDecl, g: list[int], kept: AbstractSet[int] = frozenset()) -> list[int]:
     """The shape in cells, along :func:`cell_dims`."""
     return [decl.shape[k] // g[k] for k in cell_dims(decl, g, kept)]
 
 
-def view_json(ref: RefB, decl: BufferDecl, g: list[int], kept: set[int] = frozenset(), cover: bool = False) -> dict:
+def view_json(ref: RefB, decl: BufferDecl, g: list[int], kept: AbstractSet[int] = frozenset(),
+              cover: bool = False) -> dict:
     """A view in cell units (SCHEMA.md ``View``), on the cell shape of
     :func:`cell_shape`. With ``cover`` (a load whose value is a function of every cell
     it reads, :func:`_cutting_views`), a view that is not whole cells is the cells around
@@ -392,9 +394,9 @@ def view_json(ref: RefB, decl: BufferDecl, g: list[int], kept: set[int] = frozen
                 # A size of 0 (computed: a pipeline's step out of range copies nothing) is
                 # sent as an expression, which the checker reads as copying nothing (a
                 # constant 0 is a malformed view of the DSL's).
-                size: Any = length // gk if length else {"op": "mul", "args": [{"const": 0}, {"const": 1}]}
+                cells: Any = length // gk if length else {"op": "mul", "args": [{"const": 0}, {"const": 1}]}
                 indices.append({"slice": {"start": E.to_json(E.op("exactdiv", start, E.const(gk))),
-                                          "size": size, **_step_json(step)}})
+                                          "size": cells, **_step_json(step)}})
     out: dict[str, Any] = {"buffer": ref.id, "indices": indices}
     if ref.stages:
         out["stages"] = _stages_json(ref, decl, g, kept)
@@ -410,7 +412,7 @@ def _covering(start: E.Expr, length: int, g: int) -> dict:
     return {"start": E.to_json(first), "size": size[1] if size[0] == "const" else E.to_json(size)}
 
 
-def _stages_json(ref: RefB, decl: BufferDecl, g: list[int], kept: set[int]) -> list[dict]:
+def _stages_json(ref: RefB, decl: BufferDecl, g: list[int], kept: AbstractSet[int]) -> list[dict]:
     """A view's reshapes and the indexing after them, in cells: an array dimension kept
     through them is there whole (its indexing is in ``indices``), unless it has one cell;
     dimensions a reshape made are single elements (:func:`_single_elements`)."""
@@ -426,7 +428,7 @@ def _stages_json(ref: RefB, decl: BufferDecl, g: list[int], kept: set[int]) -> l
             return None
         return d[2] // g[k]
 
-    out = []
+    out: list[dict[str, Any]] = []
     for stage in ref.stages:
         if stage[0] == "reshape":
             out.append({"reshape": [n for n in map(cells, stage[1]) if n is not None]})

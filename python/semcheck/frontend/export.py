@@ -121,7 +121,8 @@ def document(script: dict, captured: list, devices: int, kernel: str | None, fai
 
     from .kernel import build_kernel
 
-    kernels, names = [], {}
+    kernels: list[dict] = []
+    names: dict[str, int] = {}
     # One kernel called with several sets of values (routings): each set says which of
     # how many it is, and the first one's name (the group).
     sets: dict = {}
@@ -141,7 +142,8 @@ def document(script: dict, captured: list, devices: int, kernel: str | None, fai
             rec["prefetch"]["set"] = {"index": index + 1, "of": len(group), "group": first["name"],
                                       **({"name": cap.label} if cap.label is not None else {})}
         kernels.append(rec)
-    errors, warnings = [], []
+    errors: list[dict] = []
+    warnings: list[dict] = []
     programs: list = []
     if tracker is not None:
         from .programs import export_programs
@@ -291,7 +293,8 @@ def export_call(fn: Any, args: tuple, kwargs: dict, devices: int, kernel: str | 
                 lower: bool = True) -> dict:
     """Calls ``fn(*args, **kwargs)`` with ``devices`` devices and exports its kernels."""
     configure(devices)
-    script = {"file": getattr(getattr(fn, "__code__", None), "co_filename", None), "argv": [], "status": "ok",
+    script: dict[str, Any] = {"file": getattr(getattr(fn, "__code__", None), "co_filename", None), "argv": [],
+                              "status": "ok",
               "error": None, "function": getattr(fn, "__qualname__", None) or repr(fn)}
 
     def run() -> dict:

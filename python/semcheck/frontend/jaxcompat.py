@@ -107,7 +107,7 @@ import functools
 import os
 import re
 import sys
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Protocol
 
 import jax
 import numpy as np
@@ -382,8 +382,16 @@ def _interpreter() -> Any:
     return m
 
 
+class EventSink(Protocol):
+    """Where :func:`interpreting_kernels` puts the interpreter's events (a list, or a
+    file that appends each as it comes)."""
+
+    def append(self, event: tuple) -> None:
+        """Takes one event."""
+
+
 @contextlib.contextmanager
-def interpreting_kernels(sink: list) -> Any:
+def interpreting_kernels(sink: EventSink) -> Any:
     """While inside, every ``pallas_call`` traced runs in JAX's TPU interpret mode
     (``force_tpu_interpret_mode``), every DMA executed when it starts
     (``dma_execution_mode="eager"``), and ``sink`` gets, per device, in the order each

@@ -366,8 +366,9 @@ def _unify_cells(programs: list[dict], records: list[dict], rebuild: Any) -> Non
         for p in programs:
             for link in p["links"]:
                 ends = [_buffer_of(records, p["kernels"][step], arg) for step, arg in (link["from"], link["to"])]
-                if None not in ends:
-                    parent[find(ends[0])] = find(ends[1])
+                first, second = ends
+                if first is not None and second is not None:
+                    parent[find(first)] = find(second)
         classes: dict[tuple[int, int], list[tuple[int, int]]] = {}
         for x in list(parent):
             classes.setdefault(find(x), []).append(x)

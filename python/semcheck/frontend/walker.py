@@ -20,7 +20,7 @@ its own results. The statements of a kernel with errors are never checked.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import AbstractSet, Any, Sequence
 
 import numpy as np
 from jax._src import core as jax_core
@@ -66,7 +66,7 @@ class KernelWalker(Views, Compute, Scalars, Accesses, Control):
     barrier semaphore and ``run_scoped`` allocations in the order met)."""
 
     def __init__(self, *, kernel_function: str | None, mesh_axes: dict[str, int],
-                 data_smem: set[int] = frozenset(), windows: set[int] = frozenset(),
+                 data_smem: AbstractSet[int] = frozenset(), windows: AbstractSet[int] = frozenset(),
                  core_axis: str | None = None, recorded: dict[str, dict[tuple, list]] | None = None):
         self.kernel_function = kernel_function
         self.mesh_axes = mesh_axes

@@ -62,7 +62,8 @@ class Baseline:
                            if isinstance(m, types.ModuleType) and name != "__main__"}
         self.environ = dict(os.environ)
         self.cwd = os.getcwd()
-        self.lists = [(lst, list(lst)) for lst in (sys.path, sys.meta_path, sys.path_hooks, sys.argv)]
+        self.lists: list[tuple[list[Any], list[Any]]] = [
+            (lst, list(lst)) for lst in (sys.path, sys.meta_path, sys.path_hooks, sys.argv)]
         self.streams = (sys.stdin, sys.stdout, sys.stderr)
         self.signals = {s: signal.getsignal(s) for s in signal.valid_signals() if _settable(s)}
         self.threads = _threads()
@@ -86,8 +87,8 @@ class Baseline:
         os.environ.clear()
         os.environ.update(self.environ)
         os.chdir(self.cwd)
-        for lst, saved in self.lists:
-            lst[:] = saved
+        for lst, items in self.lists:
+            lst[:] = items
         sys.path_importer_cache.clear()
         sys.stdin, sys.stdout, sys.stderr = self.streams
         # A timer the script armed would fire in the next export.
