@@ -131,7 +131,7 @@ pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
     let code = if failures.is_empty() { EXIT_PROVED } else { EXIT_VIOLATION };
     if args.output.format() != OutputFormat::Text {
         if args.output.format() == OutputFormat::Sarif {
-            emit_document(&super::sarif::log(rows.iter().map(|(c, _)| c), std::iter::empty()));
+            emit_document(&super::sarif::log(rows.iter().map(|(c, _)| c), std::iter::empty(), &[]));
             return Ok(code);
         }
         let cases: Vec<_> = rows

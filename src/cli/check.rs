@@ -34,6 +34,31 @@ pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
     for target in targets(args)? {
         cases.extend(target.each_case(2, style(args.output.machine()))?);
     }
+    // Among several files, one whose script runs to its end calling no kernel (a helper
+    // module, an `__init__.py` that `kernels/*.py` takes in) has nothing to check: said,
+    // and left out of the verdict. Named alone, it is an error.
+    let mut no_kernel: Vec<std::path::PathBuf> = Vec::new();
+    if !args.more_files.is_empty() {
+        cases.retain(|c| {
+            let Ok(Case { source: semcheck::Source::Python { path, kernel: None, .. }, devices, .. }) = c else {
+                return true;
+            };
+            let idle = semcheck::frontend::document(path, *devices).is_ok_and(|d| d.calls_no_kernel());
+            if idle && !no_kernel.contains(path) {
+                no_kernel.push(path.clone());
+            }
+            !idle
+        });
+        if cases.is_empty() {
+            return Err(usage("none of the files calls a Pallas kernel: each ran to its end without one"));
+        }
+        for path in &no_kernel {
+            eprintln!(
+                "semcheck: note: {} calls no Pallas kernel (it ran to its end without one): nothing to check there",
+                path.display()
+            );
+        }
+    }
     // One case that cannot be read or compiled: the error is the result. Among several
     // (kernels of a file, mesh sizes) it is reported and the others are still checked.
     let single = cases.len() == 1;
@@ -88,6 +113,9 @@ pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
                 })
                 .collect();
             let mut summary = summary(&results);
+            if !no_kernel.is_empty() {
+                summary["no_kernel"] = no_kernel.iter().map(|p| p.display().to_string()).collect();
+            }
             if !sets.is_empty() {
                 summary["value_sets"] = sets.iter().map(ValueSets::json).collect();
             }
@@ -96,6 +124,7 @@ pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
         OutputFormat::Sarif => emit_document(&super::sarif::log(
             results.iter().flatten(),
             results.iter().filter_map(|r| r.as_ref().err()).map(|(case, e)| (case, e)),
+            &no_kernel,
         )),
     }
     Ok(code)

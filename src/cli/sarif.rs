@@ -23,9 +23,18 @@ const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 pub(crate) fn log<'a>(
     checked: impl IntoIterator<Item = &'a Checked>,
     errors: impl IntoIterator<Item = (&'a Case, &'a ModelError)>,
+    no_kernel: &[std::path::PathBuf],
 ) -> Value {
     let mut results = Vec::new();
-    let mut notifications = Vec::new();
+    let mut notifications: Vec<Value> = no_kernel
+        .iter()
+        .map(|p| {
+            json!({
+                "level": "note",
+                "message": {"text": format!("{} calls no Pallas kernel: nothing to check there", p.display())},
+            })
+        })
+        .collect();
     for c in checked {
         match &c.outcome.verdict {
             Verdict::Violation(cex) => {
@@ -82,7 +91,7 @@ pub(crate) fn log<'a>(
 /// The log of a command that could not run: no result, the error as the run's
 /// notification.
 pub(crate) fn failed(error: &str) -> Value {
-    let mut v = log(std::iter::empty(), std::iter::empty());
+    let mut v = log(std::iter::empty(), std::iter::empty(), &[]);
     v["runs"][0]["invocations"][0] = json!({
         "executionSuccessful": false,
         "toolExecutionNotifications": [{"level": "error", "message": {"text": error}}],

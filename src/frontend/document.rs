@@ -14,6 +14,8 @@ pub const FORMAT: &str = "semcheck-kernel 1";
 /// The construct of a failure of the front end's own code (a semcheck bug, not the
 /// script's error): its traceback is semcheck's, shown wherever the error is.
 pub const INTERNAL_ERROR: &str = "internal error";
+/// The construct of the error of a script that ran to its end without calling a kernel.
+pub const NO_KERNEL: &str = "no kernel";
 
 /// A source location of the document.
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -273,6 +275,15 @@ impl Document {
     /// The script's path.
     pub fn script_file(&self) -> Option<String> {
         self.script.get("file").and_then(Value::as_str).map(str::to_string)
+    }
+
+    /// Whether the script ran to its end, without an error, and called no kernel (a
+    /// helper module, or one that only defines kernels).
+    pub fn calls_no_kernel(&self) -> bool {
+        self.kernels.is_empty()
+            && self.programs.is_empty()
+            && !self.errors.is_empty()
+            && self.errors.iter().all(|e| e.construct == NO_KERNEL)
     }
 
     /// The first top-level error as a model error (exit 2).

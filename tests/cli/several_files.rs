@@ -68,3 +68,37 @@ fn what_cannot_go_with_several_files_is_refused_before_anything_runs() {
         assert!(!out.contains("PROVED") && !out.contains("VIOLATION"), "{args:?}: {out}");
     }
 }
+
+#[test]
+fn among_several_files_one_that_calls_no_kernel_is_said_and_left_out() {
+    let dir = crate::common::temp_dir("several-no-kernel");
+    let kernel = dir.join("ppermute.py");
+    std::fs::copy(seed("ppermute.py"), &kernel).unwrap();
+    let helper = dir.join("helpers.py");
+    std::fs::write(&helper, "def double(x):\n    return 2 * x\n").unwrap();
+    let init = dir.join("__init__.py");
+    std::fs::write(&init, "").unwrap();
+    let (k, h, i) = (kernel.to_str().unwrap(), helper.to_str().unwrap(), init.to_str().unwrap());
+    // `kernels/*.py` takes in the helper and the package's __init__.py: they are said and
+    // left out; the kernel's proof is the verdict.
+    let (code, out, err) = semcheck(&["check", i, h, k, "--devices", "2", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    for f in [i, h] {
+        assert!(err.contains(&format!("semcheck: note: {f} calls no Pallas kernel")), "{err}");
+    }
+    let doc = document(&out);
+    assert_eq!(doc["summary"]["no_kernel"], serde_json::json!([i, h]), "{out}");
+    assert_eq!(doc["cases"].as_array().unwrap().len(), 1, "{out}");
+    let (code, sarif, _) = semcheck(&["check", h, k, "--devices", "2", "--format", "sarif"]);
+    assert_eq!(code, 0);
+    let sarif: serde_json::Value = serde_json::from_str(&sarif).unwrap();
+    let notes = &sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"];
+    assert!(notes.as_array().unwrap().iter().any(|n| n["level"] == "note"), "{sarif}");
+    // Only such files: nothing was checked, an error. Named alone, one is an error too.
+    let (code, _, err) = semcheck(&["check", i, h, "--devices", "2"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("none of the files calls a Pallas kernel"), "{err}");
+    let (code, _, err) = semcheck(&["check", h, "--devices", "2"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("no kernel"), "{err}");
+}
