@@ -75,11 +75,12 @@ pub(crate) fn log<'a>(
             "tool": {"driver": {
                 "name": "semcheck",
                 "version": env!("CARGO_PKG_VERSION"),
-                "informationUri": "https://pypi.org/project/semcheck/",
                 "rules": rules,
             }},
             "invocations": [{
-                "executionSuccessful": notifications.is_empty(),
+                // A note (a file with no kernel) is no failure; an unchecked or
+                // incomplete case is.
+                "executionSuccessful": notifications.iter().all(|n| n["level"] == "note"),
                 "toolExecutionNotifications": notifications,
             }],
             "columnKind": "unicodeCodePoints",

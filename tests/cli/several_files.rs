@@ -94,6 +94,7 @@ fn among_several_files_one_that_calls_no_kernel_is_said_and_left_out() {
     let sarif: serde_json::Value = serde_json::from_str(&sarif).unwrap();
     let notes = &sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"];
     assert!(notes.as_array().unwrap().iter().any(|n| n["level"] == "note"), "{sarif}");
+    assert_eq!(sarif["runs"][0]["invocations"][0]["executionSuccessful"], true, "{sarif}");
     // Only such files: nothing was checked, an error. Named alone, one is an error too.
     let (code, _, err) = semcheck(&["check", i, h, "--devices", "2"]);
     assert_eq!(code, 2, "{err}");
