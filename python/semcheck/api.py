@@ -95,9 +95,35 @@ class KernelVerdict:
     explanation: str | None = dataclasses.field(default=None, repr=False)
     #: For a proof: the statements that ran in no schedule (``kernel.py:35 lax.fori_loop(...)``).
     never_executed: list[str] = dataclasses.field(default_factory=list)
+    #: The exported document and the options it was checked with (for :meth:`html`).
+    _source: tuple[dict, Options] | None = dataclasses.field(default=None, repr=False, compare=False)
 
     def __str__(self) -> str:
         return self.describe()
+
+    def html(self) -> str:
+        """For a violation: its counterexample as one self-contained HTML page (``semcheck
+        trace --format html``: a lane per device, the explanation's events highlighted, the
+        semaphores and DMAs of the selected step; docs/counterexamples.md)."""
+        if self.verdict != "violation" or self._source is None:
+            raise SemcheckError(f"{self.kernel} at N = {self.devices} is {self.verdict}: only a violation has a "
+                                "counterexample to draw")
+        doc, options = self._source
+        script = (doc.get("script") or {}).get("file") or "the export"
+        with tempfile.TemporaryDirectory(prefix="semcheck-") as tmp:
+            path = os.path.join(tmp, "doc.json")
+            with open(path, "w") as f:
+                json.dump(doc, f)
+            flags = dataclasses.replace(options, kernel=self.kernel).flags()
+            timeout = (options.max_seconds + 60) if options.max_seconds else None
+            proc = _run([semcheck_binary(), "trace", path, "--devices", str(self.devices), *flags, "--format", "html"],
+                        "semcheck trace", timeout)
+        if proc.returncode != 1 or not proc.stdout.startswith("<!DOCTYPE html>"):
+            raise SemcheckError(f"semcheck trace drew no page ({_ended(proc.returncode)}):\n"
+                                f"{proc.stderr.strip()[-4000:]}")
+        # The page names the document it was drawn from, this call's temporary file: it
+        # names the script instead.
+        return proc.stdout.replace(path, script)
 
     def describe(self, schedule: bool = False) -> str:
         """The verdict as text: for a violation, its explanation (the whole schedule when
@@ -572,7 +598,8 @@ def _verdicts_of(doc: dict, options: Options) -> list[KernelVerdict]:
             message=violation.get("message") or incomplete.get("detail") or r.get("error") or "",
             trace=_schedule(violation), result=r, requires=list(r.get("requires") or []),
             location=_location(violation), explanation=_explanation(violation),
-            never_executed=[e["statement"] for e in (r.get("coverage") or {}).get("never_executed") or []]))
+            never_executed=[e["statement"] for e in (r.get("coverage") or {}).get("never_executed") or []],
+            _source=(doc, options)))
     return verdicts
 
 

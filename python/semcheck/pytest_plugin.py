@@ -38,6 +38,8 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import os
+import re
 import sys
 from typing import Any, cast
 
@@ -62,6 +64,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="check tests marked @pytest.mark.semcheck (default), or run them as ordinary tests (off)")
     group.addoption("--semcheck-schedule", action="store_true", default=False,
                     help="show a violation's whole schedule after its explanation")
+    group.addoption("--semcheck-html", metavar="DIR", default=None,
+                    help="write each violation's counterexample as an HTML page into DIR (made if missing), "
+                         "named after its test")
     for key, (text, default) in _INI.items():
         parser.addini(f"semcheck_{key}", f"semcheck: {text}", default=default)
 
@@ -198,10 +203,31 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     bad = [v for v in verdicts if v.verdict != "proved"]
     if bad:
         schedule = pyfuncitem.config.getoption("semcheck_schedule")
-        pytest.fail("\n\n".join(v.describe(schedule) for v in bad), pytrace=False)
+        pages = pyfuncitem.config.getoption("semcheck_html")
+        text = [v.describe(schedule) + (_page(v, pyfuncitem, pages) if pages else "") for v in bad]
+        pytest.fail("\n\n".join(text), pytrace=False)
     code = fn.__code__
     api.warn_if_vacuous(verdicts, at=(code.co_filename, code.co_firstlineno))
     return True
+
+
+def _page(verdict: Any, item: pytest.Function, folder: str) -> str:
+    """Writes a violation's page into ``folder`` (``test_x-N2-kernel.html``, from the
+    item's name); the line that names it, or why there is none."""
+    if verdict.verdict != "violation":
+        return ""
+    from . import api
+
+    name = re.sub(r"[^A-Za-z0-9_.]+", "-", f"{item.name}-{verdict.kernel}").strip("-") + ".html"
+    path = os.path.join(folder, name)
+    try:
+        page = verdict.html()
+        os.makedirs(folder, exist_ok=True)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(page)
+    except (api.SemcheckError, OSError) as e:
+        return f"\n  no page drawn: {e}"
+    return f"\n  drawn as a page: {path}"
 
 
 def _arguments(item: pytest.Function) -> dict[str, Any]:

@@ -182,6 +182,12 @@ def test_assert_proved_prints_the_trace_of_a_violation():
     assert "race" in repr(verdict) and verdict.trace not in repr(verdict) and "'assumptions'" not in repr(verdict)
     seed = os.path.join(SEEDS, "psum--no-capacity.py")
     assert verdict.result["file"] == seed and verdict.result["source"]["path"] == seed, verdict.result["source"]
+    # Drawn as a page: this counterexample, named by its kernel file.
+    page = verdict.html()
+    assert page.startswith("<!DOCTYPE html>") and f"<title>semcheck: {seed}:psum_kernel N=2</title>" in page, page[:300]
+    proved = sp.check_file(os.path.join(SEEDS, "psum.py"), devices=2)[0]
+    with pytest.raises(sp.SemcheckError, match="is proved: only a violation has a counterexample to draw"):
+        proved.html()
 
 
 @needs_binary

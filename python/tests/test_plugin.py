@@ -67,6 +67,25 @@ def test_marked_tests_are_checked_one_item_per_mesh_size(project):
     assert "why (2 of 7 events;" in out and "schedule:" in out and "<- breaks the rule" in out, out
 
 
+def test_a_violation_is_drawn_as_a_page_when_asked(project):
+    # Only the failing item gets a page, named after it, in the folder asked for (made).
+    proc = pytest_in(str(project), "-q", "--semcheck-html", "pages")
+    out = proc.stdout + proc.stderr
+    assert "1 failed, 2 passed" in out, out
+    page = project / "pages" / "test_shift_early-N2-shift_kernel.html"
+    assert "drawn as a page: pages/test_shift_early-N2-shift_kernel.html" in out, out
+    assert sorted(p.name for p in (project / "pages").iterdir()) == [page.name]
+    text = page.read_text()
+    # The page of this counterexample, naming the test's file, not a temporary document.
+    assert text.startswith("<!DOCTYPE html>") and "doc.json" not in text, text[:300]
+    assert f"<title>semcheck: {project / 'test_kernels.py'}:shift_kernel N=2</title>" in text, text[:300]
+    assert "kernels.py:22" in text and "kernels.py:20" in text
+    # Without the option, nothing is written.
+    shutil.rmtree(project / "pages")
+    pytest_in(str(project), "-q")
+    assert not (project / "pages").exists()
+
+
 def test_items_can_be_selected_and_listed_like_any_test(project):
     proc = pytest_in(str(project), "--collect-only", "-q")
     ids = [line for line in proc.stdout.splitlines() if "::" in line]
