@@ -212,13 +212,13 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
 
 
 def _page(verdict: Any, item: pytest.Function, folder: str) -> str:
-    """Writes a violation's page into ``folder`` (``test_x-N2-kernel.html``, from the
-    item's name); the line that names it, or why there is none."""
+    """Writes a violation's page into ``folder`` (``test_k.py-test_x-N2-kernel.html``,
+    from the item's id); the line that names it, or why there is none."""
     if verdict.verdict != "violation":
         return ""
     from . import api
 
-    name = re.sub(r"[^A-Za-z0-9_.]+", "-", f"{item.name}-{verdict.kernel}").strip("-") + ".html"
+    name = re.sub(r"[^A-Za-z0-9_.]+", "-", f"{item.nodeid}-{verdict.kernel}").strip("-") + ".html"
     path = os.path.join(folder, name)
     try:
         page = verdict.html()

@@ -72,8 +72,8 @@ def test_a_violation_is_drawn_as_a_page_when_asked(project):
     proc = pytest_in(str(project), "-q", "--semcheck-html", "pages")
     out = proc.stdout + proc.stderr
     assert "1 failed, 2 passed" in out, out
-    page = project / "pages" / "test_shift_early-N2-shift_kernel.html"
-    assert "drawn as a page: pages/test_shift_early-N2-shift_kernel.html" in out, out
+    page = project / "pages" / "test_kernels.py-test_shift_early-N2-shift_kernel.html"
+    assert "drawn as a page: pages/test_kernels.py-test_shift_early-N2-shift_kernel.html" in out, out
     assert sorted(p.name for p in (project / "pages").iterdir()) == [page.name]
     text = page.read_text()
     # The page of this counterexample, naming the test's file, not a temporary document.
