@@ -39,9 +39,13 @@ fn several_files_are_one_report_with_every_files_cases() {
     assert_eq!(results.len(), 1, "{sarif}");
     let uri = results[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].as_str().unwrap();
     assert!(uri.ends_with("psum--no-capacity.py"), "{uri}");
-    // Proved files alone: exit 0.
-    let (code, _, err) = semcheck(&["check", &good, &seed("all_gather.py"), "--devices", "2"]);
+    // Proved files alone: exit 0. The text report ends with the tally.
+    let (code, out, err) = semcheck(&["check", &good, &seed("all_gather.py"), "--devices", "2"]);
     assert_eq!(code, 0, "{err}");
+    assert_eq!(out.lines().last(), Some("2 files, 2 cases: 2 proved"), "{out}");
+    let (code, out, err) = semcheck(&["check", &good, &bad, "--devices", "2-3"]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(out.lines().last(), Some("2 files, 4 cases: 2 proved, 2 violations"), "{out}");
 }
 
 #[test]
@@ -89,6 +93,9 @@ fn among_several_files_one_that_calls_no_kernel_is_said_and_left_out() {
     let doc = document(&out);
     assert_eq!(doc["summary"]["no_kernel"], serde_json::json!([i, h]), "{out}");
     assert_eq!(doc["cases"].as_array().unwrap().len(), 1, "{out}");
+    let (code, out, _) = semcheck(&["check", i, h, k, "--devices", "2"]);
+    assert_eq!(code, 0);
+    assert_eq!(out.lines().last(), Some("3 files, 1 case: 1 proved; 2 files call no kernel"), "{out}");
     let (code, sarif, _) = semcheck(&["check", h, k, "--devices", "2", "--format", "sarif"]);
     assert_eq!(code, 0);
     let sarif: serde_json::Value = serde_json::from_str(&sarif).unwrap();
