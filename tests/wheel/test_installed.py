@@ -67,11 +67,35 @@ def test_the_marker_checks_a_users_project(tmp_path, workers):
     if workers:
         pytest.importorskip("xdist")
         args += ["-n", workers]
-    proc = run(*args, cwd=str(project))
+    proc = run(*args, "--semcheck-html", "pages", cwd=str(project))
     out = proc.stdout + proc.stderr
     assert proc.returncode == 1, out
     assert "1 failed, 2 passed" in out, out
     assert "kernels.py:22" in out, out
+    # The failure drawn as a page, for CI to keep.
+    page = project / "pages" / "test_kernels.py-test_shift_early-N2-shift_kernel.html"
+    assert page.read_text().startswith("<!DOCTYPE html>"), os.listdir(project / "pages")
+
+
+def test_the_ci_job_checks_a_folder_of_kernels_into_sarif(tmp_path):
+    # docs/ci.md's job: `semcheck check kernels/*.py --format sarif` from the project's
+    # root, the folder holding a package's __init__.py beside its kernels.
+    kernels = tmp_path / "kernels"
+    kernels.mkdir()
+    for name in ("ppermute.py", "psum--no-capacity.py"):
+        shutil.copy(os.path.join(REPO, "protocols", "pallas", name), kernels / name)
+    (kernels / "__init__.py").write_text("")
+    files = sorted(f"kernels/{name}" for name in os.listdir(kernels))  # as the shell expands kernels/*.py
+    proc = run(BIN, "check", *files, "--devices", "2", "--format", "sarif", cwd=str(tmp_path))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    log = json.loads(proc.stdout)["runs"][0]
+    [result] = log["results"]
+    location = result["locations"][0]["physicalLocation"]
+    assert location["artifactLocation"]["uri"] == "kernels/psum--no-capacity.py", location
+    assert result["ruleId"] == "race" and location["region"]["startLine"] > 0, result
+    invocation = log["invocations"][0]
+    assert invocation["executionSuccessful"] is True, invocation
+    assert [n["level"] for n in invocation["toolExecutionNotifications"]] == ["note"], invocation
 
 
 def test_a_counterexample_shows_its_wrong_numbers_in_this_jax_s_interpreter(tmp_path):
