@@ -143,16 +143,14 @@ fn targets(args: &CheckArgs) -> Result<Vec<CaseArgs>, ModelError> {
     let mut targets = Vec::new();
     for name in names {
         let path = std::path::Path::new(name);
-        if path.is_dir() {
-            return Err(usage(semcheck::frontend::not_a_kernel_file(path)));
-        }
-        if !super::target::is_file(name) {
+        if !super::target::is_file(name) && !path.is_dir() {
             return Err(usage(format!(
                 "`{name}` is not a file: several targets are kernel files (a catalogue protocol, or `all`, is \
                  checked alone)"
             )));
         }
         if !path.is_file() {
+            // A folder, or a file that is not there.
             return Err(usage(semcheck::frontend::not_a_kernel_file(path)));
         }
         if targets.iter().any(|t: &CaseArgs| t.target == *name) {
@@ -172,23 +170,16 @@ fn targets(args: &CheckArgs) -> Result<Vec<CaseArgs>, ModelError> {
 /// The last line of a check of several files: `4 files, 6 cases: 4 proved, 1 violation,
 /// 1 error; 1 file calls no kernel`.
 fn tally(results: &[Result<Checked, (Case, ModelError)>], files: usize, no_kernel: usize) -> String {
-    let mut counts: Vec<(&str, usize)> = Vec::new();
-    for r in results {
-        let word = match r {
-            Ok(c) => c.outcome.verdict.name(),
-            Err(_) => "error",
-        };
-        match counts.iter_mut().find(|(w, _)| *w == word) {
-            Some(slot) => slot.1 += 1,
-            None => counts.push((word, 1)),
-        }
-    }
+    let word = |r: &Result<Checked, (Case, ModelError)>| match r {
+        Ok(c) => c.outcome.verdict.name(),
+        Err(_) => "error",
+    };
     let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
     let parts: Vec<String> = ["proved", "violation", "incomplete", "error"]
-        .iter()
+        .into_iter()
         .filter_map(|w| {
-            let n = counts.iter().find(|(c, _)| c == w)?.1;
-            Some(if matches!(*w, "violation" | "error") { plural(n, w) } else { format!("{n} {w}") })
+            let n = results.iter().filter(|r| word(r) == w).count();
+            (n > 0).then(|| if matches!(w, "violation" | "error") { plural(n, w) } else { format!("{n} {w}") })
         })
         .collect();
     let mut line = format!("{}, {}: {}", plural(files, "file"), plural(results.len(), "case"), parts.join(", "));

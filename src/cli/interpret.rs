@@ -444,9 +444,10 @@ pub(crate) fn run(
             emitln!("    {d}");
         }
     }
-    let reference_never_ran = unfinished(&reference, &plan["schedules"]["lockstep"]).len();
-    if reference_never_ran > 0 {
-        emitln!("  JAX's interpreter, in the {reference_run} run: {reference_never_ran} DMAs never completed");
+    match unfinished(&reference, &plan["schedules"]["lockstep"]).len() {
+        0 => {}
+        1 => emitln!("  JAX's interpreter, in the {reference_run} run: 1 DMA never completed"),
+        n => emitln!("  JAX's interpreter, in the {reference_run} run: {n} DMAs never completed"),
     }
     Ok(if differ > 0 || !races.is_empty() || !left.is_empty() || !never_ran.is_empty() {
         EXIT_VIOLATION
@@ -456,7 +457,7 @@ pub(crate) fn run(
 }
 
 /// The DMAs a run started under steering that never completed, each as the event of the
-/// schedule that started it (`event 4: d0 start remote_copy ... (started, never read)`).
+/// schedule that started it (`event 4: d0 start remote_copy ... (never read or written)`).
 fn unfinished(r: &Value, steps: &Value) -> Vec<String> {
     let steps = steps.as_array().map(Vec::as_slice).unwrap_or_default();
     r["unfinished_dmas"]

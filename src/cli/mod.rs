@@ -111,10 +111,7 @@ pub(crate) fn run() -> i32 {
             } else if args.case.target == "all" && !args.more_files.is_empty() {
                 Err(usage("`check all` checks the catalogue; kernel files are checked with `check FILE...`"))
             } else if args.case.target == "all" && args.sizes.is_some() {
-                Err(semcheck::ModelError::new(
-                    semcheck::ErrorKind::UnknownName,
-                    "`check all` chooses its own sizes; --sizes takes one protocol or kernel file",
-                ))
+                Err(usage("`check all` chooses its own sizes; --sizes takes one protocol or kernel file"))
             } else if args.case.target == "all" {
                 all::run(&args)
             } else {

@@ -148,7 +148,6 @@ pub(crate) fn run(args: &TraceArgs) -> Result<i32, ModelError> {
     Ok(EXIT_VIOLATION)
 }
 
-/// `trace --format json`: the counterexample (null when there is none) in a document.
 /// The `semcheck trace` command that draws `case`'s counterexample as a page
 /// (`semcheck trace kernel.py --devices 2 --format html > counterexample.html`), with the
 /// case's kernel, specification, repeat count and assumptions; `None` for a DSL kernel,
@@ -201,6 +200,7 @@ fn quoted(word: &str) -> String {
     }
 }
 
+/// `trace --format json`: the counterexample (null when there is none) in a document.
 fn trace_document(code: i32, counterexample: serde_json::Value) -> serde_json::Value {
     document(
         "trace",

@@ -308,15 +308,19 @@ fn venv(cache: &Path) -> Result<PathBuf, ModelError> {
         Ok(s) if s.success() => {}
         Ok(s) => {
             return Err(env_error(format!(
-                "`{} -m venv` failed ({}); semcheck needs Python 3.11+ with venv. Fix: `apt-get install python3-venv` (or set SEMCHECK_PYTHON to an interpreter with a supported jax)",
+                "`{} -m venv` failed ({}); semcheck needs Python {}.{}+ with venv. Fix: `apt-get install python3-venv` (or set SEMCHECK_PYTHON to an interpreter with a supported jax)",
                 bootstrap.display(),
-                children::describe(s)
+                children::describe(s),
+                interpreter::MIN_PYTHON.0,
+                interpreter::MIN_PYTHON.1
             )));
         }
         Err(e) => {
             return Err(env_error(format!(
-                "cannot run `{}` ({e}); semcheck needs Python 3.11+ to read Pallas kernels. Fix: `apt-get install python3 python3-venv` (or set SEMCHECK_PYTHON)",
-                bootstrap.display()
+                "cannot run `{}` ({e}); semcheck needs Python {}.{}+ to read Pallas kernels. Fix: `apt-get install python3 python3-venv` (or set SEMCHECK_PYTHON)",
+                bootstrap.display(),
+                interpreter::MIN_PYTHON.0,
+                interpreter::MIN_PYTHON.1
             )))
         }
     }

@@ -321,15 +321,11 @@ mod tests {
 
     #[test]
     fn the_probe_finds_the_modules_it_is_asked_about_without_importing_them() {
-        let Some(python) = ["python3", "python"].iter().find_map(|p| which(p)) else { return };
+        let Some(python) = ["python3", "python"].iter().find_map(|p| super::on_path(p)) else { return };
         let probe = probe(&python).expect("the machine's Python describes itself");
         let missing: Vec<String> =
             UNDECLARED.iter().filter(|(_, m, _)| !has_module(&python, m)).map(|(_, m, _)| m.to_string()).collect();
         assert_eq!(probe.missing, missing, "{probe:?}");
-    }
-
-    fn which(name: &str) -> Option<PathBuf> {
-        std::env::split_paths(&std::env::var_os("PATH")?).map(|d| d.join(name)).find(|p| p.is_file())
     }
 
     fn has_module(python: &Path, module: &str) -> bool {

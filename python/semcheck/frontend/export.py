@@ -294,8 +294,8 @@ def export_call(fn: Any, args: tuple, kwargs: dict, devices: int, kernel: str | 
     """Calls ``fn(*args, **kwargs)`` with ``devices`` devices and exports its kernels."""
     configure(devices)
     script: dict[str, Any] = {"file": getattr(getattr(fn, "__code__", None), "co_filename", None), "argv": [],
-                              "status": "ok",
-              "error": None, "function": getattr(fn, "__qualname__", None) or repr(fn)}
+                              "status": "ok", "error": None,
+                              "function": getattr(fn, "__qualname__", None) or repr(fn)}
 
     def run() -> dict:
         gated = _gate(script, devices)
