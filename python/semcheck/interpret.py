@@ -51,12 +51,13 @@ import contextlib
 import io
 import json
 import os
-import runpy
 import sys
 import threading
 import time
 import traceback
 from typing import Any, Callable
+
+from .frontend.scripts import run_as_main
 
 #: Seconds the cursor may wait for a device before the run counts as diverged.
 STALL_SECONDS = 30.0
@@ -493,9 +494,6 @@ def run(plan: dict, schedule: str) -> dict:
     undo = _install(plan, steering, record)
     out = io.StringIO()
     error = None
-    old_argv, old_path = sys.argv, list(sys.path)
-    sys.argv = [path]
-    sys.path.insert(0, os.path.dirname(path))
     # The detector's vector clocks give every DMA one of `vector_clock_size - devices`
     # virtual clocks at random: with JAX's default (as many as devices) two DMAs often share
     # one, and a race between them looks ordered. Many more make that unlikely.
@@ -509,7 +507,7 @@ def run(plan: dict, schedule: str) -> dict:
     try:
         with contextlib.redirect_stdout(out), pltpu.force_tpu_interpret_mode(params):
             try:
-                runpy.run_path(path, run_name="__main__")
+                run_as_main(path, [])
             except SystemExit as e:
                 if e.code not in (None, 0):
                     raise
@@ -521,7 +519,6 @@ def run(plan: dict, schedule: str) -> dict:
         if os.environ.get("SEMCHECK_INTERPRET_DEBUG"):
             traceback.print_exc()
     finally:
-        sys.argv, sys.path[:] = old_argv, old_path
         for owner, name, value in reversed(undo):
             setattr(owner, name, value)
         with contextlib.suppress(Exception):

@@ -110,3 +110,34 @@ fn among_several_files_one_that_calls_no_kernel_is_said_and_left_out() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("no kernel"), "{err}");
 }
+
+#[test]
+fn a_package_whose_modules_import_relatively_is_checked_as_python_m_runs_it() {
+    // kernels/shift.py holds the kernel; kernels/ring.py and kernels/early.py run it through
+    // relative imports, which `python FILE` cannot run; __init__.py re-exports it.
+    let root = crate::common::temp_dir("relative-imports");
+    let dir = root.join("kernels");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(repo().join("tests/wheel/project/kernels.py"), dir.join("shift.py")).unwrap();
+    std::fs::write(dir.join("__init__.py"), "from .shift import run\n").unwrap();
+    std::fs::write(dir.join("ring.py"), "from .shift import run\n\nrun()\n").unwrap();
+    std::fs::write(dir.join("early.py"), "from . import shift\n\nshift.run(early=True)\n").unwrap();
+    let files: Vec<String> =
+        ["__init__.py", "early.py", "ring.py", "shift.py"].iter().map(|f| dir.join(f).display().to_string()).collect();
+    let args: Vec<&str> = files.iter().map(String::as_str).collect();
+    let (code, out, err) = semcheck(&[&["check"][..], &args, &["--devices", "2", "--json"]].concat());
+    assert_eq!(code, 1, "{err}");
+    let doc = document(&out);
+    assert_eq!(doc["summary"]["no_kernel"], serde_json::json!([files[0], files[3]]), "{out}");
+    let verdicts: Vec<(&str, &str)> = doc["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["file"].as_str().unwrap(), c["verdict"].as_str().unwrap()))
+        .collect();
+    assert_eq!(verdicts, [(args[1], "violation"), (args[2], "proved")], "{out}");
+    // The early read's race is at the kernel's own lines, in the module the package holds.
+    let (code, out, err) = semcheck(&["check", args[1], "--devices", "2"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(out.contains("d0 o_ref = buf @ shift.py:22 o_ref[...] = buf[...]"), "{out}");
+}

@@ -27,7 +27,6 @@ import io
 import itertools
 import os
 import pickle
-import runpy
 import signal
 import subprocess
 import sys
@@ -49,6 +48,7 @@ from .dataflow import KERNELS, has_kernel, fed_by_kernels, sub_jaxprs
 from .errors import FrontendFailure, Unsupported, internal_error
 from .kernel import Captured, note_traced_names
 from .programs import Tracker
+from .scripts import run_as_main
 
 
 #: Where the host callbacks of :meth:`Capture.prefetch_values` deliver: ``(lowered call,
@@ -442,8 +442,6 @@ def record_interpreted(path: str, argv: list[str], out: str) -> int:
     it does not implement) stops there, and the script goes on with zeros in place of its
     results, as in the capture run, so that its other kernel calls are recorded too."""
     path = os.path.abspath(path)
-    sys.argv = [path, *argv]
-    sys.path.insert(0, os.path.dirname(path))
     error = None
     failures: list[str] = []
     pjit = jaxcompat.pjit_module()
@@ -468,7 +466,7 @@ def record_interpreted(path: str, argv: list[str], out: str) -> int:
         events = _EventFile(f)
         try:
             with jaxcompat.interpreting_kernels(events):
-                runpy.run_path(path, run_name="__main__")
+                run_as_main(path, argv)
                 jax.effects_barrier()
         except SystemExit as e:
             if e.code not in (None, 0):
@@ -722,15 +720,12 @@ def run_script(path: str, argv: list[str], capture: Capture) -> dict:
     goes to stderr. Returns the script record of the document."""
     path = os.path.abspath(path)
     script: dict[str, Any] = {"file": path, "argv": argv, "status": "ok", "error": None}
-    old_argv, old_path0 = sys.argv, sys.path[0] if sys.path else None
-    sys.argv = [path, *argv]
-    sys.path.insert(0, os.path.dirname(path))
     uninstall = capture.install()
     start = time.perf_counter()
     interrupts = _Interrupts()
     try:
         with interrupts, contextlib.redirect_stdout(sys.stderr):
-            runpy.run_path(path, run_name="__main__")
+            run_as_main(path, argv)
     except SystemExit as e:
         if e.code not in (None, 0):
             script["status"] = "raised"
@@ -745,9 +740,6 @@ def run_script(path: str, argv: list[str], capture: Capture) -> dict:
         script["error"] = _error_record(e, path, f"{type(e).__name__}: {e}")
     finally:
         uninstall()
-        sys.argv = old_argv
-        if old_path0 is not None and sys.path and sys.path[0] == os.path.dirname(path):
-            sys.path.pop(0)
     script["seconds"] = round(time.perf_counter() - start, 3)
     return script
 
