@@ -140,4 +140,13 @@ fn a_package_whose_modules_import_relatively_is_checked_as_python_m_runs_it() {
     let (code, out, err) = semcheck(&["check", args[1], "--devices", "2"]);
     assert_eq!(code, 1, "{err}");
     assert!(out.contains("d0 o_ref = buf @ shift.py:22 o_ref[...] = buf[...]"), "{out}");
+    // Outside a package a relative import cannot run at all: the error says what would.
+    let lone = root.join("lone.py");
+    std::fs::write(&lone, "from .kernels import shift\n").unwrap();
+    let (code, _, err) = semcheck(&["check", lone.to_str().unwrap(), "--devices", "2"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("no known parent package (semcheck runs a file that imports relatively as `python -m"),
+        "{err}"
+    );
 }

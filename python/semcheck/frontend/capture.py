@@ -762,6 +762,9 @@ def _error_record(e: BaseException, path: str, message: str) -> dict:
     if "Unsupported TPU device kind: cpu" in message:
         message += (" (the script asks JAX for the TPU's sizes, pltpu.get_tpu_info(), which a CPU host does not "
                     "have: set SEMCHECK_TPU to the chip to trace it for, e.g. SEMCHECK_TPU=v6e)")
+    if "attempted relative import with no known parent package" in message:
+        message += (" (semcheck runs a file that imports relatively as `python -m package.module` runs it when its "
+                    "folder is a package: add an __init__.py to the folder, or import absolutely)")
     # The traceback from the first frame of the user's code: the front end's and runpy's
     # frames that called it say nothing to the user.
     tb = e.__traceback__
