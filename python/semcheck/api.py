@@ -427,18 +427,22 @@ def _exit_code(status: int | None) -> int:
 
 def export(target: str | os.PathLike | Callable, *args: Any, devices: int, kernel: str | None = None,
            max_seconds: float | None = None, max_memory_mib: int | None = None, interpret_values: bool = False,
-           **kwargs: Any) -> dict:
+           script_args: Sequence[str] = (), **kwargs: Any) -> dict:
     """Exports the kernels of a script (a path) or of ``target(*args, **kwargs)`` with
     ``devices`` devices, in a child process run by ``semcheck supervise`` within
     ``max_seconds`` (default 900 s) and ``max_memory_mib`` (default 8192 MiB); returns the
     JSON document. With ``interpret_values``, the integers its kernels compute and copy
     into SMEM are read with the values of a run in JAX's TPU interpret mode (``semcheck
-    check --interpret-values``)."""
+    check --interpret-values``). A script (a path) runs with ``script_args`` as its
+    arguments (``sys.argv[1:]``)."""
     _refuse_in_child("export")
+    if callable(target) and script_args:
+        raise SemcheckError("script_args go to a kernel file's script; a function is called with its own arguments")
     with tempfile.TemporaryDirectory(prefix="semcheck-") as tmp:
         out = os.path.join(tmp, "doc.json")
         request: dict[str, Any] = {"devices": devices, "out": out, "tpu": os.environ.get("SEMCHECK_TPU") or None,
-                                   "interpret_values": interpret_values, "kernel": kernel}
+                                   "interpret_values": interpret_values, "kernel": kernel,
+                                   "argv": [str(a) for a in script_args]}
         if callable(target):
             file, qualname = _callable_target(target)
             what = qualname
@@ -453,7 +457,7 @@ def export(target: str | os.PathLike | Callable, *args: Any, devices: int, kerne
             request.update(file=file, call={"qualname": qualname, "payload": payload})
         else:
             cmd = [sys.executable, "-m", "semcheck.frontend", "export", os.fspath(target), "--devices",
-                   str(devices), "--out", out] + (["--kernel", kernel] if kernel else [])
+                   str(devices), "--out", out] + (["--kernel", kernel] if kernel else []) + ["--", *request["argv"]]
             what = os.path.basename(os.fspath(target))
             request.update(file=os.path.abspath(os.fspath(target)))
         budget = max_seconds or DEFAULT_EXPORT_SECONDS
@@ -628,14 +632,16 @@ def check(fn: Callable, *args: Any, devices: int | Iterable[int] = (2, 3, 4), ke
 def check_file(path: str | os.PathLike, *, devices: int | Iterable[int] = (2, 3, 4), kernel: str | None = None,
                expect: str | None = None, repeat: int | None = None, dma_order: str | None = None,
                dma_landing: str | None = None, max_seconds: float | None = None,
-               max_memory_mib: int | None = None, interpret_values: bool = False) -> list[KernelVerdict]:
-    """Checks the kernels of a script, at each device count (options as :func:`check`)."""
+               max_memory_mib: int | None = None, interpret_values: bool = False,
+               script_args: Sequence[str] = ()) -> list[KernelVerdict]:
+    """Checks the kernels of a script, at each device count (options as :func:`check`),
+    the script run with ``script_args`` as its arguments (``sys.argv[1:]``)."""
     _refuse_in_child("check_file")
     options = Options(kernel, expect, repeat, dma_order, dma_landing, max_seconds, max_memory_mib)
     out = []
     for n in _devices(devices):
         doc = export(path, devices=n, kernel=kernel, max_seconds=max_seconds, max_memory_mib=max_memory_mib,
-                     interpret_values=interpret_values)
+                     interpret_values=interpret_values, script_args=script_args)
         out.extend(_verdicts_of(doc, options))
     return out
 
@@ -644,15 +650,18 @@ def assert_proved(target: str | os.PathLike | Callable, *args: Any, devices: int
                   kernel: str | None = None, expect: str | None = None, repeat: int | None = None,
                   dma_order: str | None = None, dma_landing: str | None = None, max_seconds: float | None = None,
                   max_memory_mib: int | None = None, interpret_values: bool = False,
-                  **kwargs: Any) -> list[KernelVerdict]:
-    """Fails with every non-proved verdict, what it requires, and its counterexample trace."""
+                  script_args: Sequence[str] = (), **kwargs: Any) -> list[KernelVerdict]:
+    """Fails with every non-proved verdict, what it requires, and its counterexample trace
+    (``script_args``: a script's arguments, as :func:`check_file`)."""
     opts: dict[str, Any] = dict(devices=devices, kernel=kernel, expect=expect, repeat=repeat, dma_order=dma_order,
                 dma_landing=dma_landing, max_seconds=max_seconds, max_memory_mib=max_memory_mib,
                 interpret_values=interpret_values)
     if callable(target):
+        if script_args:
+            raise SemcheckError("script_args go to a kernel file's script; a function is called with its own arguments")
         verdicts = check(target, *args, **opts, **kwargs)
     else:
-        verdicts = check_file(target, **opts)
+        verdicts = check_file(target, **opts, script_args=script_args)
     bad = [v for v in verdicts if v.verdict != "proved"]
     if not verdicts:
         raise AssertionError("no kernel was checked")

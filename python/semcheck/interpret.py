@@ -507,7 +507,7 @@ def run(plan: dict, schedule: str) -> dict:
     try:
         with contextlib.redirect_stdout(out), pltpu.force_tpu_interpret_mode(params):
             try:
-                run_as_main(path, [])
+                run_as_main(path, list(plan.get("argv", [])))
             except SystemExit as e:
                 if e.code not in (None, 0):
                     raise

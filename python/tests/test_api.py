@@ -403,3 +403,18 @@ def test_a_binary_older_than_the_package_is_named_as_such(tmp_path, monkeypatch)
     monkeypatch.setenv("SEMCHECK_BIN", str(old))
     with pytest.raises(sp.SemcheckError, match="is older than this package .* install matching versions"):
         sp.export(os.path.join(SEEDS, "ppermute.py"), devices=2)
+
+
+def test_a_script_runs_with_the_arguments_it_is_given(tmp_path, export_mode):
+    # Through the session's server and in a process of its own: the script's sys.argv.
+    script = tmp_path / "by_flag.py"
+    with open(os.path.join(SEEDS, "ppermute.py")) as f:
+        seed = f.read()
+    script.write_text("import sys\nif sys.argv[1:] != ['--ring', 'yes']:\n    sys.exit(f'argv {sys.argv[1:]}')\n"
+                      + seed)
+    (v,) = sp.check_file(str(script), devices=2, script_args=["--ring", "yes"])
+    assert v.verdict == "proved" and v.result["script_args"] == ["--ring", "yes"]
+    with pytest.raises(sp.SemcheckError, match=r"the script exited: argv \[\]"):
+        sp.check_file(str(script), devices=2)
+    with pytest.raises(sp.SemcheckError, match="script_args go to a kernel file's script"):
+        sp.assert_proved(run_ring, devices=2, script_args=["--ring", "yes"])

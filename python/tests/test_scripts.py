@@ -3,12 +3,13 @@ a module of a package that imports relatively, as ``python -m`` runs it."""
 
 from __future__ import annotations
 
+import io
 import sys
 from pathlib import Path
 
 import pytest
 
-from semcheck.frontend.scripts import as_module, run_as_main
+from semcheck.frontend.scripts import StderrTail, as_module, exit_message, run_as_main
 
 
 def package(root: Path, files: dict[str, str]) -> None:
@@ -64,3 +65,18 @@ def test_a_module_runs_as_main_with_its_package_and_argv_and_leaves_sys_as_it_wa
         for name in [n for n in sys.modules if n == "lib" or n.startswith("lib.")]:
             del sys.modules[name]
 
+
+
+def test_an_exit_says_what_the_script_printed_last_and_where_its_arguments_go() -> None:
+    tail = StderrTail(io.StringIO())
+    with tail.keeping():
+        print("compiling", file=sys.stderr)
+        sys.stderr.write("bench.py: error: the following arguments are required: --size\n\n")
+    assert tail.last == "bench.py: error: the following arguments are required: --size"
+    said = exit_message(SystemExit(2), tail)
+    assert said is not None and said.startswith(
+        "the script exited with status 2 after printing `bench.py: error: the following arguments are required: --size`")
+    assert "the script's own arguments go after `--`" in said
+    assert exit_message(SystemExit("no TPU here"), tail) == "the script exited: no TPU here"
+    assert exit_message(SystemExit(3), StderrTail(io.StringIO())) == "the script exited with status 3"
+    assert exit_message(SystemExit(0), tail) is None and exit_message(SystemExit(None), tail) is None

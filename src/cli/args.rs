@@ -257,6 +257,29 @@ pub(crate) struct CaseArgs {
     pub(crate) semantics: SemanticsArgs,
 }
 
+/// What follows `--` on the command line: the kernel file's script's own arguments.
+#[derive(Args, Debug, Clone, Default)]
+pub(crate) struct ScriptArgs {
+    /// Arguments for a kernel file's script, after `--` (its `sys.argv[1:]`, as with
+    /// `python kernel.py ARGS`): `semcheck check bench.py --devices 2 -- --size 1024`.
+    #[arg(last = true, value_name = "SCRIPT_ARGS")]
+    pub(crate) args: Vec<String>,
+}
+
+impl ScriptArgs {
+    /// Makes every export of this command run its script with these arguments; an error
+    /// when there are some and `target` is no kernel file.
+    pub(crate) fn apply(&self, target: &str) -> Result<(), semcheck::ModelError> {
+        if !self.args.is_empty() && !super::target::is_file(target) {
+            return Err(super::usage(format!(
+                "the arguments after `--` go to a kernel file's script; `{target}` is a catalogue protocol"
+            )));
+        }
+        semcheck::frontend::run_scripts_with(&self.args);
+        Ok(())
+    }
+}
+
 /// The explorer's options.
 #[derive(Args, Debug)]
 pub(crate) struct ExploreArgs {
@@ -388,6 +411,9 @@ pub(crate) struct CheckArgs {
     /// states (0: never) [default: 20000, and 10 s].
     #[arg(long, requires = "sizes")]
     pub(crate) exact_max_states: Option<u64>,
+    /// The kernel file's script's own arguments, after `--`.
+    #[command(flatten)]
+    pub(crate) script: ScriptArgs,
 }
 
 /// Parses a positive, finite number of seconds.

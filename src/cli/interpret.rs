@@ -160,6 +160,7 @@ fn plan(file: &TraceFile, program: &Program, run: &TracedRun) -> Result<Value, S
         "kernel_name": kernel,
         "devices": case.devices,
         "tpu": file.header.tpu,
+        "argv": semcheck::frontend::script_args(),
         "reference_note": note,
         "schedules": {"counterexample": steps(program, run), "lockstep": reference},
     }))

@@ -46,6 +46,9 @@ pub(crate) struct MutateArgs {
     /// Mutants checked at once [default: the machine's cores].
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..=256))]
     pub(crate) threads: Option<u16>,
+    /// The kernel file's script's own arguments, after `--`.
+    #[command(flatten)]
+    pub(crate) script: super::args::ScriptArgs,
 }
 
 impl MutateArgs {

@@ -44,6 +44,10 @@ pub(crate) struct ReplayArgs {
     /// Time and memory budgets.
     #[command(flatten)]
     pub(crate) budget: BudgetArgs,
+    /// The kernel file's script's own arguments, after `--`: a trace's `kernel-args` are
+    /// not given to it unless they are repeated here.
+    #[command(flatten)]
+    pub(crate) script: super::args::ScriptArgs,
 }
 
 impl ReplayArgs {
@@ -78,17 +82,20 @@ pub(crate) fn run(args: &ReplayArgs) -> Result<i32, String> {
     w.doing("checking the trace's kernel file", false);
     let leave = Leave { kernel: args.kernel.as_deref(), allow_changed: args.allow_changed };
     let chosen = replay_kernel::choose(&file, (!stdin).then_some(args.file.as_path()), &name, leave)?;
+    let script_notes = replay_kernel::script_args(&file, &args.script.args, &name)?;
+    semcheck::frontend::run_scripts_with(&args.script.args);
     let mut runnable = file.clone();
     let mut changed = None;
     if let Some(k) = &chosen {
         // The first line: what runs.
         eprintln!(
-            "semcheck: {name}: running {} (sha256 {}) to export its kernels at N = {}",
+            "semcheck: {name}: running {} (sha256 {}){} to export its kernels at N = {}",
             k.path.display(),
             k.sha256,
+            replay_kernel::with_args(&args.script.args),
             file.header.case.devices
         );
-        for note in &k.notes {
+        for note in k.notes.iter().chain(&script_notes) {
             eprintln!("semcheck: note: {note}");
         }
         changed = k.notes.first().cloned();

@@ -22,7 +22,10 @@
 //! `kernel-tpu` (a chip name of at most 32 letters, digits, `-`, `_` or `.`, set as
 //! `SEMCHECK_TPU`), `kernel-sha256` (64 hexadecimal digits). `kernel-name` and
 //! `kernel-expect` only pick a kernel of the export and a reference specification, by
-//! name. Nothing else of a trace reaches a process, a path or an environment variable.
+//! name. `kernel-args`, the arguments the script was run with, never reach it: the
+//! script runs with the arguments after `--` on replay's own command line, and a trace
+//! that records some is refused without them ([`script_args`]). Nothing else of a trace
+//! reaches a process, a path or an environment variable.
 
 use std::fs;
 use std::io;
@@ -50,6 +53,44 @@ pub(crate) struct Leave<'a> {
     pub(crate) kernel: Option<&'a Path>,
     /// `--allow-changed`.
     pub(crate) allow_changed: bool,
+}
+
+/// Whether a replay may run the trace's script with `given` (the arguments after `--` on
+/// its command line): refused when the trace records arguments and none are given (the
+/// script would run another way than it was traced, with arguments the user did not
+/// type); a note when the given ones differ from the trace's.
+pub(crate) fn script_args(file: &TraceFile, given: &[String], name: &str) -> Result<Vec<String>, String> {
+    let recorded = &file.header.script_args;
+    if !given.is_empty() && !matches!(file.header.case.source, Source::Python { .. }) {
+        return Err(format!("{name}: the arguments after `--` go to a kernel file's script; the trace has none"));
+    }
+    if recorded.as_slice() == given {
+        return Ok(Vec::new());
+    }
+    let shown = |args: &[String]| args.iter().map(|a| super::trace::quoted(a)).collect::<Vec<_>>().join(" ");
+    if given.is_empty() {
+        return Err(format!(
+            "{name}: the trace's script was run with the arguments `{}`; replay gives a script only the arguments \
+             its own command line gives: `semcheck replay {} -- {}`",
+            shown(recorded),
+            super::trace::quoted(name),
+            shown(recorded)
+        ));
+    }
+    Ok(vec![format!(
+        "the trace's script was run with {}; it runs with `{}`",
+        if recorded.is_empty() { "no arguments".to_string() } else { format!("the arguments `{}`", shown(recorded)) },
+        shown(given)
+    )])
+}
+
+/// ` with the arguments `a b`` for the line that says what a replay runs; empty for none.
+pub(crate) fn with_args(args: &[String]) -> String {
+    if args.is_empty() {
+        return String::new();
+    }
+    let shown: Vec<String> = args.iter().map(|a| super::trace::quoted(a)).collect();
+    format!(" with the arguments `{}`", shown.join(" "))
 }
 
 /// The sha256 of a file's bytes, in lowercase hexadecimal (read in pieces: any size).

@@ -463,7 +463,7 @@ pub(crate) fn describe_engine(run: &EngineRun) -> String {
 /// What every case's JSON object says of the case itself: where its kernel comes from,
 /// the mesh size, the repeat count and the assumptions.
 fn case_json(case: &Case) -> Value {
-    json!({
+    let mut v = json!({
         "source": case.source,
         "protocol": case.source.protocol(),
         "mutant": case.source.mutant(),
@@ -474,7 +474,11 @@ fn case_json(case: &Case) -> Value {
         "devices": case.devices,
         "repeat": case.repeat,
         "semantics": case.semantics,
-    })
+    });
+    if let Source::Python { path, .. } = &case.source {
+        v["script_args"] = json!(semcheck::frontend::script_args_of(path, case.devices));
+    }
+    v
 }
 
 #[cfg(test)]

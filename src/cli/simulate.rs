@@ -43,6 +43,9 @@ pub(crate) struct SimulateArgs {
     /// Time and memory budgets.
     #[command(flatten)]
     pub(crate) budget: BudgetArgs,
+    /// The kernel file's script's own arguments, after `--`.
+    #[command(flatten)]
+    pub(crate) script: super::args::ScriptArgs,
 }
 
 /// The mesh size `simulate` uses without `--devices`: the seed tables' 4 on a ring, the

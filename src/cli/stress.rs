@@ -29,6 +29,9 @@ pub(crate) struct StressArgs {
     /// Time and memory budgets.
     #[command(flatten)]
     pub(crate) budget: BudgetArgs,
+    /// The kernel file's script's own arguments, after `--`.
+    #[command(flatten)]
+    pub(crate) script: super::args::ScriptArgs,
 }
 
 /// The most devices a stress run starts threads for.

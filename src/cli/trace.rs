@@ -84,6 +84,9 @@ pub(crate) struct TraceArgs {
     /// Time and memory budgets.
     #[command(flatten)]
     pub(crate) budget: BudgetArgs,
+    /// The kernel file's script's own arguments, after `--`.
+    #[command(flatten)]
+    pub(crate) script: super::args::ScriptArgs,
 }
 
 pub(crate) fn run(args: &TraceArgs) -> Result<i32, ModelError> {
@@ -137,6 +140,9 @@ pub(crate) fn run(args: &TraceArgs) -> Result<i32, ModelError> {
     let mut file = found.trace_file(case, &engine_name(&config));
     file.header.source_sha256 = semcheck::source_sha256(case);
     file.header.tpu = semcheck::source_tpu(case);
+    if matches!(case.source, Source::Python { .. }) {
+        file.header.script_args = semcheck::frontend::script_args();
+    }
     match args.format().render() {
         None => emit(&file.to_text()),
         Some(Format::Json) => emit_document(&trace_document(
@@ -186,12 +192,18 @@ pub(crate) fn html_command(case: &Case) -> Option<String> {
     if case.semantics.dma_landing != default.dma_landing {
         words.extend(["--dma-landing".to_string(), case.semantics.dma_landing.name().to_string()]);
     }
-    words.extend(["--format", "html", ">", "counterexample.html"].map(str::to_string));
+    words.extend(["--format", "html"].map(str::to_string));
+    let args = semcheck::frontend::script_args();
+    if matches!(case.source, Source::Python { .. }) && !args.is_empty() {
+        words.push("--".to_string());
+        words.extend(args.iter().map(|a| quoted(a)));
+    }
+    words.extend([">", "counterexample.html"].map(str::to_string));
     Some(words.join(" "))
 }
 
 /// `word` as one word of a POSIX shell command (single-quoted unless it is plain).
-fn quoted(word: &str) -> String {
+pub(crate) fn quoted(word: &str) -> String {
     let plain = |c: char| c.is_ascii_alphanumeric() || "_-./:=,+@%".contains(c);
     if !word.is_empty() && word.chars().all(plain) {
         word.to_string()

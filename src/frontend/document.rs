@@ -272,6 +272,12 @@ impl Document {
         self.script.get("sha256").and_then(Value::as_str).map(str::to_string)
     }
 
+    /// The arguments the script ran with (`sys.argv[1:]`).
+    pub fn script_args(&self) -> Vec<String> {
+        let args = self.script.get("argv").and_then(Value::as_array);
+        args.map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect()).unwrap_or_default()
+    }
+
     /// The script's path.
     pub fn script_file(&self) -> Option<String> {
         self.script.get("file").and_then(Value::as_str).map(str::to_string)

@@ -95,6 +95,24 @@ pub fn trace_for_tpu(chip: &str) {
     *tpu_override().lock().unwrap_or_else(|e| e.into_inner()) = Some(chip.to_string());
 }
 
+/// The arguments every export gives its script (`sys.argv[1:]`), after `--` on the
+/// command line; none by default.
+fn script_args_slot() -> &'static Mutex<Vec<String>> {
+    static ARGS: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    &ARGS
+}
+
+/// Makes every later export of this process run its script with `args` as its arguments
+/// (`python kernel.py ARGS...`).
+pub fn run_scripts_with(args: &[String]) {
+    *script_args_slot().lock().unwrap_or_else(|e| e.into_inner()) = args.to_vec();
+}
+
+/// The arguments this process's exports give their scripts ([`run_scripts_with`]).
+pub fn script_args() -> Vec<String> {
+    script_args_slot().lock().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
 /// Whether every export runs its script in JAX's TPU interpret mode first, to read the
 /// integers its kernels copy into SMEM with that run's values (`--interpret-values`).
 static INTERPRET_VALUES: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
@@ -149,6 +167,7 @@ pub(crate) struct Job {
     pythonpath: std::ffi::OsString,
     tpu: Option<String>,
     interpret: bool,
+    args: Vec<String>,
     start: Instant,
     request: Option<server::Request>,
 }
@@ -190,20 +209,12 @@ fn start_export(path: &Path, devices: usize) -> Result<Job, ModelError> {
         pythonpath,
         tpu,
         interpret: interpreting_values(),
+        args: script_args(),
         start: Instant::now(),
         request: None,
     };
     if server::enabled() {
-        job.request = server::submit(
-            &job.py,
-            &job.pythonpath,
-            &job.path,
-            devices,
-            &job.out,
-            &job.err_path,
-            job.tpu.as_deref(),
-            job.interpret,
-        );
+        job.request = server::submit(&job);
     }
     Ok(job)
 }
@@ -251,6 +262,8 @@ fn export_in_process(job: &Job) -> Result<ExitStatus, ModelError> {
         .arg(&job.path)
         .args(["--devices", &job.devices.to_string(), "--out"])
         .arg(&job.out)
+        .arg("--")
+        .args(&job.args)
         .env("PYTHONPATH", &job.pythonpath)
         // A script that calls the Python API's `check` at its top level must not start
         // checks of its own from inside this export (the API refuses in its children).
@@ -271,17 +284,7 @@ fn finish_export(mut job: Job) -> Result<Document, ModelError> {
     if status.is_none() && server::enabled() {
         // The server ended before this export did (it went idle as the request came, or
         // was killed): once more through a new one.
-        status = server::submit(
-            &job.py,
-            &job.pythonpath,
-            &path,
-            job.devices,
-            &job.out,
-            &job.err_path,
-            job.tpu.as_deref(),
-            job.interpret,
-        )
-        .and_then(|r| r.wait());
+        status = server::submit(&job).and_then(|r| r.wait());
     }
     let (status, seconds, peak) = match status {
         Some(e) => (Ok(e.status), e.seconds, Some(e.max_rss_bytes)),
@@ -795,6 +798,17 @@ pub fn export_cost(path: &Path, devices: usize) -> Option<(Option<f64>, Option<u
 /// The hash of the script a document was exported from (for trace files).
 pub fn script_sha256(path: &Path, devices: usize) -> Option<String> {
     document(path, devices).ok()?.script_sha256()
+}
+
+/// The arguments a kernel file's script ran with at `devices`: those its document
+/// records (a kernel document's, or this process's export's), else those this process
+/// gives its scripts (an export that failed). Never exports.
+pub fn script_args_of(path: &Path, devices: usize) -> Vec<String> {
+    if is_document(path) {
+        return read_document(path).map(|d| d.script_args()).unwrap_or_default();
+    }
+    let cached = cache().lock().unwrap_or_else(|e| e.into_inner()).get(&(path.to_path_buf(), devices)).cloned();
+    cached.map_or_else(script_args, |d| d.script_args())
 }
 
 /// The TPU chip a kernel file was traced for at `devices` (`SEMCHECK_TPU`), if any.

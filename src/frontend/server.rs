@@ -25,7 +25,6 @@
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::ExitStatusExt;
-use std::path::Path;
 use std::process::{ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 
@@ -159,36 +158,28 @@ impl Server {
     }
 }
 
-/// Asks a server to export `path` at `devices` devices into `out` (its stderr into
-/// `err`), tracing for `tpu` if set, recording values in JAX's TPU interpret mode if
-/// `interpret`. `None` when no server could take it.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn submit(
-    py: &PythonEnv,
-    pythonpath: &std::ffi::OsStr,
-    path: &Path,
-    devices: usize,
-    out: &Path,
-    err: &Path,
-    tpu: Option<&str>,
-    interpret: bool,
-) -> Option<Request> {
+/// Asks a server to run the export `job` describes: its script at its devices, the
+/// document into its `out` file and its stderr into its `err_path`, tracing for its TPU,
+/// recording values in JAX's TPU interpret mode if asked, the script given its arguments.
+/// `None` when no server could take it.
+pub(crate) fn submit(job: &super::Job) -> Option<Request> {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let line = serde_json::json!({
         "id": id,
-        "file": path,
-        "devices": devices,
-        "out": out,
-        "err": err,
-        "tpu": tpu,
-        "interpret_values": interpret,
+        "file": job.path,
+        "devices": job.devices,
+        "out": job.out,
+        "err": job.err_path,
+        "tpu": job.tpu,
+        "interpret_values": job.interpret,
+        "argv": job.args,
     })
     .to_string()
         + "\n";
     // A server that went idle between our look and our request is replaced once.
     for _ in 0..2 {
-        let server = current(py, pythonpath).ok()?;
+        let server = current(&job.py, &job.pythonpath).ok()?;
         if server.send(&line) {
             return Some(Request { server, id });
         }

@@ -21,6 +21,7 @@ mod programs;
 mod replay_after_fix;
 mod replay_safety;
 mod sarif;
+mod script_args;
 mod several_files;
 mod sizes;
 mod sizes_report;

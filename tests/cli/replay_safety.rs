@@ -161,6 +161,10 @@ fn header_fields_that_reach_a_process_are_plain_data() {
         ("devices ", "devices 100000", "not a number of devices"),
         ("kernel-file ", "kernel-file tc.py\nkernel-tpu v5e;touch pwned", "not a TPU chip name"),
         ("kernel-file ", &format!("kernel-file tc.py\nkernel-tpu {}", "v".repeat(33)), "not a TPU chip name"),
+        ("kernel-file ", "kernel-file tc.py\nkernel-args --out /etc/passwd", "not a JSON array of strings"),
+        ("kernel-file ", "kernel-file tc.py\nkernel-args [\"a\\u0000b\"]", "not a JSON array of strings"),
+        // Well-formed arguments are refused too, unless replay's own command line repeats them.
+        ("kernel-file ", "kernel-file tc.py\nkernel-args [\"--out\",\"/etc/passwd\"]", "replay gives a script only"),
     ];
     for (starts, replacement, words) in cases {
         let text: String = trace
@@ -174,15 +178,18 @@ fn header_fields_that_reach_a_process_are_plain_data() {
         assert!(err.contains(words), "{replacement}: `{err}` should say `{words}`");
     }
     assert!(!dir.join("pwned").exists());
-    // A kernel file whose name starts with `-` is a path, not an option of the exporter.
+    // A kernel file whose name starts with `-` is a path, not an option of the exporter
+    // (on the command line it is `./-h.py`: what follows `--` goes to the script).
     std::fs::copy(dir.join("tc.py"), dir.join("-h.py")).unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_semcheck"))
-        .args(["trace", "--devices", "2", "--format", "trace", "--", "-h.py"])
+        .args(["trace", "--devices", "2", "--format", "trace", "./-h.py"])
         .current_dir(&dir)
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
-    std::fs::write(dir.join("dash.trace"), &out.stdout).unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).replace("kernel-file ./-h.py", "kernel-file -h.py");
+    assert!(text.contains("\nkernel-file -h.py\n"), "{text}");
+    std::fs::write(dir.join("dash.trace"), text).unwrap();
     let (code, err) = replay(&dir.join("dash.trace"), &[], &dir, true);
     assert_eq!(code, 1, "{err}");
     // The flags of a kernel file do not apply to a catalogue trace.

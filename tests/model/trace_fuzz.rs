@@ -1,7 +1,7 @@
 //! Fuzzing the trace file parser and the replay with proptest: whatever the bytes, parsing
 //! and replaying return a result (an error names a line inside the file), never a panic;
-//! the header fields that reach the exporter's process (`kernel-tpu`, `kernel-sha256`)
-//! parse only as plain data. (The command line gets its own hostile corpus:
+//! the header fields that reach the exporter's process (`kernel-tpu`, `kernel-sha256`;
+//! `kernel-args` only with replay's own) parse only as plain data. (The command line gets its own hostile corpus:
 //! tests/cli/hostile.rs.)
 //! Any crash found is kept below as a regression test.
 
@@ -124,7 +124,7 @@ proptest! {
 
     #[test]
     fn arbitrary_kernel_file_headers_never_panic(
-        lines in proptest::collection::vec("(kernel-file|kernel-name|kernel-expect|kernel-sha256|kernel-tpu|dsl|devices|dma-order|dma-landing|engine-schedule|rule)( [ -~]{0,70})?", 0..10)
+        lines in proptest::collection::vec("(kernel-file|kernel-name|kernel-expect|kernel-sha256|kernel-tpu|kernel-args|dsl|devices|dma-order|dma-landing|engine-schedule|rule)( [ -~]{0,70})?", 0..10)
     ) {
         let text = format!("semcheck-trace 2\n{}\n", lines.join("\n"));
         exercise(text.as_bytes());

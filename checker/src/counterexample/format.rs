@@ -27,9 +27,11 @@
 //!   reference its outputs are checked against, `kernel-sha256` is the file's
 //!   hash when the trace was written, so a replay can say that the source changed, and
 //!   `kernel-tpu` the chip `SEMCHECK_TPU` named when it was traced, which a replay traces
-//!   it for again); the hash must be 64 hexadecimal digits and the chip a name of at most
-//!   32 letters, digits, `-`, `_` or `.`, as both reach the exporter's process (`semcheck
-//!   replay` runs a kernel file only when its hash matches, see its docs);
+//!   it for again, and `kernel-args` the script's own arguments, a JSON array of strings);
+//!   the hash must be 64 hexadecimal digits and the chip a name of at most 32 letters,
+//!   digits, `-`, `_` or `.`, as both reach the exporter's process (`semcheck replay` runs
+//!   a kernel file only when its hash matches, and with no arguments but those its own
+//!   command line gives, see its docs);
 //! * `devices` (required), `repeat` (default 1), *2* `dma-order` and `dma-landing`
 //!   (default `any` and `whole`);
 //! * optional: `engine`, `seed`, *2* `engine-schedule` (what replays the run on the engine
@@ -64,6 +66,8 @@ pub struct Header {
     pub source_sha256: Option<String>,
     /// The TPU chip a Python kernel file was traced for (`SEMCHECK_TPU`), if any.
     pub tpu: Option<String>,
+    /// The arguments the kernel file's script was run with (`sys.argv[1:]`).
+    pub script_args: Vec<String>,
     /// The engine and its configuration, free text (`explore strategy=bfs ...`).
     pub engine: Option<String>,
     /// The seed of a randomised engine, if any.
@@ -81,6 +85,7 @@ impl Header {
             case,
             source_sha256: None,
             tpu: None,
+            script_args: Vec::new(),
             engine: None,
             seed: None,
             engine_schedule: None,
@@ -175,6 +180,10 @@ impl TraceFile {
         if let Some(chip) = &h.tpu {
             out.push_str(&format!("kernel-tpu {}\n", one_line(chip)));
         }
+        if !h.script_args.is_empty() {
+            let args = serde_json::to_string(&h.script_args).expect("strings serialise");
+            out.push_str(&format!("kernel-args {args}\n"));
+        }
         out.push_str(&format!("devices {}\nrepeat {}\n", h.case.devices, h.case.repeat));
         let sem = &h.case.semantics;
         out.push_str(&format!("dma-order {}\ndma-landing {}\n", sem.dma_order.name(), sem.dma_landing.name()));
@@ -220,7 +229,7 @@ impl TraceFile {
             Events,
             End,
         }
-        const HEADER_KEYS: [&str; 16] = [
+        const HEADER_KEYS: [&str; 17] = [
             "protocol",
             "mutant",
             "kernel-file",
@@ -228,6 +237,7 @@ impl TraceFile {
             "kernel-expect",
             "kernel-sha256",
             "kernel-tpu",
+            "kernel-args",
             "dsl",
             "devices",
             "repeat",
@@ -239,7 +249,7 @@ impl TraceFile {
             "minimized",
         ];
         let mut part = Part::Start;
-        let mut values: [Option<(String, usize)>; 16] = Default::default();
+        let mut values: [Option<(String, usize)>; 17] = Default::default();
         let mut events = Vec::new();
         let mut rule = None;
         let mut message = None;
@@ -324,7 +334,7 @@ impl TraceFile {
         if part == Part::Start {
             return Err(syntax(last.max(1), format!("empty trace: expected `{MAGIC} {FORMAT_VERSION}`")));
         }
-        let [protocol, mutant, file, kernel, expect, sha, tpu, dsl, devices, repeat, order, landing, engine, seed, schedule, minimized] =
+        let [protocol, mutant, file, kernel, expect, sha, tpu, args, dsl, devices, repeat, order, landing, engine, seed, schedule, minimized] =
             values;
         let line = |v: &Option<(String, usize)>| v.as_ref().map_or(0, |(_, l)| *l);
         let lines = HeaderLines {
@@ -358,6 +368,16 @@ impl TraceFile {
                 ));
             }
         }
+        let script_args = match &args {
+            Some((_, l)) if !matches!(source, Source::Python { .. }) => {
+                return Err(syntax(*l, "`kernel-args` belongs to a `kernel-file`"))
+            }
+            None => Vec::new(),
+            Some((a, l)) => serde_json::from_str::<Vec<String>>(a)
+                .ok()
+                .filter(|args| args.iter().all(|a| !a.contains('\0')))
+                .ok_or_else(|| syntax(*l, "`kernel-args` is not a JSON array of strings without NUL characters"))?,
+        };
         if let Some((sha, l)) = &sha {
             if sha.len() != 64 || !sha.chars().all(|c| c.is_ascii_hexdigit()) {
                 return Err(syntax(*l, format!("`{sha}` is not a sha256 (64 hexadecimal digits)")));
@@ -395,6 +415,7 @@ impl TraceFile {
                 case: Case { source, devices, repeat, semantics },
                 source_sha256: text(sha),
                 tpu: text(tpu),
+                script_args,
                 engine: text(engine),
                 seed,
                 engine_schedule: text(schedule),

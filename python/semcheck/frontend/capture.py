@@ -48,7 +48,7 @@ from .dataflow import KERNELS, has_kernel, fed_by_kernels, sub_jaxprs
 from .errors import FrontendFailure, Unsupported, internal_error
 from .kernel import Captured, note_traced_names
 from .programs import Tracker
-from .scripts import run_as_main
+from .scripts import StderrTail, exit_message, run_as_main
 
 
 #: Where the host callbacks of :meth:`Capture.prefetch_values` deliver: ``(lowered call,
@@ -462,15 +462,15 @@ def record_interpreted(path: str, argv: list[str], out: str) -> int:
             return _placeholders(args, jaxpr, kw), None, None, []
 
     pjit._pjit_call_impl_python = hook
+    tail = StderrTail(sys.stderr)
     with open(out, "wb") as f:
         events = _EventFile(f)
         try:
-            with jaxcompat.interpreting_kernels(events):
+            with tail.keeping(), jaxcompat.interpreting_kernels(events):
                 run_as_main(path, argv)
                 jax.effects_barrier()
         except SystemExit as e:
-            if e.code not in (None, 0):
-                error = f"the script exited with status {e.code}"
+            error = exit_message(e, tail)
         except Exception as e:  # noqa: BLE001 - what was recorded until then is used
             error = f"the script failed ({_first_line(e)})"
         if error is None and failures:
@@ -723,13 +723,15 @@ def run_script(path: str, argv: list[str], capture: Capture) -> dict:
     uninstall = capture.install()
     start = time.perf_counter()
     interrupts = _Interrupts()
+    tail = StderrTail(sys.stderr)
     try:
-        with interrupts, contextlib.redirect_stdout(sys.stderr):
+        with tail.keeping(), interrupts, contextlib.redirect_stdout(sys.stderr):
             run_as_main(path, argv)
     except SystemExit as e:
-        if e.code not in (None, 0):
+        said = exit_message(e, tail)
+        if said is not None:
             script["status"] = "raised"
-            script["error"] = _error_record(e, path, f"the script exited with status {e.code}")
+            script["error"] = _error_record(e, path, said)
     except FrontendFailure as e:
         script["status"] = "raised"
         script["error"] = capture.failure = e.record

@@ -16,10 +16,12 @@ Importing this module does not import JAX.
 from __future__ import annotations
 
 import ast
+import contextlib
 import importlib
 import os
 import runpy
 import sys
+from typing import Any
 
 
 def as_module(path: str) -> tuple[str, str] | None:
@@ -55,6 +57,42 @@ def run_as_main(path: str, argv: list[str]) -> None:
     finally:
         sys.argv = old_argv
         sys.path[:] = old_path
+
+
+class StderrTail:
+    """``sys.stderr`` while a script runs: writes through to the stream it replaces and
+    keeps the last line of text written (what a script says as it exits: argparse's
+    usage error, ``sys.exit``'s message)."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self.last = ""
+
+    def write(self, text: str) -> int:
+        """Writes ``text`` on; keeps its last non-blank line."""
+        lines = [line.strip() for line in str(text).splitlines() if line.strip()]
+        if lines:
+            self.last = lines[-1][:500]
+        return self._stream.write(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+    def keeping(self) -> contextlib.AbstractContextManager:
+        """``sys.stderr`` replaced by this tail for a block."""
+        return contextlib.redirect_stderr(self)  # type: ignore[type-var]  # a stream in all but name
+
+
+def exit_message(e: SystemExit, tail: StderrTail) -> str | None:
+    """What a script's ``SystemExit`` says to the user; ``None`` for a normal end."""
+    if e.code in (None, 0):
+        return None
+    if not isinstance(e.code, int):
+        return f"the script exited: {e.code}"
+    said = f" after printing `{tail.last}`" if tail.last else ""
+    # 2 is argparse's (and the shell's) usage error.
+    hint = (" (the script's own arguments go after `--`: `semcheck check FILE -- ARGS`)" if e.code == 2 else "")
+    return f"the script exited with status {e.code}{said}{hint}"
 
 
 def _imports_relatively(path: str) -> bool:

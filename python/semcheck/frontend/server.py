@@ -14,8 +14,8 @@ and a request of another script takes the place of an idle worker.
 
 Protocol (one JSON object per line): a request on stdin
 ``{"id": 7, "file": "k.py", "devices": 4, "out": "7-4.json", "err": "7-4.stderr",
-"tpu": null, "interpret_values": false}`` (optionally ``"kernel": NAME``, only that
-kernel exported, and ``"call": {"qualname": ..., "payload": PICKLE}``: a function of
+"tpu": null, "interpret_values": false, "argv": []}`` (``argv``: the script's
+arguments; optionally ``"kernel": NAME``, only that kernel exported, and ``"call": {"qualname": ..., "payload": PICKLE}``: a function of
 ``file`` called with the pickled arguments, the Python API's export,
 :mod:`~semcheck.frontend._call`); on stdout, ``{"id": 7, "started": PID}`` when a worker
 (of process group ``PID``) takes it, then ``{"id": 7, "status": S, "seconds": 1.2,
