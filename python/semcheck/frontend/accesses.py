@@ -23,9 +23,10 @@ from . import location
 from .bindings import CARRY, BufferDecl, ExprB, RefB, ValB
 from .dataflow import used_later
 from .errors import Refused
+from .walker_state import WalkerPart
 
 
-class Accesses:
+class Accesses(WalkerPart):
     """The :class:`~semcheck.frontend.walker.KernelWalker`'s loads and stores."""
 
     def p_get(self, eqn: Any, env: dict) -> None:
@@ -67,7 +68,7 @@ class Accesses:
         """A store the kernel writes (``ref[...] = value``, giving the old value)."""
         if ref.what != "buffer":
             raise self.unsupported("semaphore store", "storing into a semaphore")
-        self.mosaic_rules(ref, tuple(getattr(value, "aval", None).shape), store=True)
+        self.mosaic_rules(ref, tuple(value.aval.shape), store=True)
         sid = self.scalar_state(ref)
         if sid is not None:
             self.scalar_swap(eqn, env, ref, sid, self.read(env, value))
@@ -113,8 +114,8 @@ class Accesses:
             self.scalar_store(ref, sid, inc)
             return
         val = self.as_value(self.read(env, eqn.invars[1]))
-        cur = ValB(("load", ref, self.epoch, self.writes.get(ref.id, 0), self.loc, None), val.shape, val.dtype, True)
-        self.store(ref, ValB(self.bounded(("add", cur.node, val.node)), val.shape, val.dtype, val.cellwise))
+        old = ValB(("load", ref, self.epoch, self.writes.get(ref.id, 0), self.loc, None), val.shape, val.dtype, True)
+        self.store(ref, ValB(self.bounded(("add", old.node, val.node)), val.shape, val.dtype, val.cellwise))
 
     def static_view(self, ref: RefB, what: str) -> None:
         """Refuses a view with a slice of dynamic size outside a DMA: a load or store

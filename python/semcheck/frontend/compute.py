@@ -15,6 +15,7 @@ from . import vectors
 from .bindings import ExprB, ValB
 from .errors import Unsupported
 from .vectors import IdxVec
+from .walker_state import WalkerPart
 
 # Elementwise primitives on data: applied cell by cell when shapes agree.
 ELEMENTWISE = {
@@ -42,7 +43,7 @@ VECTOR_ELEMENTWISE = set(INDEX_BINARY) | {"and", "or", "xor", "not", "neg", "sig
 MAX_TREE = 256
 
 
-class Compute:
+class Compute(WalkerPart):
     """The :class:`~semcheck.frontend.walker.KernelWalker`'s reading of primitives on values."""
 
     def index_primitive(self, eqn: Any, env: dict, ins: list[ExprB]) -> None:
@@ -176,6 +177,7 @@ class Compute:
         # A scalar operand computed from a whole view (a reduction) is not cell by cell either.
         cellwise = elementwise and all(v.shape == out_shape for v in arrays) and all(v.cellwise for v in vals)
         # Constant scalar operands are folded into the function's name.
+        args: tuple[tuple, ...]
         if elementwise and len(arrays) == 1 and len(scalars_const) == len(vals) - 1 and vals:
             template = self.template(name, vals, eqn.params)
             args = (arrays[0].node,)

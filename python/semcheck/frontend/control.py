@@ -14,9 +14,10 @@ from .bindings import CARRY, POISONED, ExprB, Poisoned, RefB, SemRead, Tainted, 
 from .dataflow import used_later
 from .errors import Unsupported
 from .vectors import IdxVec
+from .walker_state import WalkerPart
 
 
-class Control:
+class Control(WalkerPart):
     """The :class:`~semcheck.frontend.walker.KernelWalker`'s reading of control flow."""
 
     def sub_env(self, jaxpr: Any, args: Sequence[Any], consts: Sequence[Any] = ()) -> tuple[Any, dict]:
@@ -74,7 +75,7 @@ class Control:
         self.epoch, self.writes = start_epoch, start_writes
         if tainted:
             raise Tainted()
-        results = []
+        results: list[ExprB | RefB | Poisoned] = []
         for k in range(len(eqn.outvars)):
             branch_outs = [o[k] for o in outs]
             if any(isinstance(b, Poisoned) for b in branch_outs):
@@ -113,7 +114,9 @@ class Control:
         inner = getattr(jaxpr, "jaxpr", jaxpr)
         consts = [self.read_or_poisoned(env, x) for x in eqn.invars]
         names = tuple(inner.debug_info.arg_names) if inner.debug_info and inner.debug_info.arg_names else ()
-        sems, bufs, allocs = [], [], []
+        sems: list[int] = []
+        bufs: list[int] = []
+        allocs: list[RefB | Poisoned] = []
         for k, v in enumerate(inner.invars):
             name = names[k] if k < len(names) and names[k] else f"scoped{len(self.semaphores) + len(self.buffers)}"
             try:
@@ -150,7 +153,9 @@ class Control:
         tainted = False
         # The carries a while loop's condition reads: its bounds (fori_loop) or its own.
         bounds = _carries_read(cond[0], len(cond[1])) if cond is not None else set()
-        names, init, var_b = [], [], []
+        names: list[str] = []
+        init: list[E.Expr] = []
+        var_b: list[ExprB | ValB | Poisoned] = []
         # Data carries (an accumulator array, a loaded value): each lives in a private
         # VMEM buffer of its own, stored before the loop and at the end of every
         # iteration, and read wherever the carry is used.
@@ -251,7 +256,7 @@ class Control:
         stmts, outs = self.block(iteration)
         stmts.extend(reload)
         self.loc = loc
-        nexts = []
+        nexts: list[E.Expr] = []
         for k, (b, o) in enumerate(zip(var_b, outs)):
             if isinstance(b, Poisoned) or k in registers:
                 continue

@@ -156,8 +156,7 @@ class KernelBuilder:
             self.call_error = u
         self.prim = self.call.primitive if self.call else ("pallas_call" if cap.eqn.primitive.name == "pallas_call"
                                                            else "mpmd_map")
-        self.jaxpr = self.call.jaxpr if self.call else None
-        fname, floc = location.of_function(self.jaxpr) if self.call else (None, None)
+        fname, floc = location.of_function(self.call.jaxpr) if self.call else (None, None)
         self.function = fname
         self.function_loc = floc
         given = self.call.name if self.call else cap.eqn.params.get("name")
@@ -178,6 +177,12 @@ class KernelBuilder:
             "errors": [],
         }
 
+    def launch(self) -> jaxcompat.KernelCall:
+        """The kernel launch (``call``), read by the steps of :meth:`build` only: it raises
+        ``call_error`` before them when the launch could not be read."""
+        assert self.call is not None, "build() raises call_error before reading the launch"
+        return self.call
+
     # ------------------------------------------------------------------ mesh and grid
 
     def mesh(self) -> tuple[str, dict[str, int]]:
@@ -194,7 +199,7 @@ class KernelBuilder:
                               f"shard_map. (the shard_map is manual over {sorted(manual)} of mesh axes {list(axes)})",
                               "partial shard_map")
             return "shard_map", axes
-        meshes = self.call.meshes
+        meshes = self.launch().meshes
         if len(meshes) != 1:
             raise Unsupported("several meshes", f"pl.kernel over {len(meshes)} meshes", self.function_loc)
         mesh = meshes[0]
@@ -211,7 +216,7 @@ class KernelBuilder:
     def grid(self) -> tuple[int, ...]:
         if self.prim != "pallas_call":
             return ()
-        gm = self.call.grid_mapping
+        gm = self.launch().grid_mapping
         if getattr(gm, "num_dynamic_grid_bounds", 0):
             raise Unsupported("dynamic grid", "the grid has dynamic bounds", self.function_loc)
         return tuple(int(g) for g in gm.grid)
@@ -219,11 +224,11 @@ class KernelBuilder:
     # ------------------------------------------------------------------ arguments
 
     def declare_arguments(self, w: KernelWalker, kind: str) -> dict:
-        invars = self.jaxpr.invars
-        names = _arg_names(self.jaxpr)
-        names = [n if (i < len(names) and n) else f"arg{i}" for i, n in enumerate(list(names) + [""] * len(invars))]
+        call = self.launch()
+        invars = call.jaxpr.invars
+        traced = _arg_names(call.jaxpr)
+        names = [n if (i < len(traced) and n) else f"arg{i}" for i, n in enumerate(list(traced) + [""] * len(invars))]
         env: dict = {}
-        call = self.call
         n_in, n_out = call.num_inputs, call.num_outputs
         roles = ["input"] * n_in + ["output"] * n_out + ["scratch"] * (len(invars) - n_in - n_out)
         aliases = call.input_output_aliases
@@ -271,7 +276,7 @@ class KernelBuilder:
                 # Recorded; what uses the argument is skipped, the rest still read.
                 w.errors.append(u)
                 env[v] = POISONED
-        for v in self.jaxpr.constvars:
+        for v in call.jaxpr.constvars:
             w.errors.append(Unsupported("captured constant", f"the kernel closes over a constant array ({v.aval})",
                                         self.function_loc))
             env[v] = POISONED
@@ -303,9 +308,10 @@ class KernelBuilder:
 
     def num_index_operands(self) -> int:
         """The number of scalar-prefetch operands (they come first)."""
-        if self.call.grid_mapping is None:
+        gm = self.launch().grid_mapping
+        if gm is None:
             return 0
-        return int(self.call.grid_mapping.num_index_operands)
+        return int(gm.num_index_operands)
 
     def pipeline_loc(self) -> dict | None:
         """Where Pallas's pipeline copies are said to happen: the ``pallas_call``."""
@@ -353,13 +359,13 @@ class KernelBuilder:
     # ------------------------------------------------------------------ build rules
 
     def build_rules(self, w: KernelWalker, kind: str) -> dict:
-        cp = self.call.compiler_params
+        cp = self.launch().compiler_params
         collective_id = _compiler_param(cp, "collective_id")
         skip = bool(_compiler_param(cp, "skip_device_barrier", False))
         allow = bool(_compiler_param(cp, "allow_collective_id_without_custom_barrier", False))
         custom = w.barrier is not None
         comm = w.communicates
-        entry = {
+        entry: dict[str, Any] = {
             "collective_id": None if collective_id is None else int(collective_id),
             "uses_barrier_semaphore": custom,
             "has_communication": comm,
@@ -395,7 +401,8 @@ class KernelBuilder:
             rec["mesh"] = {"kind": kind, "axes": [{"name": n, "size": s} for n, s in axes.items()]}
             grid = self.grid()
             rec["grid"] = list(grid)
-            mark_uses(self.jaxpr)
+            jaxpr = self.launch().jaxpr
+            mark_uses(jaxpr)
             # SMEM integers a DMA copies, or data is stored into, hold data, not scalar
             # state: when the walk finds some it read as scalar state, it walks again with
             # those read as data.
@@ -411,9 +418,9 @@ class KernelBuilder:
                 self.walker = w
                 self.pipes = []
                 env = self.declare_arguments(w, kind)
-                prefetch = [env[v] for v in self.jaxpr.invars[:self.num_index_operands()]]
+                prefetch = [env[v] for v in jaxpr.invars[:self.num_index_operands()]]
                 blocks.copy_in(w, self.pipes, grid, prefetch, self.pipeline_loc())
-                w.walk(self.jaxpr, env)
+                w.walk(jaxpr, env)
                 blocks.copy_out(w, self.pipes, grid, prefetch, self.pipeline_loc())
                 tables = set(w.table_of) | {sc["buffer"] for sc in w.scalars if "recorded" in sc}
                 again = (({sc["buffer"] for sc in w.scalars} - tables) & w.dma_touched) | w.data_stored

@@ -4,9 +4,9 @@ integers into it (index windows)."""
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
-
+import dataclasses
 import itertools
+from typing import Any
 
 import numpy as np
 from jax._src import core as jax_core
@@ -17,6 +17,7 @@ from . import vectors
 from .vectors import IdxVec
 from .bindings import BufferDecl, ExprB, RefB, Tainted, slice_step
 from .dataflow import used_later
+from .walker_state import WalkerPart
 
 #: The most elements of a copy of known integers into SMEM scalar state (see
 #: :meth:`KernelWalker.window_copy`).
@@ -27,7 +28,8 @@ MAX_COPIED_SCALARS = 4096
 MAX_SCALAR_ELEMENTS = 1 << 22
 
 
-class RecordedCopy(NamedTuple):
+@dataclasses.dataclass(frozen=True)
+class RecordedCopy:
     """A copy site into SMEM read with the values of JAX's interpreted run
     (``--interpret-values``): its name (``buffer@file:line``) and its two scalar arrays,
     the values its copies carried and how many of them a device has started."""
@@ -37,7 +39,7 @@ class RecordedCopy(NamedTuple):
     count: int
 
 
-class Scalars:
+class Scalars(WalkerPart):
     """The :class:`~semcheck.frontend.walker.KernelWalker`'s SMEM scalar state."""
 
     def scalar_state(self, ref: RefB, window: tuple = ()) -> int | None:

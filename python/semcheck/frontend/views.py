@@ -15,9 +15,10 @@ from jax._src import tree_util
 from . import exprs as E
 from . import jaxcompat
 from .bindings import RefB, ValB, mesh_of, slice_step
+from .walker_state import WalkerPart
 
 
-class Views:
+class Views(WalkerPart):
     """The :class:`~semcheck.frontend.walker.KernelWalker`'s reading of refs and device ids."""
 
     #: Whether the walker is reading a DMA wait's descriptor (see :meth:`offset`).
@@ -54,7 +55,10 @@ class Views:
         if len(t.indices) != len(view):
             raise self.unsupported("indexing", f"{what}: {len(t.indices)} indices for a view of rank {len(view)}")
         dims = list(ref.dims)
-        after, entries = [], []
+        after: list[tuple] = []
+        entries: list[tuple[tuple, tuple | None]] = []
+        # Each index, then None where it is composed into ``dims`` (or is a unit dimension's).
+        entry: tuple | None
         for v, idx in zip(view, t.indices):
             entry = self.index_entry(env, idx, what)
             kind = entry[0]
