@@ -82,57 +82,55 @@ pub(crate) fn run() -> i32 {
             return code;
         }
     };
+    if let Err(e) = apply_script_args(&cli.command) {
+        return failed(machine, &command, &e);
+    }
     init_logging();
     watch::start(limits(&cli.command));
-    let result = match apply_script_args(&cli.command) {
-        Err(e) => Err(e),
-        Ok(()) => match cli.command {
-            Command::List { json } => list::run(json),
-            Command::Doctor(args) => doctor::run(&args),
-            Command::Supervise(args) => supervise::run(&args),
-            Command::Semantics { json } => semantics::run(json),
-            Command::Bench(args) => bench::run(&args),
-            Command::Trace(args) => trace::run(&args),
-            Command::Simulate(args) => simulate::run(&args),
-            Command::Replay(args) => {
-                return replay::run(&args).unwrap_or_else(|e| {
-                    watch::watch().idle();
-                    eprintln!("semcheck: error: {e}");
-                    {
-                        output::emit_error(machine, &command, &e.to_string());
-                    }
-                    EXIT_USAGE
-                })
+    let result = match cli.command {
+        Command::List { json } => list::run(json),
+        Command::Doctor(args) => doctor::run(&args),
+        Command::Supervise(args) => supervise::run(&args),
+        Command::Semantics { json } => semantics::run(json),
+        Command::Bench(args) => bench::run(&args),
+        Command::Trace(args) => trace::run(&args),
+        Command::Simulate(args) => simulate::run(&args),
+        Command::Replay(args) => {
+            return replay::run(&args).unwrap_or_else(|e| {
+                watch::watch().idle();
+                failed(machine, &command, &e)
+            })
+        }
+        Command::Stress(args) => stress::run(&args),
+        Command::Engines(args) => engines::run(&args),
+        Command::Mutate(args) => mutate::run(&args),
+        Command::Check(args) => shuttle::validate(&args).and_then(|()| {
+            if !args.more_files.is_empty() && args.sizes.is_some() {
+                Err(usage("--sizes takes one protocol or kernel file; give one file with it"))
+            } else if args.case.target == "all" && !args.more_files.is_empty() {
+                Err(usage("`check all` checks the catalogue; kernel files are checked with `check FILE...`"))
+            } else if args.case.target == "all" && args.sizes.is_some() {
+                Err(usage("`check all` chooses its own sizes; --sizes takes one protocol or kernel file"))
+            } else if args.case.target == "all" {
+                all::run(&args)
+            } else {
+                check::run(&args)
             }
-            Command::Stress(args) => stress::run(&args),
-            Command::Engines(args) => engines::run(&args),
-            Command::Mutate(args) => mutate::run(&args),
-            Command::Check(args) => shuttle::validate(&args).and_then(|()| {
-                if !args.more_files.is_empty() && args.sizes.is_some() {
-                    Err(usage("--sizes takes one protocol or kernel file; give one file with it"))
-                } else if args.case.target == "all" && !args.more_files.is_empty() {
-                    Err(usage("`check all` checks the catalogue; kernel files are checked with `check FILE...`"))
-                } else if args.case.target == "all" && args.sizes.is_some() {
-                    Err(usage("`check all` chooses its own sizes; --sizes takes one protocol or kernel file"))
-                } else if args.case.target == "all" {
-                    all::run(&args)
-                } else {
-                    check::run(&args)
-                }
-            }),
-        },
+        }),
     };
     watch::watch().idle();
     match result {
         Ok(code) => code,
-        Err(e) => {
-            eprintln!("semcheck: error: {e}");
-            {
-                output::emit_error(machine, &command, &e.to_string());
-            }
-            EXIT_USAGE
-        }
+        Err(e) => failed(machine, &command, &e),
     }
+}
+
+/// Says the error that ends `command` (on stderr, and as a document on stdout when
+/// machine output was asked for): exit 2.
+fn failed(machine: Option<output::OutputFormat>, command: &str, e: &dyn std::fmt::Display) -> i32 {
+    eprintln!("semcheck: error: {e}");
+    output::emit_error(machine, command, &e.to_string());
+    EXIT_USAGE
 }
 
 /// Gives the arguments after `--` to every export of the command ([`args::ScriptArgs`]).

@@ -67,13 +67,13 @@ pub(crate) fn script_args(file: &TraceFile, given: &[String], name: &str) -> Res
     if recorded.as_slice() == given {
         return Ok(Vec::new());
     }
-    let shown = |args: &[String]| args.iter().map(|a| super::trace::quoted(a)).collect::<Vec<_>>().join(" ");
+    let shown = super::trace::shell_words;
     if given.is_empty() {
         return Err(format!(
             "{name}: the trace's script was run with the arguments `{}`; replay gives a script only the arguments \
              its own command line gives: `semcheck replay {} -- {}`",
             shown(recorded),
-            super::trace::quoted(name),
+            shown(&[name.to_string()]),
             shown(recorded)
         ));
     }
@@ -89,8 +89,7 @@ pub(crate) fn with_args(args: &[String]) -> String {
     if args.is_empty() {
         return String::new();
     }
-    let shown: Vec<String> = args.iter().map(|a| super::trace::quoted(a)).collect();
-    format!(" with the arguments `{}`", shown.join(" "))
+    format!(" with the arguments `{}`", super::trace::shell_words(args))
 }
 
 /// The sha256 of a file's bytes, in lowercase hexadecimal (read in pieces: any size).

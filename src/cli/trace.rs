@@ -195,15 +195,19 @@ pub(crate) fn html_command(case: &Case) -> Option<String> {
     words.extend(["--format", "html"].map(str::to_string));
     let args = semcheck::frontend::script_args();
     if matches!(case.source, Source::Python { .. }) && !args.is_empty() {
-        words.push("--".to_string());
-        words.extend(args.iter().map(|a| quoted(a)));
+        words.extend(["--".to_string(), shell_words(&args)]);
     }
     words.extend([">", "counterexample.html"].map(str::to_string));
     Some(words.join(" "))
 }
 
+/// `words` as words of a POSIX shell command: each [`quoted`], separated by spaces.
+pub(crate) fn shell_words(words: &[String]) -> String {
+    words.iter().map(|w| quoted(w)).collect::<Vec<_>>().join(" ")
+}
+
 /// `word` as one word of a POSIX shell command (single-quoted unless it is plain).
-pub(crate) fn quoted(word: &str) -> String {
+fn quoted(word: &str) -> String {
     let plain = |c: char| c.is_ascii_alphanumeric() || "_-./:=,+@%".contains(c);
     if !word.is_empty() && word.chars().all(plain) {
         word.to_string()
