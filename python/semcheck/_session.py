@@ -19,8 +19,12 @@ What a process of its own per export gave, kept here:
   export has ended, and the server is ended with it before the export returns.
 * **The memory budget** counts the server's whole tree (at most one export runs at once);
   a server started with another budget is replaced.
-* **The caller's environment and current directory** at the time of the call: a server
-  started with others is replaced. Only the main thread uses it (``PR_SET_PDEATHSIG``,
+* **The caller's environment and current directory** at the time of the call: each
+  request carries them, and its export runs with them (a test's ``monkeypatch.setenv`` or
+  ``chdir`` keeps the server), but for the variables read when the server started
+  (:func:`~semcheck.frontend.server.read_at_startup`: ``JAX_*``, ``XLA_*``,
+  ``PYTHONPATH``, ...): a server started with other values of those is replaced. Only
+  the main thread uses it (``PR_SET_PDEATHSIG``,
   which ends ``supervise`` with its caller, fires when the *thread* that started it ends);
   other threads, and a call while the server is busy, export in a process of their own.
 
@@ -42,6 +46,7 @@ import time
 from typing import IO
 
 from ._procs import descendants
+from .frontend.server import read_at_startup
 
 
 @dataclasses.dataclass
@@ -77,7 +82,6 @@ class Session:
     def __init__(self, command: list[str], env: dict[str, str], memory: int | None):
         self.memory = memory
         self.env = env
-        self.cwd = os.getcwd()
         self.owner = os.getpid()
         self.folder = tempfile.mkdtemp(prefix="semcheck-session-")
         self._log = open(os.path.join(self.folder, "server.stderr"), "w+b")
@@ -96,10 +100,10 @@ class Session:
 
     def usable(self, memory: int | None, env: dict[str, str]) -> bool:
         """Whether this server can run an export of this process under ``memory``, with the
-        environment ``env`` and the current directory (a process of its own would start
-        with these: a server started with others is replaced)."""
-        return (self.owner == os.getpid() and self.memory == memory and _lasting(self.env) == _lasting(env)
-                and self.cwd == os.getcwd() and self.proc.poll() is None)
+        environment ``env`` (a process of its own would start with it: a server started
+        with other values of the variables read at start-up is replaced)."""
+        return (self.owner == os.getpid() and self.memory == memory and _at_startup(self.env) == _at_startup(env)
+                and self.proc.poll() is None)
 
     def export(self, request: dict, seconds: float) -> Outcome:
         """Runs one export (``request`` as :mod:`semcheck.frontend.server` reads it, without
@@ -197,11 +201,9 @@ class Session:
 
 #: Environment variables that change between two calls without changing what an export
 #: reads: pytest names the running test in one.
-_VOLATILE = ("PYTEST_CURRENT_TEST",)
-
-
-def _lasting(env: dict[str, str]) -> dict[str, str]:
-    return {k: v for k, v in env.items() if k not in _VOLATILE}
+def _at_startup(env: dict[str, str]) -> dict[str, str]:
+    """The variables of ``env`` the server reads when it starts."""
+    return {k: v for k, v in env.items() if read_at_startup(k)}
 
 
 def _remove(folder: str) -> None:

@@ -467,6 +467,8 @@ def export(target: str | os.PathLike | Callable, *args: Any, devices: int, kerne
             try:
                 session = _session(max_memory_mib)
                 if session is not None:
+                    # This export's own environment and directory, as a process of its own would have.
+                    request.update(env=_env(), cwd=os.getcwd())
                     _export_in_session(session, request, budget, doing)
                     with open(out) as f:
                         return json.load(f)

@@ -115,8 +115,8 @@ def test_a_session_exports_through_one_server_as_processes_of_their_own_would(mo
     alone = sp.export(mixed, devices=2, kernel="shift")
     assert [k["name"] for k in alone["kernels"]] == ["shift"], alone["kernels"]
     monkeypatch.delenv("SEMCHECK_EXPORT")
-    # Another environment is another server (a process of its own would see it); closing
-    # the session ends it and removes its files.
+    # Another value of a variable read at start-up is another server (a process of its own
+    # would see it); closing the session ends it and removes its files.
     monkeypatch.setenv("SEMCHECK_TEST_SETTING", "1")
     sp.export(run_ring, devices=2)
     assert sp.api._session_now is not server and server.proc.poll() is not None
@@ -418,3 +418,28 @@ def test_a_script_runs_with_the_arguments_it_is_given(tmp_path, export_mode):
         sp.check_file(str(script), devices=2)
     with pytest.raises(sp.SemcheckError, match="script_args go to a kernel file's script"):
         sp.assert_proved(run_ring, devices=2, script_args=["--ring", "yes"])
+
+
+def test_a_session_serves_each_export_with_the_callers_environment_and_directory(tmp_path, monkeypatch):
+    # A test's own variables and directory change per export, through the same server.
+    from conftest import KERNELS
+
+    perm = os.path.join(KERNELS, "prefetch_perm.py")
+    sp.api.close_session()
+    monkeypatch.setenv("PERM", "ring")
+    (ring,) = sp.check_file(perm, devices=3)
+    server = sp.api._session_now
+    monkeypatch.setenv("PERM", "bad")
+    (bad,) = sp.check_file(perm, devices=3)
+    assert (ring.verdict, bad.verdict) == ("proved", "violation")
+    monkeypatch.delenv("PERM")  # the script's default: the ring
+    assert [v.verdict for v in sp.check_file(perm, devices=3)] == ["proved"]
+    script = tmp_path / "in_its_folder.py"
+    with open(os.path.join(SEEDS, "ppermute.py")) as f:
+        seed = f.read()
+    script.write_text(f"import os\nif os.getcwd() != {str(tmp_path)!r}:\n    raise SystemExit('in ' + os.getcwd())\n"
+                      + seed)
+    monkeypatch.chdir(tmp_path)
+    assert [v.verdict for v in sp.check_file(str(script), devices=2)] == ["proved"]
+    assert sp.api._session_now is server and server.proc.poll() is None
+    sp.api.close_session()

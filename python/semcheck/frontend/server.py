@@ -15,7 +15,9 @@ and a request of another script takes the place of an idle worker.
 Protocol (one JSON object per line): a request on stdin
 ``{"id": 7, "file": "k.py", "devices": 4, "out": "7-4.json", "err": "7-4.stderr",
 "tpu": null, "interpret_values": false, "argv": []}`` (``argv``: the script's
-arguments; optionally ``"kernel": NAME``, only that kernel exported, and ``"call": {"qualname": ..., "payload": PICKLE}``: a function of
+arguments; optionally ``"env"`` and ``"cwd"``, the caller's environment and directory for
+this export, of which the variables read at start-up, :func:`read_at_startup`, stay the
+server's; ``"kernel": NAME``, only that kernel exported; and ``"call": {"qualname": ..., "payload": PICKLE}``: a function of
 ``file`` called with the pickled arguments, the Python API's export,
 :mod:`~semcheck.frontend._call`); on stdout, ``{"id": 7, "started": PID}`` when a worker
 (of process group ``PID``) takes it, then ``{"id": 7, "status": S, "seconds": 1.2,
@@ -43,6 +45,20 @@ import sys
 import time
 import traceback
 from typing import Any
+
+#: Prefixes of the environment variables read when the server starts, before any script
+#: (by Python, JAX and XLA as they are imported and configured, the numerical libraries
+#: numpy loads, the front end itself): a caller whose values of these differ needs a
+#: server of its own. Every other variable is an export's own (a request's ``env``).
+STARTUP_PREFIXES = ("PYTHON", "JAX_", "XLA_", "TPU_", "LIBTPU", "TF_", "LD_", "SEMCHECK_", "OMP_", "OPENBLAS_",
+                    "MKL_", "NPY_", "MALLOC_", "GRPC_")
+
+
+def read_at_startup(name: str) -> bool:
+    """Whether the environment variable ``name`` is read when the server starts
+    (:data:`STARTUP_PREFIXES`)."""
+    return name.startswith(STARTUP_PREFIXES)
+
 
 #: Modules imported once by the server, before any script: what every export imports
 #: before it runs the script, and the Pallas modules kernel scripts import. None of them

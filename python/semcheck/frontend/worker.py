@@ -47,7 +47,7 @@ import types
 from typing import Any, Callable
 
 from .._procs import processes
-from . import jaxcompat
+from . import jaxcompat, server
 from .export import forget_exports
 
 
@@ -182,11 +182,23 @@ def _peak_kib(reset: bool) -> int:
     return max(peak, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
 
 
+def _take_environment(env: dict[str, str]) -> None:
+    """The caller's environment for one export: its variables but those read when the
+    server started, which stay the server's (``Baseline`` puts all back after)."""
+    for name in [n for n in os.environ if not server.read_at_startup(n) and n not in env]:
+        del os.environ[name]
+    os.environ.update({n: v for n, v in env.items() if not server.read_at_startup(n)})
+
+
 def _export(req: dict, main: Callable[[list[str]], int]) -> int:
     """One export with its stderr into ``req["err"]``; its exit code."""
     err = os.open(req["err"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(err, 2)
     os.close(err)
+    if "env" in req:
+        _take_environment(req["env"])
+    if "cwd" in req:
+        os.chdir(req["cwd"])
     if req.get("tpu"):
         os.environ["SEMCHECK_TPU"] = req["tpu"]
     if req.get("interpret_values"):
