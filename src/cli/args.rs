@@ -268,11 +268,17 @@ pub(crate) struct ScriptArgs {
 
 impl ScriptArgs {
     /// Makes every export of this command run its script with these arguments; an error
-    /// when there are some and `target` is no kernel file.
+    /// when there are some and `target` runs no script (a catalogue protocol, a kernel
+    /// document).
     pub(crate) fn apply(&self, target: &str) -> Result<(), semcheck::ModelError> {
         if !self.args.is_empty() && !super::target::is_file(target) {
             return Err(super::usage(format!(
                 "the arguments after `--` go to a kernel file's script; `{target}` is a catalogue protocol"
+            )));
+        }
+        if !self.args.is_empty() && semcheck::frontend::is_document(std::path::Path::new(target)) {
+            return Err(super::usage(format!(
+                "the arguments after `--` go to a kernel file's script; {target} is an exported document, which runs none"
             )));
         }
         semcheck::frontend::run_scripts_with(&self.args);

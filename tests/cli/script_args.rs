@@ -41,10 +41,12 @@ fn the_arguments_after_two_dashes_reach_the_script_and_its_verdict() {
     assert_eq!(code, 1, "{err}");
     assert!(out.contains("VIOLATION (race)"), "{out}");
     assert!(out.contains("--devices 2 --format html -- --early yes > counterexample.html"), "{out}");
-    // A catalogue protocol has no script.
-    let (code, _, err) = semcheck(&["check", "psum", "--", "--early", "no"]);
-    assert_eq!(code, 2, "{err}");
-    assert!(err.contains("the arguments after `--` go to a kernel file's script"), "{err}");
+    // A catalogue protocol and an exported document run no script.
+    for target in ["psum", "kernels.json"] {
+        let (code, _, err) = semcheck(&["check", target, "--", "--early", "no"]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("the arguments after `--` go to a kernel file's script"), "{err}");
+    }
 }
 
 #[test]
