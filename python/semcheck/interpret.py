@@ -57,7 +57,7 @@ import time
 import traceback
 from typing import Any, Callable
 
-from .frontend.scripts import run_as_main
+from .frontend.scripts import StderrTail, exit_message, run_as_main
 
 #: Seconds the cursor may wait for a device before the run counts as diverged.
 STALL_SECONDS = 30.0
@@ -504,17 +504,17 @@ def run(plan: dict, schedule: str) -> dict:
 
     np.random.seed(0)  # the race detector's choice of virtual clocks
     race_found = False
+    tail = StderrTail(sys.stderr)
     try:
-        with contextlib.redirect_stdout(out), pltpu.force_tpu_interpret_mode(params):
+        with tail.keeping(), contextlib.redirect_stdout(out), pltpu.force_tpu_interpret_mode(params):
             try:
                 run_as_main(path, list(plan.get("argv", [])))
             except SystemExit as e:
-                if e.code not in (None, 0):
-                    raise
+                error = exit_message(e, tail)
             finally:
                 _drain()
         race_found = bool(getattr(ip, "races", None) is not None and ip.races.races_found)
-    except BaseException as e:  # noqa: BLE001 - reported: the interpreter may fail or the script exit
+    except BaseException as e:  # noqa: BLE001 - reported: the interpreter may fail
         error = f"{type(e).__name__}: {str(e)[-500:]}"
         if os.environ.get("SEMCHECK_INTERPRET_DEBUG"):
             traceback.print_exc()
