@@ -79,12 +79,15 @@ def test_the_marker_checks_a_users_project(tmp_path, workers):
 
 def test_the_ci_job_checks_a_folder_of_kernels_into_sarif(tmp_path):
     # docs/ci.md's job: `semcheck check kernels/*.py --format sarif` from the project's
-    # root, the folder holding a package's __init__.py beside its kernels.
+    # root, the folder a package: its __init__.py and a module that runs a sibling's kernel
+    # import relatively (run as `python -m kernels.ring` runs it), the sibling only defines it.
     kernels = tmp_path / "kernels"
     kernels.mkdir()
     for name in ("ppermute.py", "psum--no-capacity.py"):
         shutil.copy(os.path.join(REPO, "protocols", "pallas", name), kernels / name)
-    (kernels / "__init__.py").write_text("")
+    shutil.copy(os.path.join(REPO, "tests", "wheel", "project", "kernels.py"), kernels / "shift.py")
+    (kernels / "__init__.py").write_text("from .shift import run\n")
+    (kernels / "ring.py").write_text("from .shift import run\n\nrun()\n")
     files = sorted(f"kernels/{name}" for name in os.listdir(kernels))  # as the shell expands kernels/*.py
     proc = run(BIN, "check", *files, "--devices", "2", "--format", "sarif", cwd=str(tmp_path))
     assert proc.returncode == 1, proc.stdout + proc.stderr
@@ -95,7 +98,8 @@ def test_the_ci_job_checks_a_folder_of_kernels_into_sarif(tmp_path):
     assert result["ruleId"] == "race" and location["region"]["startLine"] > 0, result
     invocation = log["invocations"][0]
     assert invocation["executionSuccessful"] is True, invocation
-    assert [n["level"] for n in invocation["toolExecutionNotifications"]] == ["note"], invocation
+    notes = invocation["toolExecutionNotifications"]
+    assert [n["level"] for n in notes] == ["note", "note"], invocation  # __init__.py and shift.py call no kernel
 
 
 def test_a_counterexample_shows_its_wrong_numbers_in_this_jax_s_interpreter(tmp_path):
