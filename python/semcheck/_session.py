@@ -199,8 +199,6 @@ class Session:
         _remove(self.folder)
 
 
-#: Environment variables that change between two calls without changing what an export
-#: reads: pytest names the running test in one.
 def _at_startup(env: dict[str, str]) -> dict[str, str]:
     """The variables of ``env`` the server reads when it starts."""
     return {k: v for k, v in env.items() if read_at_startup(k)}

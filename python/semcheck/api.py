@@ -350,15 +350,14 @@ _session_now: Session | None = None
 _session_lock = threading.Lock()
 
 
-def _session(max_memory_mib: int | None) -> Session | None:
-    """The session's export server for an export under ``max_memory_mib`` (started, or
-    restarted with that budget, this environment and directory, as needed); ``None`` with
-    ``SEMCHECK_EXPORT=process`` and outside the main thread. Called with
-    :data:`_session_lock` held."""
+def _session(max_memory_mib: int | None, env: dict[str, str]) -> Session | None:
+    """The session's export server for an export under ``max_memory_mib`` in the
+    environment ``env`` (started, or restarted with that budget or other values of the
+    variables read at start-up, as needed); ``None`` with ``SEMCHECK_EXPORT=process`` and
+    outside the main thread. Called with :data:`_session_lock` held."""
     global _session_now
     if os.environ.get("SEMCHECK_EXPORT") == "process" or threading.current_thread() is not threading.main_thread():
         return None
-    env = _env()
     if _session_now is not None and not _session_now.usable(max_memory_mib, env):
         _session_now.close(kill=True)
         _session_now = None
@@ -425,6 +424,10 @@ def _exit_code(status: int | None) -> int:
     return -signal.SIGKILL if status is None else os.waitstatus_to_exitcode(status)
 
 
+#: Why a function takes no ``script_args``.
+_FUNCTION_SCRIPT_ARGS = "script_args go to a kernel file's script; a function is called with its own arguments"
+
+
 def export(target: str | os.PathLike | Callable, *args: Any, devices: int, kernel: str | None = None,
            max_seconds: float | None = None, max_memory_mib: int | None = None, interpret_values: bool = False,
            script_args: Sequence[str] = (), **kwargs: Any) -> dict:
@@ -437,7 +440,7 @@ def export(target: str | os.PathLike | Callable, *args: Any, devices: int, kerne
     arguments (``sys.argv[1:]``)."""
     _refuse_in_child("export")
     if callable(target) and script_args:
-        raise SemcheckError("script_args go to a kernel file's script; a function is called with its own arguments")
+        raise SemcheckError(_FUNCTION_SCRIPT_ARGS)
     with tempfile.TemporaryDirectory(prefix="semcheck-") as tmp:
         out = os.path.join(tmp, "doc.json")
         request: dict[str, Any] = {"devices": devices, "out": out, "tpu": os.environ.get("SEMCHECK_TPU") or None,
@@ -465,10 +468,11 @@ def export(target: str | os.PathLike | Callable, *args: Any, devices: int, kerne
         # The session's server, unless another thread of this process is using it.
         if _session_lock.acquire(blocking=False):
             try:
-                session = _session(max_memory_mib)
+                env = _env()
+                session = _session(max_memory_mib, env)
                 if session is not None:
                     # This export's own environment and directory, as a process of its own would have.
-                    request.update(env=_env(), cwd=os.getcwd())
+                    request.update(env=env, cwd=os.getcwd())
                     _export_in_session(session, request, budget, doing)
                     with open(out) as f:
                         return json.load(f)
@@ -660,7 +664,7 @@ def assert_proved(target: str | os.PathLike | Callable, *args: Any, devices: int
                 interpret_values=interpret_values)
     if callable(target):
         if script_args:
-            raise SemcheckError("script_args go to a kernel file's script; a function is called with its own arguments")
+            raise SemcheckError(_FUNCTION_SCRIPT_ARGS)
         verdicts = check(target, *args, **opts, **kwargs)
     else:
         verdicts = check_file(target, **opts, script_args=script_args)

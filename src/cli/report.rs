@@ -231,15 +231,16 @@ impl Checked {
             Verdict::Incomplete { reason, detail } => json!({"reason": reason, "detail": detail}),
             _ => Value::Null,
         };
-        let (kernel, defined, prefetch, frontend) = match &self.case.source {
+        let (kernel, defined, prefetch, frontend, script_args) = match &self.case.source {
             Source::Python { path, kernel, .. } => (
                 kernel.clone(),
                 semcheck::frontend::kernel_location(path, self.case.devices, kernel.as_deref())
                     .map(|(file, line, function)| json!({"file": file, "line": line, "function": function})),
                 semcheck::frontend::kernel_prefetch(path, self.case.devices, kernel.as_deref()),
                 semcheck::frontend::frontend_json(path, self.case.devices),
+                semcheck::frontend::script_args_of(path, self.case.devices),
             ),
-            _ => (None, None, None, None),
+            _ => (None, None, None, None, None),
         };
         let mut v = case_json(&self.case);
         let more = json!({
@@ -248,6 +249,7 @@ impl Checked {
             "kernel_defined_at": defined,
             "program_kernels": self.program.has_several_kernels().then(|| self.program.kernels.clone()),
             "frontend": frontend,
+            "script_args": script_args,
             "prefetch": prefetch,
             "verdict": self.outcome.verdict.name(),
             "violation": violation,
@@ -463,7 +465,7 @@ pub(crate) fn describe_engine(run: &EngineRun) -> String {
 /// What every case's JSON object says of the case itself: where its kernel comes from,
 /// the mesh size, the repeat count and the assumptions.
 fn case_json(case: &Case) -> Value {
-    let mut v = json!({
+    json!({
         "source": case.source,
         "protocol": case.source.protocol(),
         "mutant": case.source.mutant(),
@@ -474,11 +476,7 @@ fn case_json(case: &Case) -> Value {
         "devices": case.devices,
         "repeat": case.repeat,
         "semantics": case.semantics,
-    });
-    if let Source::Python { path, .. } = &case.source {
-        v["script_args"] = json!(semcheck::frontend::script_args_of(path, case.devices));
-    }
-    v
+    })
 }
 
 #[cfg(test)]

@@ -140,9 +140,8 @@ pub(crate) fn run(args: &TraceArgs) -> Result<i32, ModelError> {
     let mut file = found.trace_file(case, &engine_name(&config));
     file.header.source_sha256 = semcheck::source_sha256(case);
     file.header.tpu = semcheck::source_tpu(case);
-    if matches!(case.source, Source::Python { .. }) {
-        file.header.script_args = semcheck::frontend::script_args();
-    }
+    // Empty but for a kernel file's script (`ScriptArgs::apply` refuses them elsewhere).
+    file.header.script_args = semcheck::frontend::script_args();
     match args.format().render() {
         None => emit(&file.to_text()),
         Some(Format::Json) => emit_document(&trace_document(
@@ -194,7 +193,7 @@ pub(crate) fn html_command(case: &Case) -> Option<String> {
     }
     words.extend(["--format", "html"].map(str::to_string));
     let args = semcheck::frontend::script_args();
-    if matches!(case.source, Source::Python { .. }) && !args.is_empty() {
+    if !args.is_empty() {
         words.extend(["--".to_string(), shell_words(&args)]);
     }
     words.extend([">", "counterexample.html"].map(str::to_string));

@@ -248,9 +248,9 @@ const BOOTSTRAP_NAMES: [&str; 5] = ["python3", "python3.14", "python3.13", "pyth
 /// (jax [`MANAGED_JAX`] needs it). An error names what was found; an interpreter that
 /// cannot be run at all is left for the environment's creation to report.
 pub fn bootstrap_python() -> Result<PathBuf, String> {
-    let (major, minor) = interpreter::MIN_PYTHON;
+    let min = interpreter::min_python();
     let fix = format!(
-        "Fix: install Python {major}.{minor} or newer (or set SEMCHECK_BOOTSTRAP_PYTHON to one, or SEMCHECK_PYTHON to \
+        "Fix: install Python {min} or newer (or set SEMCHECK_BOOTSTRAP_PYTHON to one, or SEMCHECK_PYTHON to \
          an interpreter with a supported jax)"
     );
     if let Some(given) = std::env::var_os("SEMCHECK_BOOTSTRAP_PYTHON") {
@@ -258,7 +258,7 @@ pub fn bootstrap_python() -> Result<PathBuf, String> {
         return match interpreter::probe(&given) {
             Ok(p) if !interpreter::python_supported(&p.python) => Err(format!(
                 "SEMCHECK_BOOTSTRAP_PYTHON ({}) is Python {}: the managed environment (jax {MANAGED_JAX}) needs \
-                 Python {major}.{minor} or newer. {fix}",
+                 Python {min} or newer. {fix}",
                 given.display(),
                 p.python
             )),
@@ -278,7 +278,7 @@ pub fn bootstrap_python() -> Result<PathBuf, String> {
         return Ok(PathBuf::from("python3"));
     }
     Err(format!(
-        "creating the managed environment (jax {MANAGED_JAX}) needs Python {major}.{minor} or newer, and PATH has \
+        "creating the managed environment (jax {MANAGED_JAX}) needs Python {min} or newer, and PATH has \
          none ({}). {fix}",
         seen.join("; ")
     ))
@@ -308,19 +308,17 @@ fn venv(cache: &Path) -> Result<PathBuf, ModelError> {
         Ok(s) if s.success() => {}
         Ok(s) => {
             return Err(env_error(format!(
-                "`{} -m venv` failed ({}); semcheck needs Python {}.{}+ with venv. Fix: `apt-get install python3-venv` (or set SEMCHECK_PYTHON to an interpreter with a supported jax)",
+                "`{} -m venv` failed ({}); semcheck needs Python {}+ with venv. Fix: `apt-get install python3-venv` (or set SEMCHECK_PYTHON to an interpreter with a supported jax)",
                 bootstrap.display(),
                 children::describe(s),
-                interpreter::MIN_PYTHON.0,
-                interpreter::MIN_PYTHON.1
+                interpreter::min_python()
             )));
         }
         Err(e) => {
             return Err(env_error(format!(
-                "cannot run `{}` ({e}); semcheck needs Python {}.{}+ to read Pallas kernels. Fix: `apt-get install python3 python3-venv` (or set SEMCHECK_PYTHON)",
+                "cannot run `{}` ({e}); semcheck needs Python {}+ to read Pallas kernels. Fix: `apt-get install python3 python3-venv` (or set SEMCHECK_PYTHON)",
                 bootstrap.display(),
-                interpreter::MIN_PYTHON.0,
-                interpreter::MIN_PYTHON.1
+                interpreter::min_python()
             )))
         }
     }

@@ -123,8 +123,9 @@ impl Candidate {
         };
         if !python_supported(&probe.python) {
             return Some(format!(
-                "it is Python {}; every supported JAX needs Python {}.{} or newer",
-                probe.python, MIN_PYTHON.0, MIN_PYTHON.1
+                "it is Python {}; every supported JAX needs Python {} or newer",
+                probe.python,
+                min_python()
             ));
         }
         match (&probe.jax, &probe.jaxlib) {
@@ -167,6 +168,11 @@ pub fn python_supported(version: &str) -> bool {
 
 /// The oldest Python that reads kernels: every supported JAX (0.8.1 and later) needs 3.11.
 pub const MIN_PYTHON: (u32, u32) = (3, 11);
+
+/// [`MIN_PYTHON`] as people write it (`3.11`).
+pub fn min_python() -> String {
+    format!("{}.{}", MIN_PYTHON.0, MIN_PYTHON.1)
+}
 
 /// `name` found on PATH, as a shell would find it.
 pub fn on_path(name: &str) -> Option<PathBuf> {

@@ -97,20 +97,17 @@ pub fn trace_for_tpu(chip: &str) {
 
 /// The arguments every export gives its script (`sys.argv[1:]`), after `--` on the
 /// command line; none by default.
-fn script_args_slot() -> &'static Mutex<Vec<String>> {
-    static ARGS: Mutex<Vec<String>> = Mutex::new(Vec::new());
-    &ARGS
-}
+static SCRIPT_ARGS: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
 /// Makes every later export of this process run its script with `args` as its arguments
 /// (`python kernel.py ARGS...`).
 pub fn run_scripts_with(args: &[String]) {
-    *script_args_slot().lock().unwrap_or_else(|e| e.into_inner()) = args.to_vec();
+    *SCRIPT_ARGS.lock().unwrap_or_else(|e| e.into_inner()) = args.to_vec();
 }
 
 /// The arguments this process's exports give their scripts ([`run_scripts_with`]).
 pub fn script_args() -> Vec<String> {
-    script_args_slot().lock().unwrap_or_else(|e| e.into_inner()).clone()
+    SCRIPT_ARGS.lock().unwrap_or_else(|e| e.into_inner()).clone()
 }
 
 /// Whether every export runs its script in JAX's TPU interpret mode first, to read the
@@ -800,15 +797,9 @@ pub fn script_sha256(path: &Path, devices: usize) -> Option<String> {
     document(path, devices).ok()?.script_sha256()
 }
 
-/// The arguments a kernel file's script ran with at `devices`: those its document
-/// records (a kernel document's, or this process's export's), else those this process
-/// gives its scripts (an export that failed). Never exports.
-pub fn script_args_of(path: &Path, devices: usize) -> Vec<String> {
-    if is_document(path) {
-        return read_document(path).map(|d| d.script_args()).unwrap_or_default();
-    }
-    let cached = cache().lock().unwrap_or_else(|e| e.into_inner()).get(&(path.to_path_buf(), devices)).cloned();
-    cached.map_or_else(script_args, |d| d.script_args())
+/// The arguments a kernel file's script ran with at `devices` (those its document records).
+pub fn script_args_of(path: &Path, devices: usize) -> Option<Vec<String>> {
+    Some(document(path, devices).ok()?.script_args())
 }
 
 /// The TPU chip a kernel file was traced for at `devices` (`SEMCHECK_TPU`), if any.
