@@ -571,13 +571,18 @@ impl Launch {
 }
 
 /// A strided block of elements of a scalar array: for every `i` with `i[k] < dims[k].0`,
-/// row-major, the flat element `start + sum of i[k] * dims[k].1`.
+/// row-major, the flat element `start + sum of i[k] * dims[k].1`; with a `count`, only
+/// the first `count` of those.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ScalarRange {
     /// The flat index of the first element.
     pub start: Expr,
-    /// Per dimension, its size and its stride in elements.
+    /// Per dimension, its size and its stride in elements (with a `count`: the most).
     pub dims: Vec<(usize, i64)>,
+    /// How many of the elements `dims` gives are in the range, when that is computed (a
+    /// copy of dynamic size into an index window); `None`: all of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<Expr>,
 }
 
 impl ScalarRange {

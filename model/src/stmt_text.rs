@@ -8,7 +8,7 @@
 
 use crate::expr::Expr;
 use crate::ir::{
-    Data, Dest, DmaDesc, Index, Kernel, Level, Loc, RefExpr, Rhs, SemRef, Stmt, StmtId, StmtKind, WaitPart,
+    Data, Dest, DmaDesc, Index, Kernel, Level, Loc, RefExpr, Rhs, ScalarRange, SemRef, Stmt, StmtId, StmtKind, WaitPart,
 };
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -178,13 +178,18 @@ pub fn statement(kernel: &Kernel, stmt: &Stmt) -> String {
         StmtKind::ScalarCopy { scalar, dst, source, src } => format!(
             "{}[{} elements from {}] = {}[{} elements from {}]",
             scalar_name(kernel, *scalar),
-            dst.len(),
+            range_len(dst),
             expr(&dst.start),
             scalar_name(kernel, *source),
-            src.len(),
+            range_len(src),
             expr(&src.start)
         ),
     }
+}
+
+/// How many elements a scalar range has: its `count`, or its size.
+fn range_len(range: &ScalarRange) -> String {
+    range.count.as_ref().map_or_else(|| range.len().to_string(), expr)
 }
 
 fn scalar_name(kernel: &Kernel, scalar: usize) -> String {

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from conftest import KERNELS
+from conftest import KERNELS, needs_jax
 from helpers import evaluate, line_of, ops, statements
 
 
@@ -313,6 +313,23 @@ def test_a_load_a_reduction_reads_is_the_cells_around_it_and_cuts_nothing(export
     (load,) = loads_of(store["value"])
     (ix,) = load["view"]["indices"]
     assert (evaluate(ix["slice"]["start"], {"x": 0}), ix["slice"]["size"]) == (1, 1)
+
+
+@needs_jax((0, 10), "jax 0.8 and 0.9 fail to trace it (comparing a value loaded from an SMEM-constrained operand); "
+                   "they stage pl.kernel as refs a core_map closes over, whose operands semcheck does not read")
+def test_a_one_core_mesh_in_a_shard_map_is_a_kernel_per_device_with_its_smem_operands_read(exports):
+    k = kernel(exports, "core_mesh_rows", 2)
+    # One kernel per device of the shard_map; the core axis reads 0.
+    assert k["primitive"] == "mpmd_map" and k["mesh"] == {"kind": "shard_map", "axes": [{"name": "x", "size": 2}]}
+    assert {o["name"]: o["values"][0]["values"] for o in k["prefetch"]["operands"]} == {
+        "count_smem": [2], "route_hbm": [3, 1, 0, 2]}
+    # The window is fetched by a copy of the length the operand gives: its scalar copy
+    # takes at most the window's elements, as many as the value loaded from the operand.
+    body = list(statements(k["body"]))
+    (load,) = [s for s in body if s["op"] == "scalar_load" and s["scalar"] == 0]
+    (copy,) = [s for s in body if s["op"] == "scalar_copy"]
+    assert [copy[r]["dims"] for r in ("src", "dst")] == [[[4, 1]], [[4, 1]]]
+    assert copy["src"]["count"] == copy["dst"]["count"] == {"var": load["var"]}
 
 
 def test_a_copy_of_known_integers_into_smem_is_scalar_state_and_a_dma(exports):

@@ -24,7 +24,6 @@ CASES = [
     ("data_cond", "run-time data", "@pl.when(x_ref[0, 0] > 0)"),
     ("prefetch_unknown", "run-time data", "d.start()"),
     ("prefetch_from_kernel", "run-time data", "d.start()"),
-    ("smem_unwritten", "evaluation", "# never stored"),
     ("smem_copied", "run-time data", "d.start()"),
     ("smem_large", "SMEM array size", "# too many elements"),
     ("carry_swap", "loop carry", "# a swap"),

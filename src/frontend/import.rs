@@ -342,7 +342,7 @@ impl Importer<'_> {
         Ok(vec![Stmt { kind, loc, implicit }])
     }
 
-    /// `{"start": E, "dims": [[size, stride], ...]}`.
+    /// `{"start": E, "dims": [[size, stride], ...], "count": E}` (`count` optional).
     fn scalar_range(&self, v: &Value, path: &str) -> Result<ScalarRange, ModelError> {
         let bad = || self.err(path, "a scalar range is `{\"start\": E, \"dims\": [[size, stride], ...]}`");
         let start = self.expr(v.get("start").ok_or_else(bad)?, path)?;
@@ -356,7 +356,11 @@ impl Importer<'_> {
                 _ => Err(bad()),
             })
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(ScalarRange { start, dims })
+        let count = match v.get("count") {
+            None | Some(Value::Null) => None,
+            Some(c) => Some(self.expr(c, path)?),
+        };
+        Ok(ScalarRange { start, dims, count })
     }
 
     fn scalar_id(&self, v: &Value, path: &str) -> Result<usize, ModelError> {

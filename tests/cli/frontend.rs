@@ -450,6 +450,28 @@ fn scalar_prefetch_values_and_smem_scalar_state_are_read_like_axis_index() {
         "2",
         &["race on d0 win[0,0]", "win@loads = win[0,0]", "route_hbm[2 3] -> win[0,0 0,1]"],
     );
+    // A pl.kernel over a one-core TensorCore mesh inside a shard_map, one kernel per
+    // device: its SMEM operand (how many rows to send) read with the script's values, the
+    // index window fetched by a copy of that computed length, every row copy started and
+    // a dead one empty (its stale index goes nowhere): proved; the window read before its
+    // fetch is waited for, a race; a dead row's stale index used, an error naming it.
+    proved_then_broken(
+        "core_mesh_rows.py",
+        "2-3",
+        ("NEXT", "early"),
+        "2",
+        &["race on d0 win[0]", "win@loads = win[0]", "local_copy route_hbm[0 1] -> win[0 1]"],
+    );
+    let (code, out, err) = run("core_mesh_rows.py", &["--devices", "2"], Some(("DEAD", "used")));
+    assert_eq!(code, Some(2), "{out}{err}");
+    assert!(
+        err.contains("core_mesh_rows.py:48") && err.contains("element 2 of `win` before anything was stored"),
+        "{err}"
+    );
+    // Two cores a chip: they share its HBM, which is modelled only for one chip's mesh.
+    let (code, out, err) = run("core_mesh_rows.py", &["--devices", "2"], Some(("CORES", "2")));
+    assert_eq!(code, Some(2), "{out}{err}");
+    assert!(err.contains("TensorCore mesh inside shard_map: a pl.kernel over 2 TensorCores of each chip"), "{err}");
     // A trip count and row flags copied into SMEM and read by a while loop's condition
     // (the flags at the loop's own index): proved; waited for only after the loop, the
     // condition's first read races with the copy.
@@ -546,6 +568,12 @@ fn unsupported_and_refused_kernels_exit_2_naming_the_construct_and_line() {
         ("semaphore_read.py", "semaphore_read.py:11: semaphore_read: the value of `sem` that pl.semaphore_read gives at semaphore_read.py:10 steers"),
         ("pipelined_remote.py", "pipelined_remote.py:13: remote copy into a pipelined block"),
         ("dma_add.py", "dma_add.py:8: dma_start(add=True)"),
+        // Scratch never written is loaded (a branchless copy's dead row may): using the
+        // value is the error, where it is used.
+        (
+            "smem_unwritten.py",
+            "smem_unwritten.py:9 d.start() on d0 at grid (): uses a value loaded from element 0 of `idx_ref` before anything",
+        ),
         ("barrier_no_cid.py", "collective_id has to be specified when using a custom barrier"),
         (
             "hbm_load.py",

@@ -134,10 +134,12 @@ impl Compiler<'_> {
                                 view.dims.remove(k);
                             }
                             Index::Slice { start, size, step } => {
-                                let v = self.eval(start, here, what)?;
                                 let n = self.eval(size, here, what)?;
-                                // A constant size of 0 is a malformed view; a computed one copies nothing.
+                                // A constant size of 0 is a malformed view; a computed one copies
+                                // nothing, and its start is not read (a dead row of a branchless
+                                // copy may compute it from a stale index).
                                 let empty_ok = !matches!(size, Expr::Const(_));
+                                let v = if n == 0 && empty_ok { 0 } else { self.eval(start, here, what)? };
                                 let last = v + (n - 1).max(0) * *step as i64;
                                 let past = v < 0 || (n > 0 && last >= dim.size as i64);
                                 if past && n >= 0 && !(enforced(start) && enforced(size)) {

@@ -503,7 +503,24 @@ impl<'a> Compiler<'a> {
         here: &Here<'_>,
     ) -> Result<Vec<usize>, ModelError> {
         let start = self.eval_in(stmt, &range.start, here)?;
-        range.offsets().into_iter().map(|o| self.scalar_slot(stmt, scalar, &Expr::Const(start + o), here)).collect()
+        let mut offsets = range.offsets();
+        if let Some(count) = &range.count {
+            let n = self.eval_in(stmt, count, here)?;
+            if n < 0 || n as usize > offsets.len() {
+                return Err(self.err(
+                    here,
+                    &crate::stmt_text::statement(self.kernel, stmt),
+                    ErrorKind::BadExpression,
+                    format!(
+                        "copies {n} elements of `{}`, where its view holds at most {}",
+                        self.kernel.scalars[scalar].name,
+                        offsets.len()
+                    ),
+                ));
+            }
+            offsets.truncate(n as usize);
+        }
+        offsets.into_iter().map(|o| self.scalar_slot(stmt, scalar, &Expr::Const(start + o), here)).collect()
     }
 
     /// The value of element `slot` of scalar array `scalar`: an error if nothing was
@@ -666,8 +683,19 @@ impl<'a> Compiler<'a> {
                         continue;
                     }
                     let slot = self.scalar_slot_at(stmt, *scalar, i, here)?;
-                    let value = self.scalar_value(stmt, *scalar, slot, here)?;
-                    here.set_vars(std::slice::from_ref(var), &[value]);
+                    match here.memory[*scalar][slot] {
+                        Some(value) => here.set_vars(std::slice::from_ref(var), &[value]),
+                        None => {
+                            // Scratch never written holds what was there before (a dead
+                            // row's stale index): its value is none; using it is an error.
+                            let why = format!(
+                                "uses a value loaded from element {slot} of `{}` before anything was stored there",
+                                self.kernel.scalars[*scalar].name
+                            );
+                            here.poisoned.retain(|(p, _)| p != var);
+                            here.poisoned.push((var.clone(), why));
+                        }
+                    }
                     out.quiet.push((out.ops.len() as u32, StmtId(id)));
                 }
                 StmtKind::ScalarStore { scalar, index, value } => {
@@ -982,19 +1010,28 @@ mod tests {
         assert!(crate::coverage::Coverage::exhaustive(&p).is_complete());
         // Without entry values the first load reads an element never stored.
         let e = compile(&counter_kernel(false), &Mesh::ring(2).unwrap(), &spec, 1).unwrap_err();
-        assert!(e.to_string().contains("reads element 0 of `slot` before anything was stored there"), "{e}");
+        assert!(
+            e.to_string().contains("uses a value loaded from element 0 of `slot` before anything was stored"),
+            "{e}"
+        );
     }
 
     /// A kernel that copies elements `start, start + 1` of a table into a two-element
     /// window, then signals itself by the window's second element.
     fn window_kernel(start: i64) -> Kernel {
+        counted_window_kernel(start, None)
+    }
+
+    /// [`window_kernel`] whose copy takes only the first `count` elements.
+    fn counted_window_kernel(start: i64, count: Option<i64>) -> Kernel {
         let mut kernel = trace("window", |k| {
             let sem = k.regular_semaphore("sem");
             k.semaphore_signal(&sem, Expr::Var("v".into()), Dest::Own);
             k.semaphore_wait(&sem, Expr::Var("v".into()));
         })
         .unwrap();
-        let range = |start: i64| ScalarRange { start: Expr::Const(start), dims: vec![(2, 1)] };
+        let range =
+            |start: i64| ScalarRange { start: Expr::Const(start), dims: vec![(2, 1)], count: count.map(Expr::Const) };
         let copy = StmtKind::ScalarCopy { scalar: 1, dst: range(0), source: 0, src: range(start) };
         let load = StmtKind::ScalarLoad { var: "v".into(), scalar: 1, index: Expr::Const(1) };
         kernel.body.splice(0..0, [Stmt::from(copy), Stmt::from(load)]);
@@ -1014,6 +1051,21 @@ mod tests {
         }
         let e = compile(&window_kernel(5), &Mesh::ring(2).unwrap(), &spec, 1).unwrap_err();
         assert!(e.to_string().contains("index 6 out of range for `table` (6 elements)"), "{e}");
+    }
+
+    #[test]
+    fn a_scalar_copy_of_computed_length_writes_only_that_many_elements() {
+        let spec = Spec::plain(vec![]);
+        let mesh = Mesh::ring(2).unwrap();
+        // Both elements: as without a count.
+        let p = compile(&counted_window_kernel(2, Some(2)), &mesh, &spec, 1).unwrap();
+        assert_eq!(signal_increments(&p, 1), [13]);
+        // One element: the window's second is never written, and using it is an error
+        // (loading it is not: a dead row of a branchless copy loads a stale index).
+        let e = compile(&counted_window_kernel(2, Some(1)), &mesh, &spec, 1).unwrap_err();
+        assert!(e.to_string().contains("uses a value loaded from element 1 of `win` before anything"), "{e}");
+        let e = compile(&counted_window_kernel(2, Some(3)), &mesh, &spec, 1).unwrap_err();
+        assert!(e.to_string().contains("copies 3 elements of `table`, where its view holds at most 2"), "{e}");
     }
 
     #[test]

@@ -178,17 +178,17 @@ class Capture:
         CPU devices with every ``pallas_call`` replaced by a host callback that reports
         those operands (with the device's mesh coordinates) and returns zeros, and without
         donating its arguments (the script still owns them). Nothing of a kernel runs."""
-        axes = {id(jaxcompat.param(eqn, "jaxpr")): _mesh_axes(sm) for eqn, sm, _ in found if _prefetches(eqn)}
+        axes = {id(jaxcompat.kernel_jaxpr(eqn)): _mesh_axes(sm) for eqn, sm, _ in found if _prefetches(eqn)}
         if not axes:
             return Known({}, None)
 
         lowered = itertools.count()
 
         def rule(ctx: Any, *in_nodes: Any, **params: Any) -> Any:
-            jid = id(params["jaxpr"])
+            kernel, which = _lowered_known_operands(params, len(in_nodes))
+            jid = id(kernel)
             # One key per lowered call: two calls of one kernel body are told apart.
             key = (jid, next(lowered))
-            which = _known_operands(params["grid_mapping"], params["jaxpr"])
             names = axes.get(jid, ())
             outs = ctx.avals_out
 
@@ -203,10 +203,10 @@ class Capture:
 
             return mlir.lower_fun(fake, multiple_results=True)(ctx, *in_nodes)
 
-        pallas_call_p = jaxcompat.pallas_call_primitive()
         rules = mlir._platform_specific_lowerings["cpu"]
-        before = rules.get(pallas_call_p)
-        mlir.register_lowering(pallas_call_p, rule, platform="cpu")
+        before = {p: rules.get(p) for p in jaxcompat.kernel_lowering()}
+        for p in before:
+            mlir.register_lowering(p, rule, platform="cpu")
         _SINK.clear()
         try:
             kept = dict(kw, donated_invars=(False,) * len(kw["donated_invars"]))
@@ -216,10 +216,11 @@ class Capture:
         except Exception as e:  # noqa: BLE001 - the kernel is then read without the values
             return Known({}, f"running the computation that calls it on the CPU failed ({_first_line(e)})")
         finally:
-            if before is None:
-                rules.pop(pallas_call_p, None)
-            else:
-                rules[pallas_call_p] = before
+            for p, rule_before in before.items():
+                if rule_before is None:
+                    rules.pop(p, None)
+                else:
+                    rules[p] = rule_before
         # Each device reports the calls of one lowered call in execution order (a loop's
         # iterations run in turn): the i-th report of every device is the i-th call.
         reports: dict[Any, dict[tuple, list]] = {}
@@ -531,26 +532,44 @@ MAX_COPIED_ELEMENTS = 1 << 16
 
 def _known_operands(gm: Any, kernel_jaxpr: Any) -> list[int]:
     """The operands of a ``pallas_call`` whose values the kernel may read as its scalar
-    state: the scalar-prefetch operands, whole-array integer SMEM inputs, and when the
-    kernel copies integers by a DMA or loads integers from VMEM, its (not too large)
-    integer inputs in other memories, which it may read that way (an index window, top-k
-    ids, a routing table)."""
+    state: the scalar-prefetch operands, and of its inputs those :func:`_known_inputs`
+    picks (only whole-array blocks: a block the grid moves is not one table)."""
     n = gm.num_index_operands
-    out = list(range(n))
+    inputs = [(bm.array_aval, jaxcompat.memory_space(bm.transformed_block_aval))
+              if (bm.has_trivial_window() if callable(bm.has_trivial_window) else bm.has_trivial_window) else None
+              for bm in gm.block_mappings[: gm.num_inputs]]
+    return list(range(n)) + [n + k for k in _known_inputs(inputs, kernel_jaxpr)]
+
+
+def _known_inputs(inputs: list[tuple[Any, str] | None], kernel_jaxpr: Any) -> list[int]:
+    """Of a kernel's whole-array inputs (aval and memory space; ``None`` for another), the
+    ones whose values the kernel may read as its scalar state: integer SMEM inputs, and
+    when the kernel copies integers by a DMA or loads integers from VMEM, its (not too
+    large) integer inputs in other memories, which it may read that way (an index window,
+    top-k ids, a routing table)."""
+    out = []
     copies = None
-    for k, bm in enumerate(gm.block_mappings[: gm.num_inputs]):
-        space = jaxcompat.memory_space(bm.transformed_block_aval)
-        trivial = bm.has_trivial_window() if callable(bm.has_trivial_window) else bm.has_trivial_window
+    for k, given in enumerate(inputs):
+        if given is None:
+            continue
+        aval, space = given
         # A semaphore operand (an extended dtype) carries no values.
-        if not trivial or jaxcompat.is_extended(bm.array_aval) or np.dtype(bm.array_aval.dtype).kind not in "iub":
+        if jaxcompat.is_extended(aval) or np.dtype(aval.dtype).kind not in "iub":
             continue
         if space != "smem":
             if copies is None:
                 copies = _copies_into_smem(kernel_jaxpr)
-            if not copies or int(np.prod(bm.array_aval.shape)) > MAX_COPIED_ELEMENTS:
+            if not copies or int(np.prod(aval.shape)) > MAX_COPIED_ELEMENTS:
                 continue
-        out.append(n + k)
+        out.append(k)
     return out
+
+
+def _pl_kernel_known_operands(jaxpr: Any, operands: int) -> list[int]:
+    """The operands of a ``pl.kernel`` (its kernel jaxpr's first ``operands`` arguments,
+    refs to whole arrays) whose values :func:`_known_inputs` picks."""
+    avals = [v.aval for v in jaxpr.invars[:operands]]
+    return _known_inputs([(getattr(a, "inner_aval", a), jaxcompat.memory_space(a)) for a in avals], jaxpr)
 
 
 def _copies_into_smem(jaxpr: Any) -> bool:
@@ -579,10 +598,22 @@ def _integers(aval: Any) -> bool:
 
 
 def _operands_known(eqn: Any) -> list[int]:
-    """The operands of a kernel equation whose values :meth:`Capture.prefetch_values` reads."""
-    if eqn.primitive.name != "pallas_call":
-        return []
-    return _known_operands(jaxcompat.param(eqn, "grid_mapping"), jaxcompat.param(eqn, "jaxpr"))
+    """The operands of a kernel equation whose values :meth:`Capture.prefetch_values` reads
+    (of a ``pl.kernel``, only as JAX 0.10 stages it: see :func:`jaxcompat.kernel_lowering`)."""
+    if eqn.primitive.name == "pallas_call":
+        return _known_operands(jaxcompat.param(eqn, "grid_mapping"), jaxcompat.param(eqn, "jaxpr"))
+    if eqn.primitive.name == "mpmd_map":
+        return _pl_kernel_known_operands(jaxcompat.kernel_jaxpr(eqn), len(eqn.invars))
+    return []
+
+
+def _lowered_known_operands(params: dict, operands: int) -> tuple[Any, list[int]]:
+    """For a kernel equation being lowered (its ``params``, ``operands`` operands): the
+    kernel jaxpr that names it in :class:`Known` and the operands whose values are read."""
+    if "grid_mapping" in params:
+        return params["jaxpr"], _known_operands(params["grid_mapping"], params["jaxpr"])
+    jaxpr = jaxcompat.kernel_jaxpr_of(params)
+    return jaxpr, _pl_kernel_known_operands(jaxpr, operands)
 
 
 def _prefetches(eqn: Any) -> bool:

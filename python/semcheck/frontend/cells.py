@@ -206,6 +206,9 @@ class Granularity:
         offsets = [0]
         for size, stride in rng["dims"]:
             offsets = [o + i * stride for o in offsets for i in range(size)]
+        if "count" in rng:
+            # A copy of computed size: its first `count` elements (at most all of them).
+            offsets = offsets[: max(0, min(E.evaluate(rng["count"], env), len(offsets)))]
         start = E.evaluate(rng["start"], env)
         return [self.scalar_element(scalar, start + o) for o in offsets]
 
@@ -240,6 +243,12 @@ class Granularity:
             i = self.scalar_element(stmt["scalar"], E.evaluate(stmt["index"], env))
             if op == "scalar_store":
                 env.memory[stmt["scalar"]][i] = E.evaluate(stmt["value"], env)
+            elif env.memory[stmt["scalar"]][i] is None:
+                # Scratch never written here holds what was there before (a dead row's
+                # stale index): its value is none; using it is an error.
+                env.poisoned[stmt["var"]] = (
+                    f"uses a value loaded from element {i} of `{self.scalars[stmt['scalar']]['name']}` before anything "
+                    "was stored there")
             else:
                 env.poisoned.pop(stmt["var"], None)
                 env.vars[stmt["var"]] = self.scalar_value(env, stmt["scalar"], i)
@@ -266,12 +275,14 @@ class Granularity:
                     elif slice_step(d) != 1:
                         continue  # strided: single elements (``_single_elements``)
                     else:
-                        s = E.evaluate(d[1], env)
                         if isinstance(d[2], int):
                             size = d[2]
                         else:
                             size = E.evaluate(d[2], env)
                             self.kept.setdefault(ref.id, set()).add(k)
+                            if size == 0:
+                                continue  # copies nothing: its start is not read (the checker's too)
+                        s = E.evaluate(d[1], env)
                         self.points.setdefault((ref.id, k), set()).update((s, s + size))
 
 

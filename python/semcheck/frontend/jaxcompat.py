@@ -702,12 +702,27 @@ class KernelCall:
 
 def kernel_jaxpr(eqn: Any) -> Any:
     """The (open) kernel body of a kernel equation as staged, for telling kernels apart."""
-    name = eqn.primitive.name
-    if name == "mpmd_map":
-        j = (eqn.params.get("jaxprs") or (None,))[0]
-    else:
-        j = eqn.params.get("jaxpr")
+    return kernel_jaxpr_of(eqn.params)
+
+
+def kernel_jaxpr_of(params: dict) -> Any:
+    """The (open) kernel body of a kernel equation's ``params`` (as its lowering rule is
+    given them too): ``pallas_call``'s ``jaxpr``, ``mpmd_map``'s one of ``jaxprs``."""
+    j = (params.get("jaxprs") or (None,))[0] if "jaxprs" in params else params.get("jaxpr")
     return getattr(j, "jaxpr", j)
+
+
+def kernel_lowering() -> list[Any]:
+    """The kernel primitives whose CPU lowering :meth:`Capture.prefetch_values` replaces
+    to read the integer operands each device passes: ``pallas_call``, and ``mpmd_map``
+    (0.10's ``pl.kernel``). 0.8 and 0.9 stage ``pl.kernel`` as refs a ``core_map``
+    closes over, lowered with the computation around it: its operands are not read."""
+    out = [pallas_call_primitive()]
+    try:
+        from jax._src.pallas.mpmd import mpmd_map_p
+    except ImportError:
+        return out
+    return out + [mpmd_map_p]
 
 
 def kernel_call(eqn: Any, context: Any = None) -> KernelCall:

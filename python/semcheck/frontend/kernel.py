@@ -167,6 +167,8 @@ class KernelBuilder:
         self.kept: dict[int, set[int]] = {}
         #: The walker of the current walk (its ``loc``: where a failure happened).
         self.walker: KernelWalker | None = None
+        #: The axes of a one-core TensorCore mesh inside a shard_map: ``axis_index`` reads 0.
+        self.unit_axes: tuple[str, ...] = ()
         self.record: dict[str, Any] = {
             "name": self.name,
             "primitive": self.prim,
@@ -187,18 +189,7 @@ class KernelBuilder:
 
     def mesh(self) -> tuple[str, dict[str, int]]:
         if self.prim == "pallas_call":
-            if not self.cap.shard_maps:
-                return "none", {}
-            mesh, _ = self.cap.shard_maps[-1]
-            manual: set = set()
-            for _, m in self.cap.shard_maps:
-                manual |= set(m or ())
-            axes = dict(zip(mesh.axis_names, (int(s) for s in mesh.axis_sizes)))
-            if manual and manual != set(axes):
-                raise Refused("Mosaic kernels cannot be automatically partitioned. Please wrap the call in a "
-                              f"shard_map. (the shard_map is manual over {sorted(manual)} of mesh axes {list(axes)})",
-                              "partial shard_map")
-            return "shard_map", axes
+            return self.shard_map_mesh()
         meshes = self.launch().meshes
         if len(meshes) != 1:
             raise Unsupported("several meshes", f"pl.kernel over {len(meshes)} meshes", self.function_loc)
@@ -207,11 +198,35 @@ class KernelBuilder:
         if kind != "TensorCoreMesh":
             raise Unsupported(kind, f"pl.kernel over a {kind} (SparseCore and other meshes are not supported)",
                               self.function_loc)
-        if self.cap.shard_maps:
-            raise Unsupported("TensorCore mesh inside shard_map",
-                              "a pl.kernel over TensorCores inside a shard_map over chips", self.function_loc)
         shape = np.shape(mesh.devices)
+        if self.cap.shard_maps:
+            cores = int(np.prod(shape))
+            if cores != 1:
+                raise Unsupported("TensorCore mesh inside shard_map",
+                                  f"a pl.kernel over {cores} TensorCores of each chip inside a shard_map over chips: "
+                                  "the cores of one chip share its HBM, which semcheck models only for a pl.kernel "
+                                  "over a TensorCore mesh alone (one chip)", self.function_loc)
+            # One core per chip: the kernel runs once on each device of the shard_map,
+            # and the core axis only ever reads 0.
+            self.unit_axes = tuple(mesh.axis_names)
+            return self.shard_map_mesh()
         return "tensorcore", dict(zip(mesh.axis_names, (int(s) for s in shape)))
+
+    def shard_map_mesh(self) -> tuple[str, dict[str, int]]:
+        """The mesh of a kernel that runs once on each device of its ``shard_map`` (none
+        outside one); JAX's refusal when the ``shard_map`` is manual over only some axes."""
+        if not self.cap.shard_maps:
+            return "none", {}
+        mesh, _ = self.cap.shard_maps[-1]
+        manual: set = set()
+        for _, m in self.cap.shard_maps:
+            manual |= set(m or ())
+        axes = dict(zip(mesh.axis_names, (int(s) for s in mesh.axis_sizes)))
+        if manual and manual != set(axes):
+            raise Refused("Mosaic kernels cannot be automatically partitioned. Please wrap the call in a "
+                          f"shard_map. (the shard_map is manual over {sorted(manual)} of mesh axes {list(axes)})",
+                          "partial shard_map")
+        return "shard_map", axes
 
     def grid(self) -> tuple[int, ...]:
         if self.prim != "pallas_call":
@@ -414,7 +429,7 @@ class KernelBuilder:
             core_axis = next(iter(axes)) if kind == "tensorcore" and len(axes) == 1 else None
             while True:
                 w = KernelWalker(kernel_function=self.function, mesh_axes=axes, data_smem=data, windows=windows,
-                                 core_axis=core_axis, recorded=self.recorded())
+                                 core_axis=core_axis, unit_axes=self.unit_axes, recorded=self.recorded())
                 self.walker = w
                 self.pipes = []
                 env = self.declare_arguments(w, kind)
@@ -534,7 +549,8 @@ class KernelBuilder:
         elif op == "scalar_store":
             out.update(scalar=s["scalar"], index=E.to_json(s["index"]), value=E.to_json(s["value"]))
         elif op == "scalar_copy":
-            ranges = {k: {"start": E.to_json(s[k]["start"]), "dims": [list(d) for d in s[k]["dims"]]}
+            ranges = {k: {"start": E.to_json(s[k]["start"]), "dims": [list(d) for d in s[k]["dims"]],
+                          **({"count": E.to_json(s[k]["count"])} if "count" in s[k] else {})}
                       for k in ("dst", "src")}
             out.update(scalar=s["scalar"], source=s["source"], **ranges)
         elif op == "signal":

@@ -189,10 +189,12 @@ class Scalars(WalkerPart):
         if (sdecl.role != "input" or sdecl.known is None or src.id in self.data_smem or src.stages or dst.stages
                 or np.dtype(sdecl.dtype).kind not in "iu" or sdecl.dtype != ddecl.dtype):
             return None
-        sizes = [d[2] for d in src.dims if d[0] == "slice"]
-        if not all(isinstance(n, int) for n in sizes + [d[2] for d in dst.dims if d[0] == "slice"]):
+        try:
+            bounds = self.range_bounds(src)
+            self.range_bounds(dst)
+        except ValueError:
             return None
-        if int(np.prod(sizes or (1,))) > MAX_COPIED_SCALARS:
+        if int(np.prod(bounds or (1,))) > MAX_COPIED_SCALARS:
             return None
         sid = self.scalar_state(dst, window=(dst.id,))
         if sid is None or ddecl.role != "scratch":
@@ -267,18 +269,34 @@ class Scalars(WalkerPart):
         self.emit_quiet({"op": "scalar_copy", "scalar": sid, "dst": self.scalar_range(dst), "source": table,
                          "src": self.scalar_range(src)})
 
+    def range_bounds(self, ref: RefB) -> list[int]:
+        """The most elements of each sliced dimension of a view a copy of known integers
+        reads or writes: its size; for a slice of computed size (a window of the length
+        the kernel computes), which must then be the view's only sliced dimension, the
+        buffer's dimension. ``ValueError`` for a view with another slice of computed size."""
+        shape = self.buffers[ref.id].shape
+        sliced = [(k, d) for k, d in enumerate(ref.dims) if d[0] == "slice"]
+        if all(isinstance(d[2], int) for _, d in sliced):
+            return [d[2] for _, d in sliced]
+        if len(sliced) != 1:
+            raise ValueError("a slice of computed size beside other sliced dimensions")
+        return [int(shape[sliced[0][0]])]
+
     def scalar_range(self, ref: RefB) -> dict:
         """A view without reshapes as a strided block of flat (row-major) elements: the
-        first one's index and, per sliced dimension, its size and stride."""
+        first one's index and, per sliced dimension, its size and stride; for a slice of
+        computed size (:meth:`range_bounds`), its most elements and its ``count``."""
         shape = self.buffers[ref.id].shape
         start: E.Expr = E.const(0)
         dims = []
+        count = None
         for k, d in enumerate(ref.dims):
             row = int(np.prod(shape[k + 1:] or (1,)))
             start = E.op("add", start, E.op("mul", d[1], E.const(row)))
             if d[0] == "slice":
-                dims.append((d[2], slice_step(d) * row))
-        return {"start": start, "dims": dims}
+                dims.append((d[2] if isinstance(d[2], int) else int(shape[k]), slice_step(d) * row))
+                count = None if isinstance(d[2], int) else d[2]
+        return {"start": start, "dims": dims, **({"count": count} if count is not None else {})}
 
     def read_window(self, ref: RefB) -> None:
         """A load of an SMEM window (a buffer a copy of known integers fills) also reads its

@@ -67,9 +67,13 @@ class KernelWalker(Views, Compute, Scalars, Accesses, Control):
 
     def __init__(self, *, kernel_function: str | None, mesh_axes: dict[str, int],
                  data_smem: AbstractSet[int] = frozenset(), windows: AbstractSet[int] = frozenset(),
-                 core_axis: str | None = None, recorded: dict[str, dict[tuple, list]] | None = None):
+                 core_axis: str | None = None, unit_axes: tuple[str, ...] = (),
+                 recorded: dict[str, dict[tuple, list]] | None = None):
         self.kernel_function = kernel_function
         self.mesh_axes = mesh_axes
+        # Axes of size one beside the mesh (a one-core TensorCore mesh inside a
+        # shard_map): axis_index reads 0 there.
+        self.unit_axes = unit_axes
         # The axis of a pl.kernel's TensorCore mesh, whose devices are one chip's cores:
         # what semaphore_signal(core_index=c) names.
         self.core_axis = core_axis
@@ -322,6 +326,8 @@ class KernelWalker(Views, Compute, Scalars, Accesses, Control):
         names = names if isinstance(names, tuple) else (names,)
         r: E.Expr = E.const(0)
         for n in names:
+            if n in self.unit_axes:
+                continue
             if n not in self.mesh_axes:
                 raise self.unsupported("axis_index", f"axis_index({n!r}): `{n}` is not an axis of the kernel's mesh ({mesh_of(list(self.mesh_axes))})")
             r = E.op("add", E.op("mul", r, E.const(self.mesh_axes[n])), ("axis_index", n))
