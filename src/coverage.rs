@@ -61,6 +61,11 @@ pub fn never_executed(program: &Program, outcome: &Outcome) -> Result<Vec<Unexec
         .filter_map(|id| {
             let i = id.0 as usize;
             let (_, stmt) = statements.get(i)?;
+            if stmt.implicit {
+                // Not the kernel's source (Pallas's pipeline copies, semcheck's guarded
+                // probes of index windows): nothing of the user's is vacuous there.
+                return None;
+            }
             Some(Unexecuted {
                 stmt: id,
                 location: stmt.loc.clone(),

@@ -330,6 +330,18 @@ def test_a_one_core_mesh_in_a_shard_map_is_a_kernel_per_device_with_its_smem_ope
     (copy,) = [s for s in body if s["op"] == "scalar_copy"]
     assert [copy[r]["dims"] for r in ("src", "dst")] == [[[4, 1]], [[4, 1]]]
     assert copy["src"]["count"] == copy["dst"]["count"] == {"var": load["var"]}
+    # Each load of the window reads its cell only where the value is used (a live row):
+    # its probe sits in an implicit `when` of that condition, which reads the count.
+    probe = next(b for b, d in enumerate(k["buffers"]) if d["name"] == "win@loads")
+    loads = [i for i, s in enumerate(k["body"]) if s["op"] == "scalar_load" and s["scalar"] == copy["scalar"]]
+    assert len(loads) == 4
+    for i in loads:
+        guard = k["body"][i - 1]
+        assert guard["op"] == "when" and guard.get("implicit") and load["var"] in str(guard["cond"])
+        (inner,) = guard["body"]
+        if inner["op"] == "when":  # the index kept inside the window
+            (inner,) = inner["body"]
+        assert inner["op"] == "store" and inner["dst"]["buffer"] == probe and inner.get("implicit")
 
 
 def test_a_copy_of_known_integers_into_smem_is_scalar_state_and_a_dma(exports):

@@ -462,10 +462,15 @@ fn scalar_prefetch_values_and_smem_scalar_state_are_read_like_axis_index() {
         "2",
         &["race on d0 win[0]", "win@loads = win[0]", "local_copy route_hbm[0 1] -> win[0 1]"],
     );
+    // The dead rows load cells the next fetch is still writing: values that go nowhere.
+    let (code, out, err) = run("core_mesh_rows.py", &["--devices", "2-3"], Some(("NEXT", "ahead")));
+    assert_eq!(code, Some(0), "{out}{err}");
     let (code, out, err) = run("core_mesh_rows.py", &["--devices", "2"], Some(("DEAD", "used")));
     assert_eq!(code, Some(2), "{out}{err}");
+    let source = std::fs::read_to_string(dir.join("core_mesh_rows.py")).unwrap();
+    let start = source.lines().position(|l| l.trim() == "c.start()").unwrap() + 1;
     assert!(
-        err.contains("core_mesh_rows.py:48") && err.contains("element 2 of `win` before anything was stored"),
+        err.contains(&format!("core_mesh_rows.py:{start}: evaluation: uses a value loaded from element 2 of `win`")),
         "{err}"
     );
     // Two cores a chip: they share its HBM, which is modelled only for one chip's mesh.

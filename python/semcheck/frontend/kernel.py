@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from . import blocks, cells
+from . import blocks, cells, probes
 from . import exprs as E
 from . import jaxcompat
 from . import location
@@ -445,6 +445,7 @@ class KernelBuilder:
                 data |= again
                 windows |= w.windows_found
             w.body[:] = resolve_snapshots(w.body)
+            probes.guard_window_probes(w.body, {p.id for p in w.probes.values()})
             self.record_prefetch(w)
             rec["ignored"] = w.ignored
             rec["communicates"] = w.communicates or (kind == "tensorcore" and _has_shared(w))

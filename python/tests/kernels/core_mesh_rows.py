@@ -6,6 +6,9 @@ into SMEM by one copy of that computed length; every one of the `MAX` row copies
 started, a dead one (`r >= count`) with size 0, so its index, read from scratch the fetch
 never wrote, goes nowhere. ``DEAD=used`` gives a dead row size 1: the stale index is then
 used. ``NEXT=early`` reads the window before its fetch is waited for: a race.
+``NEXT=ahead`` fetches the table's next entries into the dead rows' cells while the rows
+are sent: the dead rows load cells a copy is writing, and their values go nowhere, so it
+is still proved.
 ``CORES=2``: a mesh of two cores per chip, whose cores share the chip's HBM (not supported
 inside a `shard_map`).
 
@@ -37,8 +40,12 @@ def kernel(count_smem, route_hbm, x_hbm, o_hbm, win, fetch_sem, send, recv):
     count = count_smem[0]
     fetch = pltpu.make_async_copy(route_hbm.at[pl.ds(0, count)], win.at[pl.ds(core, count)], fetch_sem)
     fetch.start()
-    if NEXT == "waited":
+    if NEXT != "early":
         fetch.wait()
+    ahead = pltpu.make_async_copy(route_hbm.at[pl.ds(count, MAX - count)], win.at[pl.ds(count, MAX - count)],
+                                  fetch_sem)
+    if NEXT == "ahead":
+        ahead.start()
     sends = []
     for r in range(MAX):
         live = r < count
@@ -48,8 +55,10 @@ def kernel(count_smem, route_hbm, x_hbm, o_hbm, win, fetch_sem, send, recv):
                                          device_id=(jnp.where(live, right, 0),), device_id_type=pltpu.DeviceIdType.MESH)
         c.start()
         sends.append(c)
-    if NEXT != "waited":
+    if NEXT == "early":
         fetch.wait()
+    if NEXT == "ahead":
+        ahead.wait()
     for r in range(MAX):
         @pl.when(r < count)
         def _():
