@@ -175,7 +175,8 @@ class Capture:
     def prefetch_values(self, original: Any, args: Any, jaxpr: Any, kw: dict, found: list) -> Known:
         """The values each device passes to the scalar-prefetch operands (and whole-array
         integer SMEM inputs) of each kernel that has some: the computation is run on the
-        CPU devices with every ``pallas_call`` replaced by a host callback that reports
+        CPU devices with every ``pallas_call`` (and JAX 0.10's ``pl.kernel``, see
+        :func:`jaxcompat.kernel_lowering`) replaced by a host callback that reports
         those operands (with the device's mesh coordinates) and returns zeros, and without
         donating its arguments (the script still owns them). Nothing of a kernel runs."""
         axes = {id(jaxcompat.kernel_jaxpr(eqn)): _mesh_axes(sm) for eqn, sm, _ in found if _prefetches(eqn)}

@@ -37,6 +37,8 @@ Differences found (comparing the kernel jaxprs of every test and seed kernel, th
    function ``pl.kernel`` was given is recorded when it is called
    (:func:`watch_kernel_bodies`) and JAX's own ``api_util.debug_info`` names its
    arguments, as 0.10's ``mpmd_map`` does. :func:`kernel_call` rebuilds the 0.10 view.
+   The integer operands a ``pl.kernel`` is called with are read (its CPU lowering
+   replaced, :func:`kernel_lowering`) only for 0.10's ``mpmd_map``.
 4. **Memory spaces.** A ``BlockSpec`` without a memory space: ``None`` (0.8, 0.9) or
    ``MemorySpace.DEFAULT`` (0.10, printed ``Ref<default>``), both VMEM on a TPU. A
    ``pl.kernel`` operand: ``MemorySpace.ANY`` (0.10) or no memory space (0.8, 0.9: the
