@@ -315,8 +315,9 @@ def test_a_load_a_reduction_reads_is_the_cells_around_it_and_cuts_nothing(export
     assert (evaluate(ix["slice"]["start"], {"x": 0}), ix["slice"]["size"]) == (1, 1)
 
 
-@needs_jax((0, 10), "jax 0.8 and 0.9 fail to trace it (comparing a value loaded from an SMEM-constrained operand); "
-                   "they stage pl.kernel as refs a core_map closes over, whose operands semcheck does not read")
+@needs_jax((0, 10, 1), "jax 0.10.0 and earlier fail to trace it (arithmetic on a value loaded from an "
+                      "SMEM-constrained operand), and 0.8 and 0.9 stage pl.kernel as refs a core_map closes over, "
+                      "whose operands semcheck does not read")
 def test_a_one_core_mesh_in_a_shard_map_is_a_kernel_per_device_with_its_smem_operands_read(exports):
     k = kernel(exports, "core_mesh_rows", 2)
     # One kernel per device of the shard_map; the core axis reads 0.

@@ -12,9 +12,10 @@ is still proved.
 ``CORES=2``: a mesh of two cores per chip, whose cores share the chip's HBM (not supported
 inside a `shard_map`).
 
-Read under JAX 0.10 only: 0.8 and 0.9 fail to trace it themselves (comparing a value
-loaded from the SMEM-constrained operand), and stage `pl.kernel` as refs a `core_map`
-closes over, whose operand values semcheck does not read."""
+Read under JAX 0.10.1 and later: 0.10.0 and earlier fail to trace it themselves
+(arithmetic on a value loaded from the SMEM-constrained operand), and 0.8 and 0.9 stage
+`pl.kernel` as refs a `core_map` closes over, whose operand values semcheck does not
+read."""
 
 import inspect
 import os
