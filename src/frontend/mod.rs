@@ -29,7 +29,8 @@ use semcheck_model::{compile, ErrorKind, ModelError, Program};
 
 use document::{Document, KernelDoc, ProgramDoc};
 
-/// The exports made by this process, by (file, device count).
+/// The documents this process exported or read, by (file, device count): a case asks for
+/// its document several times (its kernel, its prefetched values, its script arguments).
 type Exports = Mutex<HashMap<(PathBuf, usize), Arc<Document>>>;
 
 fn cache() -> &'static Exports {
@@ -58,9 +59,13 @@ pub fn read_document(path: &Path) -> Result<Document, ModelError> {
 }
 
 /// The document of `path` at `devices` devices: the `.json` itself, or the script's
-/// export (cached).
+/// export (either read once per process).
 pub fn document(path: &Path, devices: usize) -> Result<Arc<Document>, ModelError> {
-    if is_document(path) {
+    let key = (path.to_path_buf(), devices);
+    if let Some(doc) = cache().lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return Ok(doc.clone());
+    }
+    let doc = Arc::new(if is_document(path) {
         let doc = read_document(path)?;
         if doc.devices != devices {
             return Err(ModelError::new(
@@ -68,16 +73,13 @@ pub fn document(path: &Path, devices: usize) -> Result<Arc<Document>, ModelError
                 format!("{} was exported for {} devices, not {devices}", path.display(), doc.devices),
             ));
         }
-        return Ok(Arc::new(doc));
-    }
-    let key = (path.to_path_buf(), devices);
-    if let Some(doc) = cache().lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-        return Ok(doc.clone());
-    }
-    let started = pending().lock().unwrap_or_else(|e| e.into_inner()).remove(&key);
-    let doc = Arc::new(match started {
-        Some(job) => finish_export(job)?,
-        None => export(path, devices)?,
+        doc
+    } else {
+        let started = pending().lock().unwrap_or_else(|e| e.into_inner()).remove(&key);
+        match started {
+            Some(job) => finish_export(job)?,
+            None => export(path, devices)?,
+        }
     });
     cache().lock().unwrap_or_else(|e| e.into_inner()).insert(key, doc.clone());
     Ok(doc)
