@@ -258,6 +258,20 @@ pub const CHOICES: &[Choice] = &[
         ],
     },
     Choice {
+        name: "unused-values",
+        flag: None,
+        options: &[(
+            "not-read",
+            "a value a kernel file loads from SMEM scratch it never wrote, or from outside an SMEM array, holds nothing: using it (an index, a size, a device id, a condition, stored data) is an error, loading it is not; a copy whose size is computed as 0 does not read its start; a load of an index window (SMEM a copy of known integers fills) reads its cell, and so races with a copy still filling it, only where its value is used, when the front end can tell that condition where the load is (every use follows the load in its statement list, the condition reads only values bound before it); else always",
+        )],
+        default: "not-read",
+        evidence: &[
+            "tokamax's routing GMM (routing_moe/gmm/memory_ref.py, `_copy_out_row`): \"A dead row may read a stale index, so its empty DMA is aimed at a real device\": its branchless copy loop loads an index for every row of a tile and copies a dead row with size 0 to device `jnp.where(live, dev, 0)`",
+            "Mosaic does not check an SMEM index: a load outside the array reads another allocation's word, which a kernel may load and discard (a select)",
+            "what follows: a race on a value nothing uses is not reported; a loaded value that is used is checked as before, and where the condition of its use cannot be told its load is checked as a read of its cell (python/semcheck/frontend/probes.py)",
+        ],
+    },
+    Choice {
         name: "float-index-data",
         flag: None,
         options: &[(
