@@ -13,7 +13,9 @@ Driver: tokamax's own test of it (`routing_moe/test/gmm_test.py`,
 on the experts, `group_offset` each shard's first expert) at a smaller shape than its
 `(256 tokens, top 2, 16 experts, K 1024, N 512)`: 32N tokens, top 2, 2N experts, K 256,
 N 256, bfloat16, token t routed to experts t and t + 1 (mod 2N), so every device sends
-rows to every other. The inputs are built as the test builds them (argsort of the
+rows to every other. ``TOKENS_PER_DEVICE`` (32) sets the tokens per device: from 256,
+each expert gets 256 rows, so a device's two groups start in different 256-row blocks of
+the scatter indices the kernel fetches. The inputs are built as the test builds them (argsort of the
 flattened top-k ids, `input_pack` of the gathered rows).
 
 The package needs Python >= 3.12: its `common/arg.py` and `gmm/memory_ref.py` use PEP
@@ -54,9 +56,10 @@ if not hasattr(pltpu, "annotate"):  # jax >= 0.11: a compiler hint on a ref; her
 input_pack = fetch.module("tokamax", "0.0.17", f"{base}.io_relayout.input_pack", python_version="3.12")
 
 n = jax.device_count()
+TOKENS_PER_DEVICE = int(os.environ.get("TOKENS_PER_DEVICE", "32"))
 axis = "model"
 mesh = jax.make_mesh((n,), (axis,), axis_types=(jax.sharding.AxisType.Auto,))
-tokens, topk, experts, size_k, size_n = 32 * n, 2, 2 * n, 256, 256
+tokens, topk, experts, size_k, size_n = TOKENS_PER_DEVICE * n, 2, 2 * n, 256, 256
 local_experts = experts // n
 
 t = jnp.arange(tokens)[:, None]
