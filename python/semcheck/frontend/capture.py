@@ -611,9 +611,9 @@ def _operands_known(eqn: Any) -> list[int]:
 def _lowered_known_operands(params: dict, operands: int) -> tuple[Any, list[int]]:
     """For a kernel equation being lowered (its ``params``, ``operands`` operands): the
     kernel jaxpr that names it in :class:`Known` and the operands whose values are read."""
-    if "grid_mapping" in params:
-        return params["jaxpr"], _known_operands(params["grid_mapping"], params["jaxpr"])
     jaxpr = jaxcompat.kernel_jaxpr_of(params)
+    if "grid_mapping" in params:
+        return jaxpr, _known_operands(params["grid_mapping"], jaxpr)
     return jaxpr, _pl_kernel_known_operands(jaxpr, operands)
 
 

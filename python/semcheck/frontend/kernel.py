@@ -167,8 +167,6 @@ class KernelBuilder:
         self.kept: dict[int, set[int]] = {}
         #: The walker of the current walk (its ``loc``: where a failure happened).
         self.walker: KernelWalker | None = None
-        #: The axes of a one-core TensorCore mesh inside a shard_map: ``axis_index`` reads 0.
-        self.unit_axes: tuple[str, ...] = ()
         self.record: dict[str, Any] = {
             "name": self.name,
             "primitive": self.prim,
@@ -187,9 +185,11 @@ class KernelBuilder:
 
     # ------------------------------------------------------------------ mesh and grid
 
-    def mesh(self) -> tuple[str, dict[str, int]]:
+    def mesh(self) -> tuple[str, dict[str, int], tuple[str, ...]]:
+        """The kernel's mesh: its kind, its axes, and the axes beside them whose
+        ``axis_index`` reads 0 (a one-core TensorCore mesh inside a ``shard_map``)."""
         if self.prim == "pallas_call":
-            return self.shard_map_mesh()
+            return *self.shard_map_mesh(), ()
         meshes = self.launch().meshes
         if len(meshes) != 1:
             raise Unsupported("several meshes", f"pl.kernel over {len(meshes)} meshes", self.function_loc)
@@ -208,9 +208,8 @@ class KernelBuilder:
                                   "over a TensorCore mesh alone (one chip)", self.function_loc)
             # One core per chip: the kernel runs once on each device of the shard_map,
             # and the core axis only ever reads 0.
-            self.unit_axes = tuple(mesh.axis_names)
-            return self.shard_map_mesh()
-        return "tensorcore", dict(zip(mesh.axis_names, (int(s) for s in shape)))
+            return *self.shard_map_mesh(), tuple(mesh.axis_names)
+        return "tensorcore", dict(zip(mesh.axis_names, (int(s) for s in shape))), ()
 
     def shard_map_mesh(self) -> tuple[str, dict[str, int]]:
         """The mesh of a kernel that runs once on each device of its ``shard_map`` (none
@@ -412,7 +411,7 @@ class KernelBuilder:
         try:
             if self.call_error is not None:
                 raise self.call_error
-            kind, axes = self.mesh()
+            kind, axes, unit_axes = self.mesh()
             rec["mesh"] = {"kind": kind, "axes": [{"name": n, "size": s} for n, s in axes.items()]}
             grid = self.grid()
             rec["grid"] = list(grid)
@@ -429,7 +428,7 @@ class KernelBuilder:
             core_axis = next(iter(axes)) if kind == "tensorcore" and len(axes) == 1 else None
             while True:
                 w = KernelWalker(kernel_function=self.function, mesh_axes=axes, data_smem=data, windows=windows,
-                                 core_axis=core_axis, unit_axes=self.unit_axes, recorded=self.recorded())
+                                 core_axis=core_axis, unit_axes=unit_axes, recorded=self.recorded())
                 self.walker = w
                 self.pipes = []
                 env = self.declare_arguments(w, kind)

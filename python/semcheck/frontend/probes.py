@@ -84,14 +84,14 @@ def _condition(var: str, later: list[dict], totals: dict[str, int], bound: froze
     """The condition under which ``var`` is used, if every use of it is in ``later`` and
     each is conditional on variables ``bound`` reads; ``None`` otherwise."""
     guards = [g for stmt in later for v, g in _uses(stmt, None) if v == var]
-    if not guards or len(guards) != totals.get(var, 0) or any(g is None for g in guards):
+    if not guards or len(guards) != totals.get(var, 0):
         return None
-    if any(not E.free_vars(g) <= bound for g in guards if g is not None):
-        return None
-    out: E.Expr | None = None
-    for g in dict.fromkeys(guards):  # in order, once each
-        assert g is not None
-        out = g if out is None else E.op("or", out, g)
+    conditions = [g for g in dict.fromkeys(guards) if g is not None]  # in order, once each
+    if len(conditions) != len(set(guards)) or any(not E.free_vars(g) <= bound for g in conditions):
+        return None  # a use is unconditional, or its condition reads what is bound later
+    out = conditions[0]
+    for g in conditions[1:]:
+        out = E.op("or", out, g)
     return out
 
 

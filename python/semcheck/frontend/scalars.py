@@ -287,16 +287,17 @@ class Scalars(WalkerPart):
         first one's index and, per sliced dimension, its size and stride; for a slice of
         computed size (:meth:`range_bounds`), its most elements and its ``count``."""
         shape = self.buffers[ref.id].shape
+        bounds = iter(self.range_bounds(ref))
         start: E.Expr = E.const(0)
-        dims = []
-        count = None
+        out: dict[str, Any] = {"dims": []}
         for k, d in enumerate(ref.dims):
             row = int(np.prod(shape[k + 1:] or (1,)))
             start = E.op("add", start, E.op("mul", d[1], E.const(row)))
             if d[0] == "slice":
-                dims.append((d[2] if isinstance(d[2], int) else int(shape[k]), slice_step(d) * row))
-                count = None if isinstance(d[2], int) else d[2]
-        return {"start": start, "dims": dims, **({"count": count} if count is not None else {})}
+                out["dims"].append((next(bounds), slice_step(d) * row))
+                if not isinstance(d[2], int):
+                    out["count"] = d[2]
+        return {"start": start, **out}
 
     def read_window(self, ref: RefB) -> None:
         """A load of an SMEM window (a buffer a copy of known integers fills) also reads its
