@@ -29,7 +29,7 @@
 //! ```
 
 use semcheck_checker::counterexample::{run_events, Namer, TracedRun};
-use semcheck_checker::{explore, Config, Counterexample, EngineRun, Outcome, Stats, Verdict};
+use semcheck_checker::{explore_with, Config, Control, Counterexample, EngineRun, Outcome, Stats, Stop, Verdict};
 use semcheck_model::program::Op;
 use semcheck_model::{DmaKey, DmaLanding, DmaOrder, Event, Program, Semantics, StepOutcome};
 use serde::Serialize;
@@ -196,7 +196,20 @@ fn recheck_config(config: &Config) -> Config {
 /// decides, each with the explorer `config` (the same budget as the check that found `cex`,
 /// at most [`RECHECK_MAX_SECONDS`]).
 pub fn requirements(program: &Program, cex: &Counterexample, config: &Config) -> Requirements {
+    requirements_unless(program, cex, config, None)
+}
+
+/// [`requirements`], each re-check's exploration also stopped by `stop` (the check's
+/// own budget or Ctrl-C, which must not turn the violation found into nothing): a
+/// re-check it stops is undecided, like one that reaches its cap.
+pub fn requirements_unless(
+    program: &Program,
+    cex: &Counterexample,
+    config: &Config,
+    stop: Option<&Stop>,
+) -> Requirements {
     let config = &recheck_config(config);
+    let control = Control { stop, ..Control::default() };
     let semantics = program.semantics;
     let allowed: Vec<Assumption> = Assumption::ALL.into_iter().filter(|a| a.allowed_by(semantics)).collect();
     let recheck = |without: Vec<Assumption>| {
@@ -205,7 +218,12 @@ pub fn requirements(program: &Program, cex: &Counterexample, config: &Config) ->
         let program = program.clone().with_semantics(strong).expect("stronger assumptions compile");
         match replayed(&program, cex, config) {
             Some(outcome) => Recheck { without, semantics: strong, outcome, replayed: true },
-            None => Recheck { without, semantics: strong, outcome: explore(&program, config), replayed: false },
+            None => Recheck {
+                without,
+                semantics: strong,
+                outcome: explore_with(&program, config, control),
+                replayed: false,
+            },
         }
     };
     let mut needs = Requirements {
@@ -481,7 +499,14 @@ pub struct ProofRecheck {
 /// `any`. Each re-check uses the explorer `config` (the proof's budget, at most
 /// [`RECHECK_MAX_SECONDS`]).
 pub fn proof_basis(program: &Program, config: &Config) -> ProofBasis {
+    proof_basis_unless(program, config, None)
+}
+
+/// [`proof_basis`], each re-check's exploration also stopped by `stop` (the check's own
+/// budget or Ctrl-C): a re-check it stops is undecided.
+pub fn proof_basis_unless(program: &Program, config: &Config, stop: Option<&Stop>) -> ProofBasis {
     let config = &recheck_config(config);
+    let control = Control { stop, ..Control::default() };
     let semantics = program.semantics;
     let mut basis = ProofBasis { semantics, relies_on: Vec::new(), undecided: Vec::new(), rechecks: Vec::new() };
     for a in Assumption::ALL {
@@ -490,7 +515,7 @@ pub fn proof_basis(program: &Program, config: &Config) -> ProofBasis {
         }
         let weak = a.allowed_in(semantics);
         let Ok(weaker) = program.clone().with_semantics(weak) else { continue };
-        let outcome = explore(&weaker, config);
+        let outcome = explore_with(&weaker, config, control);
         match outcome.verdict {
             Verdict::Violation(_) => basis.relies_on.push(a),
             Verdict::Incomplete { .. } => basis.undecided.push(a),

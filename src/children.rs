@@ -166,16 +166,27 @@ fn kill_group(pgid: i32) {
 /// the group was ended meanwhile by [`kill_all`] (the command is stopping). Once the
 /// leader exits, what is left of its group is killed.
 pub fn wait(child: &mut Child) -> io::Result<ExitStatus> {
-    wait_until(child, None).map(|status| status.expect("no deadline"))
+    wait_until(child, None, &|| false).map(|status| status.expect("no deadline"))
 }
 
 /// [`wait`] for at most `seconds`: `Ok(None)` when the time ran out, the whole group then
 /// killed and the leader reaped.
 pub fn wait_for(child: &mut Child, seconds: f64) -> io::Result<Option<ExitStatus>> {
-    wait_until(child, Some(std::time::Instant::now() + Duration::from_secs_f64(seconds.clamp(0.0, 1e9))))
+    let deadline = std::time::Instant::now() + Duration::from_secs_f64(seconds.clamp(0.0, 1e9));
+    wait_until(child, Some(deadline), &|| false)
 }
 
-fn wait_until(child: &mut Child, deadline: Option<std::time::Instant>) -> io::Result<Option<ExitStatus>> {
+/// [`wait`] until `stopped` says to stop (asked every few milliseconds): `Ok(None)` then,
+/// the whole group killed and the leader reaped.
+pub fn wait_unless(child: &mut Child, stopped: &dyn Fn() -> bool) -> io::Result<Option<ExitStatus>> {
+    wait_until(child, None, stopped)
+}
+
+fn wait_until(
+    child: &mut Child,
+    deadline: Option<std::time::Instant>,
+    stopped: &dyn Fn() -> bool,
+) -> io::Result<Option<ExitStatus>> {
     let pgid = child.id() as i32;
     let end = |child: &mut Child| {
         let mut all = groups();
@@ -193,7 +204,7 @@ fn wait_until(child: &mut Child, deadline: Option<std::time::Instant>) -> io::Re
         if has_exited(pgid)? {
             return end(child).map(Some);
         }
-        if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+        if deadline.is_some_and(|d| std::time::Instant::now() >= d) || stopped() {
             end(child)?;
             return Ok(None);
         }

@@ -40,6 +40,9 @@ pub enum ErrorKind {
     Unsupported,
     /// A tool semcheck needs is missing or broken (the Python front end's environment).
     Environment,
+    /// The work was stopped by a budget or an interruption before it ended: nothing is
+    /// wrong with the input, and nothing was decided.
+    Stopped,
 }
 
 /// An error in a mesh, kernel or protocol, with a message a user can act on.

@@ -598,12 +598,18 @@ def _verdicts_of(doc: dict, options: Options) -> list[KernelVerdict]:
             r["file"] = script_file
             if isinstance(r.get("source"), dict) and r["source"].get("path") == path:
                 r["source"]["path"] = script_file
+            if isinstance(r.get("case"), str):
+                r["case"] = r["case"].replace(path, script_file)
         # Of several kernels, one that could not be checked is a verdict "error" with its
         # reason (the others are still checked).
         violation = r.get("violation") or {}
         incomplete = r.get("incomplete") or {}
+        # A case the watchdog stopped names only itself: the document says the rest.
+        kernels = [k.get("name") for k in doc.get("kernels") or [] if k.get("communicates")]
+        only = kernels[0] if len(kernels) == 1 else None
         verdicts.append(KernelVerdict(
-            kernel=r.get("kernel") or options.kernel or "?", devices=int(r.get("devices", 0)),
+            kernel=r.get("kernel") or options.kernel or only or "?",
+            devices=int(r.get("devices") or doc.get("devices") or 0),
             verdict=r.get("verdict", "?"), rule=violation.get("rule"),
             message=violation.get("message") or incomplete.get("detail") or r.get("error") or "",
             trace=_schedule(violation), result=r, requires=list(r.get("requires") or []),

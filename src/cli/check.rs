@@ -1,7 +1,7 @@
 //! `semcheck check TARGET [MORE_FILES]`: the cases the targets name (one per kernel and
 //! mesh size), on the chosen engine.
 
-use semcheck::checker::{explore_with, Verdict};
+use semcheck::checker::{explore_with, StopReason, Verdict};
 use semcheck::{Case, ModelError};
 use serde_json::json;
 
@@ -32,7 +32,7 @@ pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
     }
     let mut cases = Vec::new();
     for target in targets(args)? {
-        cases.extend(target.each_case(2, style(args.output.machine()))?);
+        cases.extend(target.each_case(2, style(args.output.machine()), true)?);
     }
     // Among several files, one whose script runs to its end calling no kernel (a helper
     // module, an `__init__.py` that `kernels/*.py` takes in) has nothing to check: said,
@@ -71,11 +71,12 @@ pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
         let result = case.and_then(|case| check_one(args, case));
         w.idle();
         let result = match result {
-            Err((_, e)) if single => return Err(e),
+            Err((_, e)) if single && !stopped(&e) => return Err(e),
             other => other,
         };
         match &result {
             Ok(c) if !args.output.machine() => emit(&c.text_with(args.schedule)),
+            Err((case, e)) if stopped(e) && !args.output.machine() => emit(&format!("{case}: INCOMPLETE\n  {e}\n")),
             Err((case, e)) if !args.output.machine() => {
                 // The same error at another size (an unsupported kernel is unsupported at
                 // every N) is said once.
@@ -102,9 +103,15 @@ pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
         }
     }
     let mut code = worst(results.iter().flatten().map(|c| &c.outcome.verdict));
-    if results.iter().any(Result::is_err) && code != EXIT_VIOLATION {
+    let errors = |stop: bool| results.iter().any(|r| r.as_ref().is_err_and(|(_, e)| stopped(e) == stop));
+    if errors(false) && code != EXIT_VIOLATION {
         code = EXIT_USAGE;
+    } else if errors(true) && code == EXIT_PROVED {
+        code = EXIT_INCOMPLETE;
     }
+    // A stop of an export is the time budget's, unless Ctrl-C was pressed (the memory
+    // budget ends the command).
+    let reason = if w.interrupted() { StopReason::Interrupted } else { StopReason::Time };
     match args.output.format() {
         OutputFormat::Text => {}
         OutputFormat::Json => {
@@ -112,6 +119,7 @@ pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
                 .iter()
                 .map(|r| match r {
                     Ok(c) => c.json(),
+                    Err((case, e)) if stopped(e) => Checked::stopped_json(case, e, reason),
                     Err((case, e)) => Checked::error_json(case, e),
                 })
                 .collect();
@@ -172,6 +180,7 @@ fn targets(args: &CheckArgs) -> Result<Vec<CaseArgs>, ModelError> {
 fn tally(results: &[Result<Checked, (Case, ModelError)>], files: usize, no_kernel: usize) -> String {
     let word = |r: &Result<Checked, (Case, ModelError)>| match r {
         Ok(c) => c.outcome.verdict.name(),
+        Err((_, e)) if stopped(e) => "incomplete",
         Err(_) => "error",
     };
     let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
@@ -281,6 +290,7 @@ fn value_sets(results: &[Result<Checked, (Case, ModelError)>]) -> Vec<ValueSets>
     for r in results {
         let (case, verdict) = match r {
             Ok(c) => (&c.case, Some(c.outcome.verdict.name())),
+            Err((case, e)) if stopped(e) => (case, Some("incomplete")),
             Err((case, _)) => (case, None),
         };
         let semcheck::Source::Python { path, kernel: Some(name), .. } = &case.source else { continue };
@@ -310,10 +320,23 @@ fn value_sets(results: &[Result<Checked, (Case, ModelError)>]) -> Vec<ValueSets>
     sets
 }
 
+/// Whether an error is a stop (a budget or Ctrl-C ended the case's export): the case is
+/// incomplete, not wrong.
+fn stopped(e: &ModelError) -> bool {
+    matches!(e.kind(), semcheck::ErrorKind::Stopped)
+}
+
 /// Compiles and checks one case on the chosen engine; an error comes with its case.
 fn check_one(args: &CheckArgs, case: Case) -> Result<Checked, (Case, ModelError)> {
     let w = watch();
     w.case(&case.to_string(), style(args.output.machine()));
+    if let semcheck::Source::Python { path, .. } = &case.source {
+        // The export, unless the listing made it (`--kernel`): stopped at the case's
+        // budget alone, like the listing's.
+        if let Err(e) = super::target::export_unless_stopped(path, case.devices) {
+            return Err((case, e));
+        }
+    }
     w.doing("compiling the kernel", false);
     // A kernel file's export was made (and cached) when its cases were listed: this is
     // the import and the compile alone.
@@ -328,8 +351,10 @@ fn check_one(args: &CheckArgs, case: Case) -> Result<Checked, (Case, ModelError)
             let config = args.explore.config();
             w.doing("exploring", true);
             let outcome = explore_with(&program, &config, w.control());
-            w.doing("re-checking under the other hardware assumptions", false);
-            Checked::explored(case, program, outcome, &config).compiled_in(compile_seconds)
+            // The re-checks stop at the case's budget too, leaving what the violation
+            // requires undecided rather than losing the violation.
+            w.doing("re-checking under the other hardware assumptions", true);
+            Checked::explored_unless(case, program, outcome, &config, w.control().stop).compiled_in(compile_seconds)
         }
         EngineArg::Shuttle => {
             // The campaign keeps the time budget itself and reports how many iterations

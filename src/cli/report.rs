@@ -1,11 +1,11 @@
 //! One report of a check, whichever engine ran: the text a person reads and the JSON a
 //! script reads (the same keys for every engine, with a top-level `verdict`).
 
-use semcheck::assumptions::{proof_basis, requirements, ProofBasis, Requirements};
+use semcheck::assumptions::{proof_basis_unless, requirements_unless, ProofBasis, Requirements};
 use std::sync::OnceLock;
 
 use semcheck::checker::counterexample::{counterexample, explain, notes, Ending, Explanation, Found, Namer};
-use semcheck::checker::{Config, EngineRun, Outcome, Reduction, Strategy, Symmetry, Verdict};
+use semcheck::checker::{Config, EngineRun, Outcome, Reduction, Stop, StopReason, Strategy, Symmetry, Verdict};
 use semcheck::model::ir::Loc;
 use semcheck::model::Violation;
 use semcheck::{Case, Program, Source};
@@ -104,12 +104,25 @@ impl Checked {
     /// choice of each option that rules out something that can happen in the kernel (see
     /// [`semcheck::assumptions`]).
     pub(crate) fn explored(case: Case, program: Program, outcome: Outcome, config: &Config) -> Checked {
+        Checked::explored_unless(case, program, outcome, config, None)
+    }
+
+    /// [`Checked::explored`], the re-checks under the other hardware assumptions also
+    /// stopped by `stop` (the case's budget, Ctrl-C): a re-check it stops is undecided,
+    /// and the verdict found stands.
+    pub(crate) fn explored_unless(
+        case: Case,
+        program: Program,
+        outcome: Outcome,
+        config: &Config,
+        stop: Option<&Stop>,
+    ) -> Checked {
         let start = std::time::Instant::now();
         let needs = match &outcome.verdict {
-            Verdict::Violation(cex) => Some(requirements(&program, cex, config)),
+            Verdict::Violation(cex) => Some(requirements_unless(&program, cex, config, stop)),
             _ => None,
         };
-        let basis = matches!(outcome.verdict, Verdict::Proved).then(|| proof_basis(&program, config));
+        let basis = matches!(outcome.verdict, Verdict::Proved).then(|| proof_basis_unless(&program, config, stop));
         let recheck_seconds = (needs.is_some() || basis.is_some()).then(|| start.elapsed().as_secs_f64());
         Checked { case, program, outcome, needs, basis, found: OnceLock::new(), compile_seconds: None, recheck_seconds }
     }
@@ -288,6 +301,26 @@ impl Checked {
             _ => None,
         };
         let more = json!({"kind": "case", "kernel": kernel, "verdict": "error", "error": error.to_string()});
+        v.as_object_mut().expect("an object").extend(more.as_object().expect("an object").clone());
+        v
+    }
+
+    /// The JSON object of a case whose export a budget or Ctrl-C stopped (`reason`):
+    /// what the watchdog prints of a stopped command, with the case's source.
+    pub(crate) fn stopped_json(case: &Case, error: &semcheck::ModelError, reason: StopReason) -> Value {
+        let mut v = case_json(case);
+        let kernel = match &case.source {
+            Source::Python { kernel, .. } => kernel.clone(),
+            _ => None,
+        };
+        let more = json!({
+            "kind": "stopped",
+            "case": case.to_string(),
+            "kernel": kernel,
+            "verdict": "incomplete",
+            "incomplete": {"reason": reason, "detail": error.to_string()},
+            "states": 0,
+        });
         v.as_object_mut().expect("an object").extend(more.as_object().expect("an object").clone());
         v
     }

@@ -52,10 +52,17 @@ pub(crate) fn log<'a>(
         }
     }
     for (case, e) in errors {
-        notifications.push(json!({
-            "level": "error",
-            "message": {"text": format!("{case}: not checked: {e}")},
-        }));
+        notifications.push(match e.kind() {
+            // A budget or Ctrl-C stopped its export: undecided, as an incomplete check.
+            semcheck::ErrorKind::Stopped => json!({
+                "level": "warning",
+                "message": {"text": format!("{case}: not proved: {e}")},
+            }),
+            _ => json!({
+                "level": "error",
+                "message": {"text": format!("{case}: not checked: {e}")},
+            }),
+        });
     }
     let rules: Vec<Value> = Rule::ALL
         .iter()
@@ -92,10 +99,20 @@ pub(crate) fn log<'a>(
 /// The log of a command that could not run: no result, the error as the run's
 /// notification.
 pub(crate) fn failed(error: &str) -> Value {
+    unfinished("error", error)
+}
+
+/// The log of a command a budget or Ctrl-C ended before it decided anything more: no
+/// result, what stopped it as the run's warning.
+pub(crate) fn stopped(detail: &str) -> Value {
+    unfinished("warning", detail)
+}
+
+fn unfinished(level: &str, text: &str) -> Value {
     let mut v = log(std::iter::empty(), std::iter::empty(), &[]);
     v["runs"][0]["invocations"][0] = json!({
         "executionSuccessful": false,
-        "toolExecutionNotifications": [{"level": "error", "message": {"text": error}}],
+        "toolExecutionNotifications": [{"level": level, "message": {"text": text}}],
     });
     v
 }

@@ -5,7 +5,7 @@ use super::usage;
 use std::ops::RangeInclusive;
 use std::path::PathBuf;
 
-use semcheck::{Case, ModelError, Source};
+use semcheck::{Case, ErrorKind, ModelError, Source};
 
 use super::args::CaseArgs;
 use super::watch::{watch, Style};
@@ -82,13 +82,20 @@ impl CaseArgs {
     /// command's budgets and Ctrl-C (a partial report in `report`'s style if they end it).
     /// The first error, of the arguments or of any size, is the result.
     pub(crate) fn cases(&self, default_devices: usize, report: Style) -> Result<Vec<Case>, ModelError> {
-        self.each_case(default_devices, report)?.into_iter().map(|c| c.map_err(|(_, e)| e)).collect()
+        self.each_case(default_devices, report, false)?.into_iter().map(|c| c.map_err(|(_, e)| e)).collect()
     }
 
     /// [`CaseArgs::cases`], keeping going past a size whose kernel file cannot be read
     /// there (a script that fails at that N): its entry is the error, with the case it
-    /// stands for. An error of the arguments themselves is the result.
-    pub(crate) fn each_case(&self, default_devices: usize, report: Style) -> Result<Vec<CaseResult>, ModelError> {
+    /// stands for. With `stoppable`, the budgets and Ctrl-C stop one size's export alone
+    /// (its entry an error of kind `Stopped` saying how far it got) instead of ending the
+    /// command. An error of the arguments themselves is the result.
+    pub(crate) fn each_case(
+        &self,
+        default_devices: usize,
+        report: Style,
+        stoppable: bool,
+    ) -> Result<Vec<CaseResult>, ModelError> {
         let source = if is_file(&self.target) {
             if self.mutant.is_some() {
                 return Err(usage("--mutant names a catalogue mutant; a kernel file is checked as written"));
@@ -149,8 +156,15 @@ impl CaseArgs {
                     // One case per communicating kernel of the file (at this mesh size).
                     let w = watch();
                     w.case(&format!("{} N={n}", path.display()), report);
-                    w.doing("running the script to export its kernels", false);
-                    let doc = semcheck::frontend::document(path, n);
+                    // With `stoppable`, a budget or Ctrl-C stops this size's export alone:
+                    // the error says how far it got, and the other sizes (and files) are
+                    // still checked. Else the watchdog ends the command.
+                    let doc = if stoppable {
+                        export_unless_stopped(path, n)
+                    } else {
+                        w.doing(EXPORTING, false);
+                        semcheck::frontend::document(path, n)
+                    };
                     w.idle();
                     let doc = match doc {
                         Ok(doc) => doc,
@@ -176,6 +190,24 @@ impl CaseArgs {
         }
         Ok(cases)
     }
+}
+
+/// What the watch says while a kernel file's script runs.
+const EXPORTING: &str = "running the script to export its kernels";
+
+/// The document of kernel file `path` at `devices` devices, its export stopped by the
+/// current case's budget or Ctrl-C: then an error of kind `Stopped` saying how far it got
+/// (the memory budget ends the command, as the watchdog does).
+pub(crate) fn export_unless_stopped(
+    path: &std::path::Path,
+    devices: usize,
+) -> Result<std::sync::Arc<semcheck::frontend::document::Document>, ModelError> {
+    let w = watch();
+    w.doing_export(EXPORTING);
+    semcheck::frontend::document_unless(path, devices, &|| w.stop_requested()).map_err(|e| match e.kind() {
+        ErrorKind::Stopped => ModelError::new(ErrorKind::Stopped, w.stopped_detail()),
+        _ => e,
+    })
 }
 
 #[cfg(test)]

@@ -70,6 +70,12 @@ pub(crate) enum Style {
     Note,
 }
 
+/// Whether the command line asks for SARIF (a machine report is then a SARIF log).
+fn sarif_requested() -> bool {
+    let raw: Vec<String> = std::env::args_os().skip(1).map(|a| a.to_string_lossy().into_owned()).collect();
+    super::output::requested_format(&raw) == Some(super::output::OutputFormat::Sarif)
+}
+
 /// The style of a command's report: JSON or text.
 pub(crate) fn style(json: bool) -> Style {
     if json {
@@ -97,6 +103,9 @@ struct State {
     doing: Option<String>,
     /// Whether that work polls the stop request itself (the explorer).
     cooperative: bool,
+    /// Whether a memory stop ends that work at once all the same (an export polls the
+    /// stop, but its script can allocate faster than a cancel reaches it).
+    memory_ends: bool,
     /// What the command has already decided, for a command of many steps (`N = 2..40
     /// decided: 39 proved`): the partial report says it.
     so_far: Option<String>,
@@ -110,10 +119,31 @@ struct State {
 }
 
 impl State {
+    /// What stopped work `doing` for `reason`, and how far it got.
+    fn detail(&self, reason: StopReason, doing: &str) -> String {
+        let seconds = self.since.elapsed().as_secs_f64();
+        let by =
+            Budget { max_states: None, max_seconds: self.limits.seconds, max_memory_bytes: self.limits.memory_bytes }
+                .limit(reason);
+        let reached = match self.last {
+            Some(p) => format!(", {} states stored, depth {}", p.states, p.depth),
+            None => String::new(),
+        };
+        let claimed = match &self.so_far {
+            Some(note) => format!("{note}; nothing more is claimed"),
+            None => "nothing was proved".to_string(),
+        };
+        format!(
+            "stopped by {by} while {doing}, after {seconds:.1} s with {} MiB resident{reached}; {claimed}",
+            self.resident >> 20
+        )
+    }
+
     /// Work `what` starts (`cooperative` when it polls the stop request itself).
     fn begin(&mut self, what: &str, cooperative: bool) {
         self.doing = Some(what.to_string());
         self.cooperative = cooperative;
+        self.memory_ends = false;
         if cooperative {
             self.last = None;
         }
@@ -136,6 +166,7 @@ pub(crate) fn watch() -> &'static Watch {
             style: Style::Text,
             doing: None,
             cooperative: false,
+            memory_ends: false,
             so_far: None,
             requested_at: None,
             last: None,
@@ -223,6 +254,29 @@ impl Watch {
         if let Some(bar) = &s.bar {
             bar.set_message(line);
         }
+    }
+
+    /// The command waits for an export of a kernel file (`what`), which polls the stop
+    /// request for the time budget and Ctrl-C and then ends with an error of kind
+    /// `Stopped` ([`Watch::stopped_detail`] says why), so that the next case can go on;
+    /// the memory budget ends the command at once, as for work that does not poll.
+    pub(crate) fn doing_export(&self, what: &str) {
+        self.doing(what, true);
+        self.lock().memory_ends = true;
+    }
+
+    /// Whether a stop of the current case was requested (by a budget or Ctrl-C).
+    pub(crate) fn stop_requested(&self) -> bool {
+        self.stop.requested().is_some()
+    }
+
+    /// Why the current case was stopped and how far it got, as a partial report says it
+    /// (`stopped by the time budget of 2 s while ..., after 2.0 s with 180 MiB resident;
+    /// nothing was proved`).
+    pub(crate) fn stopped_detail(&self) -> String {
+        let s = self.lock();
+        let reason = self.stop.requested().unwrap_or(StopReason::Interrupted);
+        s.detail(reason, s.doing.as_deref().unwrap_or("working"))
     }
 
     /// The command is doing `what` and prints its results as it goes (a table of cases run
@@ -317,7 +371,7 @@ impl Watch {
         }
         if let Some(reason) = self.stop.requested() {
             let at = *s.requested_at.get_or_insert_with(Instant::now);
-            if !s.cooperative || at.elapsed() >= GRACE {
+            if !s.cooperative || (s.memory_ends && reason == StopReason::Memory) || at.elapsed() >= GRACE {
                 self.end(&mut s, reason, &doing);
             }
         }
@@ -337,23 +391,14 @@ impl Watch {
             bar.finish_and_clear();
         }
         let seconds = s.since.elapsed().as_secs_f64();
-        let by = Budget { max_states: None, max_seconds: s.limits.seconds, max_memory_bytes: s.limits.memory_bytes }
-            .limit(reason);
-        let reached = match s.last {
-            Some(p) => format!(", {} states stored, depth {}", p.states, p.depth),
-            None => String::new(),
-        };
-        let claimed = match &s.so_far {
-            Some(note) => format!("{note}; nothing more is claimed"),
-            None => "nothing was proved".to_string(),
-        };
-        let detail = format!(
-            "stopped by {by} while {doing}, after {seconds:.1} s with {} MiB resident{reached}; {claimed}",
-            s.resident >> 20
-        );
+        let detail = s.detail(reason, doing);
         let mut out = std::io::stdout().lock();
         let _ = match s.style {
             Style::Text => writeln!(out, "{}: INCOMPLETE\n  {detail}", s.head),
+            Style::Json if sarif_requested() => {
+                let log = super::sarif::stopped(&format!("{}: not proved: {detail}", s.head));
+                writeln!(out, "{}", serde_json::to_string_pretty(&log).expect("JSON of plain data"))
+            }
             Style::Json => {
                 let raw: Vec<String> = std::env::args_os().skip(1).map(|a| a.to_string_lossy().into_owned()).collect();
                 let stopped = json!({

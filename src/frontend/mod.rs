@@ -28,6 +28,7 @@ use std::time::Instant;
 use semcheck_model::{compile, ErrorKind, ModelError, Program};
 
 use document::{Document, KernelDoc, ProgramDoc};
+use server::Waited;
 
 /// The documents this process exported or read, by (file, device count): a case asks for
 /// its document several times (its kernel, its prefetched values, its script arguments).
@@ -61,6 +62,14 @@ pub fn read_document(path: &Path) -> Result<Document, ModelError> {
 /// The document of `path` at `devices` devices: the `.json` itself, or the script's
 /// export (either read once per process).
 pub fn document(path: &Path, devices: usize) -> Result<Arc<Document>, ModelError> {
+    document_unless(path, devices, &|| false)
+}
+
+/// [`document()`], unless `stopped` says to stop (asked every few milliseconds while the
+/// export runs): then the export is ended, whatever its script started with it, and the
+/// error is of kind [`ErrorKind::Stopped`]. A command that checks case after case stops
+/// one case's export at that case's budget and goes on with the next.
+pub fn document_unless(path: &Path, devices: usize, stopped: &dyn Fn() -> bool) -> Result<Arc<Document>, ModelError> {
     let key = (path.to_path_buf(), devices);
     if let Some(doc) = cache().lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
         return Ok(doc.clone());
@@ -77,12 +86,19 @@ pub fn document(path: &Path, devices: usize) -> Result<Arc<Document>, ModelError
     } else {
         let started = pending().lock().unwrap_or_else(|e| e.into_inner()).remove(&key);
         match started {
-            Some(job) => finish_export(job)?,
-            None => export(path, devices)?,
+            Some(job) => finish_export(job, stopped)?,
+            None => finish_export(start_export(path, devices)?, stopped)?,
         }
     });
     cache().lock().unwrap_or_else(|e| e.into_inner()).insert(key, doc.clone());
     Ok(doc)
+}
+
+/// The document of `path` at `devices` devices if this process has read it (a lookup
+/// after the check never runs a script again: an export that failed or was stopped
+/// stays so).
+fn read_already(path: &Path, devices: usize) -> Option<Arc<Document>> {
+    cache().lock().unwrap_or_else(|e| e.into_inner()).get(&(path.to_path_buf(), devices)).cloned()
 }
 
 /// The TPU chip every export traces for, overriding `SEMCHECK_TPU` (a replay sets the
@@ -241,7 +257,7 @@ pub(crate) fn xla_cache() -> Option<PathBuf> {
 /// Runs the exporter on a script in a process of its own, in a process group of its own
 /// ([`crate::children`]): whatever the script leaves running when it ends is killed, and
 /// all of it when semcheck ends.
-fn export_in_process(job: &Job) -> Result<ExitStatus, ModelError> {
+fn export_in_process(job: &Job, stopped: &dyn Fn() -> bool) -> Result<Option<ExitStatus>, ModelError> {
     let err_file = std::fs::File::create(&job.err_path).map_err(|e| {
         ModelError::new(ErrorKind::Environment, format!("cannot create {}: {e}", job.err_path.display()))
     })?;
@@ -272,24 +288,27 @@ fn export_in_process(job: &Job) -> Result<ExitStatus, ModelError> {
         .stdout(Stdio::null())
         .stderr(err_file);
     crate::children::spawn(&mut cmd)
-        .and_then(|mut child| crate::children::wait(&mut child))
+        .and_then(|mut child| crate::children::wait_unless(&mut child, stopped))
         .map_err(|e| ModelError::new(ErrorKind::Environment, format!("cannot run {}: {e}", job.py.python.display())))
 }
 
-/// Waits for an export [`start_export`] started (or runs it now) and reads its document.
-fn finish_export(mut job: Job) -> Result<Document, ModelError> {
+/// Waits for an export [`start_export`] started (or runs it now) and reads its document;
+/// an error of kind [`ErrorKind::Stopped`] when `stopped` ends the wait.
+fn finish_export(mut job: Job, stopped: &dyn Fn() -> bool) -> Result<Document, ModelError> {
     let path = job.path.clone();
-    let mut status = job.request.take().and_then(|r| r.wait());
-    if status.is_none() && server::enabled() {
+    let wait = |r: server::Request| r.wait_unless(stopped);
+    let mut waited = job.request.take().map_or(Waited::ServerGone, wait);
+    if matches!(waited, Waited::ServerGone) && server::enabled() {
         // The server ended before this export did (it went idle as the request came, or
         // was killed): once more through a new one.
-        status = server::submit(&job).and_then(|r| r.wait());
+        waited = server::submit(&job).map_or(Waited::ServerGone, wait);
     }
-    let (status, seconds, peak) = match status {
-        Some(e) => (Ok(e.status), e.seconds, Some(e.max_rss_bytes)),
-        None => {
+    let (status, seconds, peak) = match waited {
+        Waited::Ended(e) => (Ok(Some(e.status)), e.seconds, Some(e.max_rss_bytes)),
+        Waited::Stopped => (Ok(None), 0.0, None),
+        Waited::ServerGone => {
             let start = Instant::now();
-            (export_in_process(&job), start.elapsed().as_secs_f64(), None)
+            (export_in_process(&job, stopped), start.elapsed().as_secs_f64(), None)
         }
     };
     tracing::info!(
@@ -302,18 +321,18 @@ fn finish_export(mut job: Job) -> Result<Document, ModelError> {
     let _ = std::fs::remove_file(&job.out);
     let stderr = std::fs::read_to_string(&job.err_path).unwrap_or_default();
     let _ = std::fs::remove_file(&job.err_path);
-    let status = status?;
+    let Some(status) = status? else {
+        return Err(ModelError::new(
+            ErrorKind::Stopped,
+            format!("the export of {} at N = {} was stopped", path.display(), job.devices),
+        ));
+    };
     let text = text.map_err(|_| failed_export(&path, &job.py, status, &stderr))?;
     let mut doc = Document::parse(&text, &format!("the export of {}", path.display()))?;
     doc.interpreter = Some((job.py.python.clone(), job.py.origin));
     doc.export_seconds = Some(seconds);
     doc.export_peak_bytes = peak;
     Ok(doc)
-}
-
-/// Runs the exporter on a script (through the export server when it is on).
-fn export(path: &Path, devices: usize) -> Result<Document, ModelError> {
-    finish_export(start_export(path, devices)?)
 }
 
 /// Starts the exports of `path` at each of `sizes` that this process has not exported
@@ -751,7 +770,7 @@ fn short_json(v: Option<&serde_json::Value>) -> String {
 /// What the kernel's record says of its scalar-prefetch operands (the `prefetch` of
 /// `python/SCHEMA.md`), if it has any.
 pub fn kernel_prefetch(path: &Path, devices: usize, name: Option<&str>) -> Option<serde_json::Value> {
-    let doc = document(path, devices).ok()?;
+    let doc = read_already(path, devices)?;
     match choose(&doc, path, name).ok()? {
         Target::Kernel(k) => k.rest.get("prefetch").cloned(),
         Target::Program(_) => None,
@@ -760,7 +779,7 @@ pub fn kernel_prefetch(path: &Path, devices: usize, name: Option<&str>) -> Optio
 
 /// Where a kernel of a file is defined: `(file, line, function)`.
 pub fn kernel_location(path: &Path, devices: usize, name: Option<&str>) -> Option<(String, u32, String)> {
-    let doc = document(path, devices).ok()?;
+    let doc = read_already(path, devices)?;
     // A program: where its first kernel is defined.
     let target = choose(&doc, path, name).ok()?;
     let k = *target.kernels(&doc).first()?;

@@ -189,18 +189,51 @@ pub(crate) fn submit(job: &super::Job) -> Option<Request> {
 }
 
 impl Request {
-    /// How the export ended; `None` when the server ended first (it was killed,
-    /// or went idle before it read the request).
-    pub(crate) fn wait(&self) -> Option<Ended> {
+    /// How the export ended (or that the server ended first: it was killed, or went
+    /// idle before it read the request), unless `stopped` says to stop (asked every 20 ms): then the
+    /// server is told to cancel the export (it kills the worker running it, or drops it
+    /// from its queue), and its report is awaited for a moment, so that nothing of it
+    /// runs on.
+    pub(crate) fn wait_unless(&self, stopped: &dyn Fn() -> bool) -> Waited {
+        let poll = std::time::Duration::from_millis(20);
         let mut state = lock(&self.server.state);
+        let mut cancelled: Option<std::time::Instant> = None;
         loop {
-            if let Some(status) = state.done.remove(&self.id) {
-                return Some(status);
+            if let Some(ended) = state.done.remove(&self.id) {
+                return if cancelled.is_some() { Waited::Stopped } else { Waited::Ended(ended) };
             }
             if state.ended {
-                return None;
+                return if cancelled.is_some() { Waited::Stopped } else { Waited::ServerGone };
             }
-            state = self.server.changed.wait(state).unwrap_or_else(|e| e.into_inner());
+            match cancelled {
+                None if stopped() => {
+                    drop(state);
+                    let line = serde_json::json!({"cancel": self.id}).to_string() + "\n";
+                    if !self.server.send(&line) {
+                        return Waited::Stopped;
+                    }
+                    cancelled = Some(std::time::Instant::now());
+                    state = lock(&self.server.state);
+                    continue;
+                }
+                Some(at) if at.elapsed() >= CANCEL_WAIT => return Waited::Stopped,
+                _ => {}
+            }
+            state = self.server.changed.wait_timeout(state, poll).unwrap_or_else(|e| e.into_inner()).0;
         }
     }
+}
+
+/// How long a cancelled export's end is awaited (the server kills its worker at once).
+const CANCEL_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// How waiting for an export ended.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Waited {
+    /// The export ended by itself.
+    Ended(Ended),
+    /// The server ended first (it was killed, or went idle before it read the request).
+    ServerGone,
+    /// The wait was stopped and the export cancelled.
+    Stopped,
 }

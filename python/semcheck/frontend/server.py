@@ -23,8 +23,10 @@ server's; ``"kernel": NAME``, only that kernel exported; and ``"call": {"qualnam
 (of process group ``PID``) takes it, then ``{"id": 7, "status": S, "seconds": 1.2,
 "max_rss_kib": 412000}`` with the export's raw ``waitpid``-style status, its wall-clock seconds and its peak
 resident memory once it has ended (and, if its worker retired or died, once the
-worker's process group is gone, with ``"retired": WHY``). End of stdin: the server
-finishes what it runs, ends its workers and exits.
+worker's process group is gone, with ``"retired": WHY``). ``{"cancel": 7}`` on stdin
+ends request 7: dropped from the queue, or its worker's process group killed; it is
+reported ended all the same. End of stdin: the server finishes what it runs, ends its
+workers and exits.
 
 Process hygiene: the server is the leader of the group its parent (the ``semcheck``
 binary) made for it. Each worker leads a group of its own (so whatever a script leaves
@@ -243,6 +245,24 @@ def _answer(w: _Worker, workers: list[_Worker]) -> None:
         w.current = None
 
 
+def _cancel(ident: Any, queue: list[dict], workers: list[_Worker]) -> None:
+    """Cancels request ``ident`` (its caller stopped waiting for it: a budget, Ctrl-C):
+    dropped from the queue and reported killed, or its worker's process group killed,
+    which the end of the worker's pipe then reports. Nothing when it has ended."""
+    for req in queue:
+        if req["id"] == ident:
+            queue.remove(req)
+            _report(ident, int(signal.SIGKILL), time.monotonic(), 0, "cancelled before it started")
+            return
+    for w in workers:
+        if w.current is not None and w.current[0] == ident:
+            try:
+                os.killpg(w.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            return
+
+
 def serve(jobs: int, idle_seconds: float | None = None) -> int:
     """Serves requests from stdin until it ends, or until it has had nothing to do for
     ``idle_seconds`` (module docs)."""
@@ -305,8 +325,13 @@ def serve(jobs: int, idle_seconds: float | None = None) -> int:
             buf += chunk
             while b"\n" in buf:
                 line, buf = buf.split(b"\n", 1)
-                if line.strip():
-                    queue.append(json.loads(line))
+                if not line.strip():
+                    continue
+                msg = json.loads(line)
+                if "cancel" in msg:
+                    _cancel(msg["cancel"], queue, workers)
+                else:
+                    queue.append(msg)
     finally:
         for w in workers:
             _end_worker(w)
