@@ -230,6 +230,16 @@ def test_the_hardware_assumptions_are_options_and_a_violation_says_what_it_requi
     assert (v.verdict, v.requires) == ("violation", ["partial-landing"]), v
 
 
+@needs_binary
+def test_a_kernel_name_that_is_not_there_lists_the_kernels_that_are():
+    from conftest import KERNELS
+
+    with pytest.raises(sp.SemcheckError, match=r"no kernel named `nosuch`; the script has: kernel$"):
+        sp.check(run_ring, devices=2, kernel="nosuch")
+    with pytest.raises(sp.SemcheckError, match=r"no kernel named `nosuch`; the script has: shift, accumulate$"):
+        sp.check_file(os.path.join(KERNELS, "unsupported", "mixed.py"), devices=2, kernel="nosuch")
+
+
 def _leftovers(tmp: str) -> list[str]:
     return sorted(d for d in os.listdir(tmp) if d.startswith("semcheck-"))
 

@@ -154,11 +154,15 @@ def document(script: dict, captured: list, devices: int, kernel: str | None, fai
         programs = export_programs(tracker, captured, kernels, rebuild)
         warnings.extend({"message": note} for note in tracker.notes)
     if kernel is not None:
+        # The names the script has, as `semcheck check --kernel` lists them, taken before
+        # the selection replaces the lists (with empty ones, when nothing has that name).
+        named = [f"{p['name']} (program: {', '.join(kernels[k]['name'] for k in p['kernels'])})" for p in programs]
+        named += [k["name"] for k in kernels]
         kernels, programs, found = _select(kernels, programs, kernel)
         if not found:
             errors.append({"construct": "kernel not found",
                            "message": f"no kernel named `{kernel}`; the script has: "
-                                      + (", ".join(k["name"] for k in kernels) or "no kernels"),
+                                      + (", ".join(named) or "no kernels"),
                            "loc": None})
     if failure is not None:
         errors.append(failure)
