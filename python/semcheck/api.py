@@ -38,6 +38,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import dataclasses
+import inspect
 import json
 import os
 import pickle
@@ -50,11 +51,14 @@ import time
 import warnings
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
+from . import _options
 from ._binary import PACKAGE_PARENT, BinaryNotFound, find_binary, host_environment
 from ._session import Session
 
 #: Set in every child process the API starts: a ``check`` there is refused.
 CHILD_MARKER = "SEMCHECK_API_CHILD"
+#: Set by the ``semcheck`` binary in the processes that run a script to read its kernels.
+EXPORTING_MARKER = "SEMCHECK_EXPORTING"
 #: The time budget of one export when none is given, in seconds.
 DEFAULT_EXPORT_SECONDS = 900.0
 #: The JSON schema version this module reads.
@@ -64,11 +68,41 @@ SCHEMA_VERSION = 1
 class SemcheckError(Exception):
     """The export or the checker failed (not a verdict: a verdict is a result)."""
 
+    def __init__(self, *args: Any, script_error: dict | None = None) -> None:
+        super().__init__(*args)
+        #: When the script (or the function) raised, and nothing could be checked: its
+        #: error record (``python/SCHEMA.md``: ``construct``,
+        #: ``message``, ``loc``, ``traceback``).
+        self.script_error = script_error
 
-class SemcheckVacuityWarning(UserWarning):
+
+class SemcheckWarning(UserWarning):
+    """What semcheck warns of: a check that covers less than it seems to (its subclasses).
+    ``-W error::semcheck.SemcheckWarning`` makes every one a failure."""
+
+
+class SemcheckVacuityWarning(SemcheckWarning):
     """A proof in which some statements of the kernel ran in no schedule: the proof says
     nothing about them (a loop of zero trips at this mesh size, a branch no device takes).
     ``-W error::semcheck.SemcheckVacuityWarning`` makes it a failure."""
+
+
+class SemcheckPartialCaptureWarning(SemcheckWarning):
+    """The function (or the script) raised after it had called some kernels: those were
+    checked, but any kernel it would have called after that point was not captured, so not
+    checked. Kernel outputs are placeholders while semcheck traces (zero-filled), so a
+    host-side check of them (``assert float(out.sum()) != 0``) fails there: guard it with
+    ``if not semcheck.is_exporting():``. ``-W
+    error::semcheck.SemcheckPartialCaptureWarning`` makes it a failure."""
+
+
+def is_exporting() -> bool:
+    """Whether this code runs in a process semcheck started to read its kernels (a marked
+    test's export, :func:`check`'s, ``semcheck check``'s): there the kernels are captured,
+    not run, and their outputs are zero-filled placeholders. Guard host-side checks of a
+    kernel's results with ``if not semcheck.is_exporting():`` so that the code after them,
+    and the kernels it calls, are still traced. Does not import JAX."""
+    return bool(os.environ.get(CHILD_MARKER) or os.environ.get(EXPORTING_MARKER))
 
 
 @dataclasses.dataclass
@@ -95,6 +129,10 @@ class KernelVerdict:
     explanation: str | None = dataclasses.field(default=None, repr=False)
     #: For a proof: the statements that ran in no schedule (``kernel.py:35 lax.fori_loop(...)``).
     never_executed: list[str] = dataclasses.field(default_factory=list)
+    #: What the export warned of, in words: above all, that the function raised after its
+    #: kernels were captured, so that any kernel it would have called after that point was
+    #: not checked (:class:`SemcheckPartialCaptureWarning`).
+    warnings: list[str] = dataclasses.field(default_factory=list, repr=False)
     #: The exported document and the options it was checked with (for :meth:`html`).
     _source: tuple[dict, Options] | None = dataclasses.field(default=None, repr=False, compare=False)
 
@@ -171,11 +209,58 @@ class Options:
         return out
 
 
+#: The words of the refusal of a check in a process semcheck started to trace a kernel,
+#: which the parent finds in that process's stderr (:func:`_refusal`).
+_REFUSED = "was called inside the process semcheck started to trace a kernel"
+
+
+def _inside_a_check() -> bool:
+    """Whether the front end is running this code to capture its kernels (the function
+    of a check, or a script ``semcheck check`` reads), rather than importing its module."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_globals.get("__name__") == "semcheck.frontend.capture" \
+                and frame.f_code.co_name in ("capture_call", "run_script"):
+            return True
+        frame = frame.f_back  # type: ignore[assignment]
+    return False
+
+
+def _caller_outside() -> str:
+    """`` at file.py:line``: the innermost frame of the stack outside this package (the
+    user's call), or nothing."""
+    here = os.path.dirname(os.path.realpath(__file__)) + os.sep
+    frame = sys._getframe(1)
+    while frame is not None:
+        file = frame.f_code.co_filename
+        if not os.path.realpath(file).startswith(here) and not file.startswith("<"):
+            return f" at {os.path.basename(file)}:{frame.f_lineno}"
+        frame = frame.f_back  # type: ignore[assignment]
+    return ""
+
+
 def _refuse_in_child(what: str) -> None:
-    if os.environ.get(CHILD_MARKER):
+    if not os.environ.get(CHILD_MARKER):
+        return
+    if _inside_a_check():
         raise SemcheckError(
-            f"semcheck.{what} was called inside the process semcheck started to trace a kernel: the module that "
-            "calls it is imported there too. Call it from a test function, or under `if __name__ == \"__main__\":`")
+            f"checks cannot nest: semcheck.{what}{_caller_outside()} {_REFUSED}, from the code being checked (which "
+            "already runs inside a semcheck check: a marked test, semcheck.check or `semcheck check`). Call the "
+            "kernel there as your program does, and check it from outside: with the marker alone, or with "
+            "semcheck.check from an unmarked test")
+    raise SemcheckError(
+        f"semcheck.{what}{_caller_outside()} {_REFUSED}: the module that calls it is imported there too. Call it "
+        "from a test function, or under `if __name__ == \"__main__\":`")
+
+
+def _refusal(stderr: str) -> str | None:
+    """The refusal of a check that a child raised while importing its module (a ``check``
+    at a module's top level), from the child's stderr: the one line that says why."""
+    for line in reversed(stderr.splitlines()):
+        head, sep, message = line.partition("SemcheckError: ")
+        if sep and _REFUSED in message:
+            return message.strip()
+    return None
 
 
 def _env() -> dict:
@@ -313,6 +398,11 @@ def _callable_target(target: Callable) -> tuple[str, str]:
     if not qualname or "<locals>" in qualname or "<lambda>" in qualname:
         raise SemcheckError(f"{target!r} must be a module-level function (or a method of a module-level class): "
                             "the child process finds it by name")
+    if inspect.iscoroutinefunction(target) or inspect.isasyncgenfunction(target):
+        raise SemcheckError(f"{qualname} is an `async def` function, and coroutines are not supported: semcheck "
+                            "captures the kernels a function calls by calling it, and calling a coroutine function "
+                            "runs none of its body. Make it a plain `def` (it may run a coroutine itself, with "
+                            "asyncio.run)")
     return file, qualname
 
 
@@ -407,7 +497,11 @@ def _export_in_session(session: Session, request: dict, budget: float, doing: st
 
 
 def _no_document(doing: str, code: int, stderr: str) -> str:
-    """Why an export that wrote no document ended, in words, with the end of its stderr."""
+    """Why an export that wrote no document ended, in words, with the end of its stderr
+    (only the refusal, when the child refused a check at its module's top level)."""
+    refused = _refusal(stderr) if code > 0 else None
+    if refused is not None:
+        return refused
     if code < 0:
         why = f"the export was {_ended(code)} while {doing}"
     elif code == 0:
@@ -424,6 +518,19 @@ def _exit_code(status: int | None) -> int:
     return -signal.SIGKILL if status is None else os.waitstatus_to_exitcode(status)
 
 
+def _script_file(path: Any) -> None:
+    """Raises unless ``path`` names a file to run as a kernel script."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"a kernel file is a path (str or os.PathLike), not {path!r}; a function goes to "
+                        "semcheck.check")
+    if not os.path.exists(path):
+        raise SemcheckError(f"no such file: {os.fspath(path)}")
+    if not os.path.isfile(path):
+        what = "a directory" if os.path.isdir(path) else "not a regular file"
+        raise SemcheckError(f"{os.fspath(path)} is not a kernel file (a Python script that calls its kernels): it is "
+                            f"{what}")
+
+
 #: Why a function takes no ``script_args``.
 _FUNCTION_SCRIPT_ARGS = "script_args go to a kernel file's script; a function is called with its own arguments"
 
@@ -437,10 +544,17 @@ def export(target: str | os.PathLike | Callable, *args: Any, devices: int, kerne
     JSON document. With ``interpret_values``, the integers its kernels compute and copy
     into SMEM are read with the values of a run in JAX's TPU interpret mode (``semcheck
     check --interpret-values``). A script (a path) runs with ``script_args`` as its
-    arguments (``sys.argv[1:]``)."""
+    arguments (``sys.argv[1:]``). A wrong option raises ``TypeError`` or ``ValueError``
+    (:mod:`semcheck._options`) before anything runs."""
     _refuse_in_child("export")
+    devices = _options.mesh_size(devices)
+    kernel = _options.name(kernel, "kernel")
+    max_seconds = _options.seconds(max_seconds)
+    max_memory_mib = _options.count(max_memory_mib, "max_memory_mib")
     if callable(target) and script_args:
         raise SemcheckError(_FUNCTION_SCRIPT_ARGS)
+    if not callable(target):
+        _script_file(target)
     with tempfile.TemporaryDirectory(prefix="semcheck-") as tmp:
         out = os.path.join(tmp, "doc.json")
         request: dict[str, Any] = {"devices": devices, "out": out, "tpu": os.environ.get("SEMCHECK_TPU") or None,
@@ -566,6 +680,12 @@ def _location(violation: dict) -> str | None:
 
 
 def _verdicts_of(doc: dict, options: Options) -> list[KernelVerdict]:
+    script = doc.get("script") or {}
+    raised = script.get("error") if script.get("status") == "raised" else None
+    if isinstance(raised, dict) and _REFUSED in str(raised.get("message")):
+        # A check the function called, refused in the child: that refusal is all there is
+        # to say (it names the line).
+        raise SemcheckError(str(raised["message"]).removeprefix("SemcheckError: "), script_error=raised)
     binary = semcheck_binary()
     with tempfile.TemporaryDirectory(prefix="semcheck-") as tmp:
         path = os.path.join(tmp, "doc.json")
@@ -584,11 +704,15 @@ def _verdicts_of(doc: dict, options: Options) -> list[KernelVerdict]:
     if out.get("error"):
         # The document is this call's own temporary file: its path says nothing to the user,
         # the script's file or the function's name does.
-        script = doc.get("script") or {}
         name = script.get("function") or os.path.basename(script.get("file") or "") or "the export"
         message = out["error"]["message"]
         message = message[len(path) + 2:] if message.startswith(f"{path}: ") else message
-        raise SemcheckError(message.replace(path, name))
+        message = message.replace(path, name)
+        partial = _partial_capture(doc)
+        if partial:
+            message += f"\n  note: {partial}"
+        raise SemcheckError(message, script_error=raised)
+    notes = _warnings_of(doc)
     verdicts = []
     script_file = (doc.get("script") or {}).get("file")
     for r in out["cases"]:
@@ -615,12 +739,81 @@ def _verdicts_of(doc: dict, options: Options) -> list[KernelVerdict]:
             trace=_schedule(violation), result=r, requires=list(r.get("requires") or []),
             location=_location(violation), explanation=_explanation(violation),
             never_executed=[e["statement"] for e in (r.get("coverage") or {}).get("never_executed") or []],
-            _source=(doc, options)))
+            warnings=list(notes), _source=(doc, options)))
     return verdicts
 
 
-def _devices(devices: int | Iterable[int]) -> list[int]:
-    return [devices] if isinstance(devices, int) else list(devices)
+def _partial_capture(doc: dict) -> str | None:
+    """When the function (or the script) raised after some of its kernels were captured:
+    that, in words (the exception, its line, the kernels captured), and that any kernel
+    after that point was not checked."""
+    for w in doc.get("warnings") or []:
+        error = w.get("error") if isinstance(w, dict) else None
+        if not isinstance(error, dict):
+            continue
+        script = doc.get("script") or {}
+        who = f"`{script['function']}`" if script.get("function") else \
+            os.path.basename(script.get("file") or "") or "the script"
+        loc = error.get("loc") or {}
+        at = f" at {_location({'location': loc})}" if loc.get("file") and loc.get("line") else ""
+        names = list(dict.fromkeys(k.get("name") for k in doc.get("kernels") or [] if k.get("name")))
+        after = f"after calling {', '.join(names)}" if names else "after its first kernels"
+        return (f"{who} at N = {doc.get('devices')} raised {error.get('message') or 'an exception'}{at}, {after}: "
+                "any kernel it would have called after that point was not captured, so not checked. Kernel outputs "
+                "are zero-filled placeholders while semcheck traces, so host-side checks of them fail there: guard "
+                "them with `if not semcheck.is_exporting():`")
+    return None
+
+
+def _warnings_of(doc: dict) -> list[str]:
+    """What an exported document warns of, in words."""
+    partial = _partial_capture(doc)
+    out = [partial] if partial else []
+    out += [w["message"] for w in doc.get("warnings") or []
+            if isinstance(w, dict) and not isinstance(w.get("error"), dict) and w.get("message")]
+    return out
+
+
+def warn_if_partial(verdicts: Iterable[KernelVerdict], at: tuple[str, int] | None = None,
+                    stacklevel: int = 3) -> None:
+    """A :class:`SemcheckPartialCaptureWarning` for each export whose function raised after
+    its kernels were captured, issued at ``at`` (file, line: the pytest marker's test) or
+    else ``stacklevel`` frames up (the line that called :func:`check`)."""
+    said = set()
+    for v in verdicts:
+        partial = _partial_capture(v._source[0]) if v._source else None
+        if partial is None or partial in said:
+            continue
+        said.add(partial)
+        warning = SemcheckPartialCaptureWarning(partial)
+        if at is None:
+            warnings.warn(warning, stacklevel=stacklevel)
+        else:
+            warnings.warn_explicit(warning, SemcheckPartialCaptureWarning, *at)
+
+
+def _check(target: str | os.PathLike | Callable, args: tuple, kwargs: dict, devices: Any, kernel: Any,
+           expect: Any, repeat: Any, dma_order: Any, dma_landing: Any, max_seconds: Any, max_memory_mib: Any,
+           interpret_values: bool, script_args: Sequence[str]) -> list[KernelVerdict]:
+    """The verdicts of a function (``target(*args, **kwargs)``) or a script (a path) at
+    each mesh size, the options validated first; warns of nothing."""
+    chosen = _options.validate(devices, kernel, expect, repeat, dma_order, dma_landing, max_seconds, max_memory_mib)
+    options = Options(chosen.kernel, chosen.expect, chosen.repeat, chosen.dma_order, chosen.dma_landing,
+                      chosen.max_seconds, chosen.max_memory_mib)
+    if callable(target):
+        if script_args:
+            raise SemcheckError(_FUNCTION_SCRIPT_ARGS)
+        _callable_target(target)  # before anything runs: the function can be called there
+    else:
+        _script_file(target)
+    # A function's own keywords go to it (a `script_args` among them is refused by export).
+    call = kwargs if callable(target) else {"script_args": script_args}
+    out = []
+    for n in chosen.devices:
+        doc = export(target, *args, devices=n, kernel=chosen.kernel, max_seconds=chosen.max_seconds,
+                     max_memory_mib=chosen.max_memory_mib, interpret_values=interpret_values, **call)
+        out.extend(_verdicts_of(doc, options))
+    return out
 
 
 def check(fn: Callable, *args: Any, devices: int | Iterable[int] = (2, 3, 4), kernel: str | None = None,
@@ -630,15 +823,18 @@ def check(fn: Callable, *args: Any, devices: int | Iterable[int] = (2, 3, 4), ke
     """Checks the kernels ``fn(*args, **kwargs)`` calls, at each device count, under the
     hardware assumptions ``dma_order`` and ``dma_landing`` (see :class:`Options`), each
     device count within ``max_seconds`` (tracing and checking each) and ``max_memory_mib``;
-    ``interpret_values`` as :func:`export`."""
+    ``interpret_values`` as :func:`export`. ``devices`` is a mesh size or an iterable of
+    them (ints >= 1; not a string); a wrong option raises ``TypeError`` or ``ValueError``
+    before anything runs (:mod:`semcheck._options`). When ``fn`` raised after some of its
+    kernels were captured, each verdict says so in ``warnings`` and a
+    :class:`SemcheckPartialCaptureWarning` is issued at the line that called this."""
     _refuse_in_child("check")
-    options = Options(kernel, expect, repeat, dma_order, dma_landing, max_seconds, max_memory_mib)
-    out = []
-    for n in _devices(devices):
-        doc = export(fn, *args, devices=n, kernel=kernel, max_seconds=max_seconds, max_memory_mib=max_memory_mib,
-                     interpret_values=interpret_values, **kwargs)
-        out.extend(_verdicts_of(doc, options))
-    return out
+    if not callable(fn):
+        raise TypeError(f"semcheck.check checks a function, not {fn!r} (a kernel file goes to semcheck.check_file)")
+    verdicts = _check(fn, args, kwargs, devices, kernel, expect, repeat, dma_order, dma_landing, max_seconds,
+                      max_memory_mib, interpret_values, ())
+    warn_if_partial(verdicts)
+    return verdicts
 
 
 def check_file(path: str | os.PathLike, *, devices: int | Iterable[int] = (2, 3, 4), kernel: str | None = None,
@@ -649,13 +845,12 @@ def check_file(path: str | os.PathLike, *, devices: int | Iterable[int] = (2, 3,
     """Checks the kernels of a script, at each device count (options as :func:`check`),
     the script run with ``script_args`` as its arguments (``sys.argv[1:]``)."""
     _refuse_in_child("check_file")
-    options = Options(kernel, expect, repeat, dma_order, dma_landing, max_seconds, max_memory_mib)
-    out = []
-    for n in _devices(devices):
-        doc = export(path, devices=n, kernel=kernel, max_seconds=max_seconds, max_memory_mib=max_memory_mib,
-                     interpret_values=interpret_values, script_args=script_args)
-        out.extend(_verdicts_of(doc, options))
-    return out
+    if callable(path):
+        raise TypeError(f"semcheck.check_file checks a kernel file, not {path!r} (a function goes to semcheck.check)")
+    verdicts = _check(path, (), {}, devices, kernel, expect, repeat, dma_order, dma_landing, max_seconds,
+                      max_memory_mib, interpret_values, script_args)
+    warn_if_partial(verdicts)
+    return verdicts
 
 
 def assert_proved(target: str | os.PathLike | Callable, *args: Any, devices: int | Iterable[int] = (2, 3, 4),
@@ -664,16 +859,12 @@ def assert_proved(target: str | os.PathLike | Callable, *args: Any, devices: int
                   max_memory_mib: int | None = None, interpret_values: bool = False,
                   script_args: Sequence[str] = (), **kwargs: Any) -> list[KernelVerdict]:
     """Fails with every non-proved verdict, what it requires, and its counterexample trace
-    (``script_args``: a script's arguments, as :func:`check_file`)."""
-    opts: dict[str, Any] = dict(devices=devices, kernel=kernel, expect=expect, repeat=repeat, dma_order=dma_order,
-                dma_landing=dma_landing, max_seconds=max_seconds, max_memory_mib=max_memory_mib,
-                interpret_values=interpret_values)
-    if callable(target):
-        if script_args:
-            raise SemcheckError(_FUNCTION_SCRIPT_ARGS)
-        verdicts = check(target, *args, **opts, **kwargs)
-    else:
-        verdicts = check_file(target, **opts, script_args=script_args)
+    (``script_args``: a script's arguments, as :func:`check_file`); warns as :func:`check`
+    does, and of a proof with statements that ran in no schedule."""
+    _refuse_in_child("assert_proved")
+    verdicts = _check(target, args, kwargs, devices, kernel, expect, repeat, dma_order, dma_landing, max_seconds,
+                      max_memory_mib, interpret_values, script_args)
+    warn_if_partial(verdicts)
     bad = [v for v in verdicts if v.verdict != "proved"]
     if not verdicts:
         raise AssertionError("no kernel was checked")

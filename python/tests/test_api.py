@@ -77,6 +77,21 @@ def run_table(scale: int, shift: int):
     return _on_ring(f, jnp.array([scale, shift], jnp.int32))
 
 
+def run_ring_then_check_its_output(guarded: bool = False):
+    """Calls the ring shift, checks its output on the host as a test on a TPU would (the
+    placeholder outputs of an export fail that check), then calls it with two rounds (a
+    race when the second round's DMA may land before the first's)."""
+    out = run_ring()
+    if not (guarded and sp.is_exporting()):
+        assert float(out.sum()) != 0, "the ring's output is all zeros"
+    run_ring(2)
+
+
+def check_inside():
+    """A function being checked that starts a check itself."""
+    sp.check(run_ring, devices=2)
+
+
 def test_export_a_callable_in_a_child_process():
     doc = sp.export(run_ring, 2, devices=3)
     assert doc["devices"] == 3 and doc["errors"] == []
@@ -231,6 +246,37 @@ def test_the_hardware_assumptions_are_options_and_a_violation_says_what_it_requi
 
 
 @needs_binary
+def test_a_function_that_raises_after_its_kernels_is_checked_for_those_and_says_so():
+    from helpers import line_of
+
+    with pytest.warns(sp.SemcheckPartialCaptureWarning) as w:
+        verdicts = sp.check(run_ring_then_check_its_output, devices=2)
+    # Its first kernel only: the second was never called.
+    assert [(v.kernel, v.verdict) for v in verdicts] == [("kernel", "proved")], verdicts
+    (message,) = [str(r.message) for r in w]
+    line = line_of(__file__, "assert float(out.sum()) != 0")
+    # The exception, its line (the file as a violation's location names it: relative to
+    # the current directory under it), the kernels checked, and what was not.
+    here = os.path.relpath(__file__) if not os.path.relpath(__file__).startswith("..") else __file__
+    assert message.startswith(
+        "`run_ring_then_check_its_output` at N = 2 raised AssertionError: the ring's output is all zeros at "
+        f"{here}:{line}, after calling kernel: any kernel it would have called after that point was not "
+        "captured, so not checked."), message
+    assert "guard them with `if not semcheck.is_exporting():`" in message, message
+    assert [r.filename for r in w] == [__file__], [(r.filename, r.lineno) for r in w]  # at the call
+    assert verdicts[0].warnings == [message]
+    with pytest.warns(sp.SemcheckPartialCaptureWarning, match="raised AssertionError"):
+        sp.assert_proved(run_ring_then_check_its_output, devices=2)
+    # The host-side check guarded: both kernels are checked, and nothing is said; the
+    # second, which the raise hid, breaks when a later round's DMA lands first.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        verdicts = sp.check(run_ring_then_check_its_output, True, devices=2)
+    assert [(v.kernel, v.verdict, v.requires, v.warnings) for v in verdicts] == [
+        ("kernel", "proved", [], []), ("kernel#2", "violation", ["dma-reorder"], [])], verdicts
+
+
+@needs_binary
 def test_a_kernel_name_that_is_not_there_lists_the_kernels_that_are():
     from conftest import KERNELS
 
@@ -238,6 +284,18 @@ def test_a_kernel_name_that_is_not_there_lists_the_kernels_that_are():
         sp.check(run_ring, devices=2, kernel="nosuch")
     with pytest.raises(sp.SemcheckError, match=r"no kernel named `nosuch`; the script has: shift, accumulate$"):
         sp.check_file(os.path.join(KERNELS, "unsupported", "mixed.py"), devices=2, kernel="nosuch")
+
+
+@needs_binary
+def test_a_check_inside_the_function_being_checked_says_checks_cannot_nest():
+    from helpers import line_of
+
+    with pytest.raises(sp.SemcheckError) as e:
+        sp.check(check_inside, devices=2)
+    line = line_of(__file__, "    sp.check(run_ring, devices=2)")
+    assert str(e.value).startswith(f"checks cannot nest: semcheck.check at test_api.py:{line} was called inside the "
+                                   "process semcheck started to trace a kernel, from the code being checked"), e.value
+    assert e.value.script_error is not None and e.value.script_error["construct"] == "script error"
 
 
 def _leftovers(tmp: str) -> list[str]:
@@ -262,8 +320,12 @@ def test_check_at_a_scripts_top_level_is_refused_in_its_child_not_repeated(tmp_p
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120)
     assert time.monotonic() - start < 60
     assert proc.returncode != 0
-    assert "semcheck.check was called inside the process semcheck started to trace a kernel" in proc.stderr, proc.stderr
-    assert "SemcheckError" in proc.stderr, proc.stderr
+    # The refusal in one line, naming the call, not under the child's traceback.
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last == ("semcheck.api.SemcheckError: semcheck.check at top_level.py:6 was called inside the process "
+                    "semcheck started to trace a kernel: the module that calls it is imported there too. Call it from "
+                    "a test function, or under `if __name__ == \"__main__\":`"), proc.stderr
+    assert "export ended without a document" not in proc.stderr and "_call.py" not in proc.stderr, proc.stderr
     assert _leftovers(str(tmp)) == []
     ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
     assert str(script) not in ps

@@ -1,0 +1,188 @@
+"""The options of a check, validated in one place for the API (:func:`semcheck.check`,
+:func:`~semcheck.check_file`, :func:`~semcheck.assert_proved`) and the pytest marker and
+ini settings (:mod:`semcheck.pytest_plugin`), before anything is traced or checked.
+
+* ``devices``: a mesh size (an ``int`` >= 1) or an iterable of them, not empty; repeated
+  sizes count once, in the order first given. ``bool``, ``float`` and strings are refused
+  (``"16"`` is not ``[1, 6]`` nor ``[16]``: the ini setting's text is read by
+  :func:`ini_devices`, as pytest splits it).
+* ``repeat`` and ``max_memory_mib``: an ``int`` >= 1.
+* ``max_seconds``: a finite number of seconds > 0 (NaN and infinity refused).
+* ``dma_order`` and ``dma_landing``: one of :data:`DMA_ORDERS` and :data:`DMA_LANDINGS`,
+  the binary's choices (``semcheck semantics --json``; the tests compare them).
+* ``kernel`` and ``expect``: a non-empty string.
+
+``None`` is the default for every option but ``devices``. A wrong type raises
+``TypeError``, a wrong value ``ValueError``, each naming the option and the value.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import operator
+import re
+from typing import Any, Iterable
+
+#: ``--dma-order``'s choices, the default first.
+DMA_ORDERS = ("any", "pair-fifo")
+#: ``--dma-landing``'s choices, the default first.
+DMA_LANDINGS = ("whole", "cells")
+
+
+@dataclasses.dataclass(frozen=True)
+class Checked:
+    """A check's options, validated."""
+
+    devices: tuple[int, ...]
+    kernel: str | None = None
+    expect: str | None = None
+    repeat: int | None = None
+    dma_order: str | None = None
+    dma_landing: str | None = None
+    max_seconds: float | None = None
+    max_memory_mib: int | None = None
+
+
+def _integer(value: Any) -> int | None:
+    """``value`` as an ``int`` if it is an integer (a NumPy one too), not a ``bool``."""
+    if isinstance(value, bool):
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
+
+
+def mesh_sizes(devices: Any, name: str = "devices") -> tuple[int, ...]:
+    """``devices`` as the mesh sizes to check, each once."""
+    shape = f"{name} must be a mesh size or a list of them, like 2 or [2, 3]"
+    if isinstance(devices, (str, bytes)):
+        raise TypeError(f"{shape}, not the string {devices!r}")
+    one = _integer(devices)
+    if one is not None:
+        sizes = [one]
+    else:
+        if isinstance(devices, bool) or not isinstance(devices, Iterable):
+            raise TypeError(f"{shape}, not {devices!r}")
+        sizes = []
+        for d in devices:
+            n = _integer(d)
+            if n is None:
+                raise TypeError(f"{shape} (whole numbers), not {devices!r}: {d!r} is a {type(d).__name__}")
+            sizes.append(n)
+        if not sizes:
+            raise ValueError(f"{name} is empty: name at least one mesh size, like [2, 3]")
+    bad = [n for n in sizes if n < 1]
+    if bad:
+        raise ValueError(f"{name} must be mesh sizes of 1 device or more, not {bad[0]!r}")
+    return tuple(dict.fromkeys(sizes))
+
+
+def mesh_size(value: Any, name: str = "devices") -> int:
+    """One mesh size: an ``int`` >= 1."""
+    n = count(value, name) if value is not None else None
+    if n is None:
+        raise TypeError(f"{name} must be a mesh size (a whole number of devices, like 2), not None")
+    return n
+
+
+def count(value: Any, name: str) -> int | None:
+    """An ``int`` >= 1 (``repeat``, ``max_memory_mib``), or ``None``."""
+    if value is None:
+        return None
+    n = _integer(value)
+    if n is None:
+        raise TypeError(f"{name} must be a whole number, not {value!r}")
+    if n < 1:
+        raise ValueError(f"{name} must be 1 or more, not {value!r}")
+    return n
+
+
+def seconds(value: Any, name: str = "max_seconds") -> float | None:
+    """A finite number of seconds > 0, or ``None``."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number of seconds, not {value!r}")
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a finite number of seconds above 0, not {value!r}")
+    return float(value)
+
+
+def choice(value: Any, name: str, choices: tuple[str, ...]) -> str | None:
+    """One of ``choices``, or ``None``."""
+    if value is None:
+        return None
+    if value not in choices or not isinstance(value, str):
+        raise ValueError(f"{name} must be one of {', '.join(choices)}, not {value!r}")
+    return value
+
+
+def name(value: Any, option: str) -> str | None:
+    """A non-empty string (``kernel``, ``expect``), or ``None``."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise TypeError(f"{option} must be a string, not {value!r}")
+    if not value:
+        raise ValueError(f"{option} must be a name, not an empty string (None, the default, leaves it unset)")
+    return value
+
+
+def validate(devices: Any, kernel: Any = None, expect: Any = None, repeat: Any = None, dma_order: Any = None,
+             dma_landing: Any = None, max_seconds: Any = None, max_memory_mib: Any = None,
+             prefix: str = "") -> Checked:
+    """Every option of a check, validated (module docs); an error names the option with
+    ``prefix`` before it (``semcheck_``: the ini setting)."""
+    p = prefix
+    return Checked(devices=mesh_sizes(devices, f"{p}devices"), kernel=name(kernel, f"{p}kernel"),
+                   expect=name(expect, f"{p}expect"), repeat=count(repeat, f"{p}repeat"),
+                   dma_order=choice(dma_order, f"{p}dma_order", DMA_ORDERS),
+                   dma_landing=choice(dma_landing, f"{p}dma_landing", DMA_LANDINGS),
+                   max_seconds=seconds(max_seconds, f"{p}max_seconds"),
+                   max_memory_mib=count(max_memory_mib, f"{p}max_memory_mib"))
+
+
+# The ini settings are text (or, from a TOML list, a list): read into the values the
+# options take, then validated as the marker's are.
+
+_WHOLE = re.compile(r"[0-9]+")
+
+
+def ini_devices(value: Any, setting: str = "semcheck_devices") -> Any:
+    """``semcheck_devices``: mesh sizes separated by spaces (``2 3``), or a TOML list of
+    them (``[2, 3]`` or ``["2", "3"]``); as a list of ints, or as given when it is not
+    text (:func:`mesh_sizes` then says what is wrong)."""
+    words = value.split() if isinstance(value, str) else value
+    if not isinstance(words, list):
+        return words
+    out: list[Any] = []
+    for w in words:
+        if isinstance(w, str):
+            if not _WHOLE.fullmatch(w.strip()):
+                raise ValueError(f"{setting}: {w!r} is not a mesh size: write whole numbers separated by spaces, "
+                                 "like 2 3")
+            out.append(int(w))
+        else:
+            out.append(w)
+    return out
+
+
+def ini_number(value: Any, setting: str, kind: type) -> Any:
+    """A number setting's text as ``kind`` (``int`` or ``float``); ``None`` when it is
+    empty (not set); a value that is not text as it is."""
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    if not text:
+        return None
+    try:
+        return kind(text)
+    except ValueError:
+        raise ValueError(f"{setting} must be a {'whole number' if kind is int else 'number'}, not {value!r}") from None
+
+
+def ini_text(value: Any) -> Any:
+    """A text setting: ``None`` when empty (not set)."""
+    return None if value == "" else value
