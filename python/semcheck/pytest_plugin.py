@@ -17,21 +17,29 @@ with the counterexample in the kernel's own source lines (and what it requires o
 hardware) when a rule is broken, or with the reason when the check was not complete.
 
 Options, each in the marker or as an ini setting (``[tool.pytest.ini_options]`` in
-``pyproject.toml``, or ``pytest.ini``) with a ``semcheck_`` prefix; the marker wins:
+``pyproject.toml``, or ``pytest.ini``) with a ``semcheck_`` prefix; the marker wins. They
+are validated as the API validates them (:mod:`semcheck._options`): a bad ini setting is a
+usage error before collection, a bad marker option one failing item that says why.
 
 =================  ==================================================================
-``devices``        mesh sizes (ini: ``semcheck_devices = 2 3``), default ``2 3``
+``devices``        mesh sizes (ini: ``semcheck_devices = 2 3``, or ``[2, 3]``), default ``2 3``
 ``kernel``         only the kernel of this name (default: every communicating kernel)
+``expect``         the collective the first output must compute (``psum``, ...)
 ``dma_order``      ``any`` (default) or ``pair-fifo``
 ``dma_landing``    ``whole`` (default) or ``cells``
 ``repeat``         invocations of the kernel in a row (default 1)
-``max_seconds``    time budget per mesh size, tracing included (default: none)
+``max_seconds``    time budget per mesh size: of tracing (default 900 s) and of checking
+                   (default: none)
 ``max_memory_mib`` memory budget per mesh size (default: the checker's, 8192)
 =================  ==================================================================
 
 ``pytest --semcheck=off`` runs marked tests as ordinary tests (on a machine with TPUs).
 The test function must take no fixtures: it runs in another process. Arguments from
-``@pytest.mark.parametrize`` are passed to it (they must pickle).
+``@pytest.mark.parametrize`` are passed to it (they must pickle). A test whose body raises
+after calling its first kernels passes with a
+:class:`~semcheck.api.SemcheckPartialCaptureWarning` (the kernels after that point were
+not checked); one that calls ``pytest.skip`` (or ``importorskip``, ``xfail``) is skipped
+(or xfailed).
 """
 
 from __future__ import annotations
@@ -45,16 +53,24 @@ from typing import Any, cast
 
 import pytest
 
-#: The ini settings, with their help and default.
-_INI = {
-    "devices": ("mesh sizes to check marked tests at", "2 3"),
-    "dma_order": ("DMA completion order assumed: any or pair-fifo", ""),
-    "dma_landing": ("how a DMA lands: whole or cells", ""),
-    "repeat": ("invocations of the kernel in a row", ""),
-    "max_seconds": ("time budget per mesh size, in seconds", ""),
-    "max_memory_mib": ("memory budget per mesh size, in MiB", ""),
+from . import _options
+from ._options import Checked as Settings
+
+#: The ini settings: their help and how pytest reads them (a union of types where this
+#: pytest has them, so that a native TOML ``[tool.pytest]`` table may give a number).
+_NUMBERS = tuple(getattr(pytest, "version_tuple", (0,))[:2]) >= (9, 2)
+_INI: dict[str, tuple[str, Any]] = {
+    # "args": a TOML list ([2, 3]) or text split as a shell splits it ("2 3").
+    "devices": ("mesh sizes to check marked tests at: 2 3, or a TOML list [2, 3]", "args"),
+    "dma_order": (f"DMA completion order assumed: {' or '.join(_options.DMA_ORDERS)}", "string"),
+    "dma_landing": (f"how a DMA lands: {' or '.join(_options.DMA_LANDINGS)}", "string"),
+    "repeat": ("invocations of the kernel in a row", int | str if _NUMBERS else "string"),
+    "max_seconds": ("time budget per mesh size, in seconds", float | str if _NUMBERS else "string"),
+    "max_memory_mib": ("memory budget per mesh size, in MiB", int | str if _NUMBERS else "string"),
 }
-_MARKER_KEYS = {"devices", "kernel", "expect", *_INI}
+#: The ini settings' defaults (``devices``: ``2 3``; the others: the API's).
+_DEFAULTS: dict[str, Any] = {"devices": ["2", "3"]}
+_MARKER_KEYS = [f.name for f in dataclasses.fields(Settings)]
 _PARAM = "semcheck_devices"
 
 
@@ -67,22 +83,25 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--semcheck-html", metavar="DIR", default=None,
                     help="write each violation's counterexample as an HTML page into DIR (made if missing), "
                          "named after its test")
-    for key, (text, default) in _INI.items():
-        parser.addini(f"semcheck_{key}", f"semcheck: {text}", default=default)
+    for key, (text, kind) in _INI.items():
+        parser.addini(f"semcheck_{key}", f"semcheck: {text}", type=kind, default=_DEFAULTS.get(key, ""))
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "semcheck(devices=[2, 3], kernel=None, expect=None, dma_order=None, dma_landing=None, repeat=None, "
+        "max_seconds=None, max_memory_mib=None): check the kernels this test calls with semcheck instead of "
+        "running it, one test per mesh size (the semcheck_* ini settings give the defaults)")
     if _active(config):
         # The ini settings apply to every marked test: a bad one is a usage error now.
         try:
-            settings(config, pytest.mark.semcheck.mark, "the semcheck_* settings")
-        except MarkerError as e:
-            raise pytest.UsageError(str(e)) from None
-    config.addinivalue_line(
-        "markers",
-        "semcheck(devices=[2, 3], kernel=None, dma_order=None, dma_landing=None, repeat=None, max_seconds=None, "
-        "max_memory_mib=None): check the kernels this test calls with semcheck instead of running it, one test per "
-        "mesh size")
+            _options.validate(**_ini_values(config), prefix="semcheck_")
+        except (TypeError, ValueError) as e:
+            raise pytest.UsageError(f"semcheck: {e}") from None
+    if config.getoption("semcheck_html") == "":
+        raise pytest.UsageError("semcheck: --semcheck-html needs the folder to write the pages into, not an empty "
+                                "name (--semcheck-html pages, say)")
 
 
 class MarkerError(Exception):
@@ -93,73 +112,60 @@ def _active(config: pytest.Config) -> bool:
     return config.getoption("semcheck") != "off"
 
 
-@dataclasses.dataclass(frozen=True)
-class Settings:
-    """One marked test's options, the marker's over the ini settings."""
-
-    devices: tuple[int, ...]
-    kernel: str | None = None
-    expect: str | None = None
-    dma_order: str | None = None
-    dma_landing: str | None = None
-    repeat: int | None = None
-    max_seconds: float | None = None
-    max_memory_mib: int | None = None
-
-
-def _number(where: str, value: Any, kind: type) -> Any:
-    if value is None or value == "":
-        return None
-    try:
-        out = kind(value)
-    except (TypeError, ValueError):
-        raise MarkerError(f"semcheck: {where} must be a number, not {value!r}") from None
-    if out <= 0:
-        raise MarkerError(f"semcheck: {where} must be positive, not {value!r}")
+def _ini_values(config: pytest.Config) -> dict[str, Any]:
+    """The ini settings as the options' values (``None``: not set); ``ValueError`` naming
+    a setting whose text is not what it should be."""
+    out: dict[str, Any] = {}
+    for key in _INI:
+        value = config.getini(f"semcheck_{key}")
+        setting = f"semcheck_{key}"
+        if key == "devices":
+            out[key] = _options.ini_devices(value, setting)
+        elif key in ("repeat", "max_memory_mib"):
+            out[key] = _options.ini_number(value, setting, int)
+        elif key == "max_seconds":
+            out[key] = _options.ini_number(value, setting, float)
+        else:
+            out[key] = _options.ini_text(value)
     return out
 
 
 def settings(config: pytest.Config, marker: pytest.Mark, where: str) -> Settings:
-    """The options of a marked test (:class:`MarkerError` names the test)."""
+    """The options of a marked test, the marker's over the ini settings, validated as the
+    API validates them (:mod:`semcheck._options`); :class:`MarkerError` names the test."""
     if marker.args:
         raise MarkerError(f"semcheck: {where}: the semcheck marker takes keyword arguments only "
-                                f"(devices=[2, 3], ...), not {marker.args!r}")
-    unknown = sorted(set(marker.kwargs) - _MARKER_KEYS)
+                          f"(devices=[2, 3], ...), not {marker.args!r}")
+    unknown = sorted(set(marker.kwargs) - set(_MARKER_KEYS))
     if unknown:
         raise MarkerError(f"semcheck: {where}: unknown semcheck marker option(s) {', '.join(unknown)}; "
-                                f"known: {', '.join(sorted(_MARKER_KEYS))}")
-
-    def get(key: str) -> Any:
-        if key in marker.kwargs:
-            return marker.kwargs[key]
-        return config.getini(f"semcheck_{key}") if key in _INI else None
-
-    devices = get("devices")
-    if isinstance(devices, int):
-        devices = [devices]
-    elif isinstance(devices, str):
-        devices = devices.split()
+                          f"known: {', '.join(sorted(_MARKER_KEYS))}")
     try:
-        sizes = tuple(int(d) for d in devices)
-    except (TypeError, ValueError):
-        raise MarkerError(f"semcheck: {where}: devices must be mesh sizes like [2, 3], not {devices!r}") from None
-    if not sizes or any(n < 1 for n in sizes):
-        raise MarkerError(f"semcheck: {where}: devices must be positive mesh sizes, not {devices!r}")
-    for key, options in (("dma_order", ("any", "pair-fifo")), ("dma_landing", ("whole", "cells"))):
-        if get(key) not in (None, "", *options):
-            raise MarkerError(f"semcheck: {where}: {key} must be one of {', '.join(options)}, not {get(key)!r}")
-    return Settings(devices=tuple(dict.fromkeys(sizes)), kernel=get("kernel") or None, expect=get("expect") or None,
-                    dma_order=get("dma_order") or None, dma_landing=get("dma_landing") or None,
-                    repeat=_number(f"{where}: repeat", get("repeat"), int),
-                    max_seconds=_number(f"{where}: max_seconds", get("max_seconds"), float),
-                    max_memory_mib=_number(f"{where}: max_memory_mib", get("max_memory_mib"), int))
+        values = _ini_values(config)
+        # A marker's option given as None is not given: the ini setting's applies.
+        values.update({k: v for k, v in marker.kwargs.items() if v is not None})
+        return _options.validate(**values)
+    except (TypeError, ValueError) as e:
+        raise MarkerError(f"semcheck: {where}: {e}") from None
+
+
+def _marker(item: pytest.Item | pytest.Function) -> pytest.Mark | None:
+    """The semcheck marker of a test: the closest one (the function's over its class's over
+    its module's); :class:`MarkerError` when the function itself has several."""
+    own = [m for m in item.own_markers if m.name == "semcheck"]
+    if len(own) > 1:
+        raise MarkerError(f"semcheck: {item.nodeid}: {len(own)} semcheck markers on one test (stacked, or one of them "
+                          "from pytest.param(..., marks=...)); give it one, with every option in it")
+    return item.get_closest_marker("semcheck")
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    marker = metafunc.definition.get_closest_marker("semcheck")
-    if marker is None or not _active(metafunc.config):
+    if not _active(metafunc.config):
         return
     try:
+        marker = _marker(metafunc.definition)
+        if marker is None:
+            return
         chosen = settings(metafunc.config, marker, metafunc.definition.nodeid)
     except MarkerError:
         return  # one item, which fails saying why (pytest_pyfunc_call)
@@ -172,12 +178,12 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
-    marker = pyfuncitem.get_closest_marker("semcheck")
-    if marker is None or not _active(pyfuncitem.config):
+    if not _active(pyfuncitem.config) or pyfuncitem.get_closest_marker("semcheck") is None:
         return None
     from . import api
 
     try:
+        marker = cast(pytest.Mark, _marker(pyfuncitem))
         chosen = settings(pyfuncitem.config, marker, pyfuncitem.nodeid)
     except MarkerError as e:
         problem: str | None = str(e)
@@ -185,19 +191,29 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
         problem = None
     if problem is not None:  # failed outside the handler: pytest shows no chained exception
         pytest.fail(problem, pytrace=False)
-    devices = cast(int, pyfuncitem.callspec.params[_PARAM])
+    # The mesh size of this item; all of them in one item when the marker came after pytest
+    # parametrized the test (from pytest.param(..., marks=...), or a hook's add_marker).
+    callspec = getattr(pyfuncitem, "callspec", None)
+    params = callspec.params if callspec is not None else {}
+    devices = [cast(int, params[_PARAM])] if _PARAM in params else list(chosen.devices)
     kwargs = _arguments(pyfuncitem)
     fn = pyfuncitem.obj
     fn = getattr(fn, "__func__", fn)
     error = None
     try:
-        verdicts = api.check(fn, devices=[devices], kernel=chosen.kernel, expect=chosen.expect, repeat=chosen.repeat,
-                             dma_order=chosen.dma_order, dma_landing=chosen.dma_landing,
-                             max_seconds=chosen.max_seconds, max_memory_mib=chosen.max_memory_mib, **kwargs)
+        verdicts = api._check(fn, (), kwargs, devices, chosen.kernel, chosen.expect, chosen.repeat, chosen.dma_order,
+                              chosen.dma_landing, chosen.max_seconds, chosen.max_memory_mib, False, ())
     except api.SemcheckError as e:
-        error = str(e)
+        error = e
     if error is not None:
+        _outcome(error.script_error)
         pytest.fail(f"semcheck could not check {pyfuncitem.name}: {error}", pytrace=False)
+    for v in verdicts:  # a pytest.skip after the kernels: skipped still
+        doc = v._source[0] if v._source else {}
+        _outcome((doc.get("script") or {}).get("error"))
+    code = fn.__code__
+    at = (code.co_filename, code.co_firstlineno)
+    api.warn_if_partial(verdicts, at=at)
     if not verdicts:
         pytest.fail(f"semcheck: {pyfuncitem.name} called no Pallas kernel that communicates", pytrace=False)
     bad = [v for v in verdicts if v.verdict != "proved"]
@@ -206,9 +222,28 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
         pages = pyfuncitem.config.getoption("semcheck_html")
         text = [v.describe(schedule) + (_page(v, pyfuncitem, pages) if pages else "") for v in bad]
         pytest.fail("\n\n".join(text), pytrace=False)
-    code = fn.__code__
-    api.warn_if_vacuous(verdicts, at=(code.co_filename, code.co_firstlineno))
+    api.warn_if_vacuous(verdicts, at=at)
     return True
+
+
+def _outcome(error: dict | None) -> None:
+    """Skips (or xfails) the item when the test's body called ``pytest.skip`` (or
+    ``pytest.importorskip``, or ``pytest.xfail``) while it was traced: the script error it
+    raised there (``error``, the document's record), read by its exception's name and
+    pytest's frame in its traceback."""
+    if not isinstance(error, dict) or error.get("construct") != "script error":
+        return
+    message = str(error.get("message") or "")
+    traceback = str(error.get("traceback") or "")
+    if "_pytest" not in traceback or "outcomes.py" not in traceback:
+        return
+    reason = message.partition(":")[2].strip()
+    if message.startswith("Skipped:"):
+        skip = pytest.skip.Exception(reason)
+        skip._use_item_location = True  # reported at the test, as pytest does for a fixture's skip
+        raise skip
+    if message.startswith("XFailed:"):
+        pytest.xfail(reason)
 
 
 def _page(verdict: Any, item: pytest.Function, folder: str) -> str:
@@ -234,7 +269,8 @@ def _arguments(item: pytest.Function) -> dict[str, Any]:
     """The arguments to call a marked test with: its ``parametrize`` values. A fixture
     cannot cross into the child process, so one is a usage error."""
     wanted = [p for p in inspect.signature(item.obj).parameters if p != "self"]
-    params = {k: v for k, v in item.callspec.params.items() if k != _PARAM}
+    callspec = getattr(item, "callspec", None)
+    params = {k: v for k, v in (callspec.params if callspec is not None else {}).items() if k != _PARAM}
     fixtures = [p for p in wanted if p not in params]
     if fixtures:
         pytest.fail(f"semcheck: {item.name} takes the fixture(s) {', '.join(fixtures)}; a test checked by semcheck runs "

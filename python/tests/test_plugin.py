@@ -216,3 +216,182 @@ def test_a_proof_in_which_statements_never_ran_warns_naming_them(project):
     proc = pytest_in(str(project), "-q", "-W", "error::semcheck.SemcheckVacuityWarning")
     out = proc.stdout + proc.stderr
     assert "1 failed, 1 passed" in out and "FAILED test_kernels.py::test_hops[N1]" in out, out
+
+
+RAISES_AFTER = """
+import pytest
+import semcheck
+import kernels
+
+
+@pytest.mark.semcheck(devices=[2])
+def test_checks_its_output():
+    out = kernels.run()
+    assert float(out.sum()) != 0, "all zeros"
+    kernels.run(early=True)
+
+
+@pytest.mark.semcheck(devices=[2])
+def test_guards_its_check():
+    out = kernels.run()
+    if not semcheck.is_exporting():
+        assert float(out.sum()) != 0, "all zeros"
+    kernels.run(early=True)
+"""
+
+
+def test_a_test_that_raises_after_its_kernels_warns_that_the_later_ones_were_not_checked(project):
+    proc, out = run_marked(project, RAISES_AFTER, "-q")
+    # Kernel outputs are placeholders while the test is traced: the unguarded host-side
+    # check raises, the racy kernel after it is never captured, and the item says so; the
+    # guarded test reaches it, and fails with its race.
+    assert "1 failed, 1 passed, 1 warning" in out, out
+    assert "FAILED test_kernels.py::test_guards_its_check[N2]" in out, out
+    assert "shift_kernel#2 at N = 2: violation (race) at kernels.py:22" in out, out
+    assert ("test_kernels.py:7: SemcheckPartialCaptureWarning: `test_checks_its_output` at N = 2 raised "
+            "AssertionError: all zeros") in out, out
+    assert ("test_kernels.py:10, after calling shift_kernel: any kernel it would have called after that point was "
+            "not captured, so not checked") in out, out
+    assert "`if not semcheck.is_exporting():`" in out, out
+    # The warning's category is the package's: pytest's filter makes it a failure.
+    proc = pytest_in(str(project), "-q", "-W", "error::semcheck.SemcheckWarning")
+    out = proc.stdout + proc.stderr
+    assert "2 failed" in out and "FAILED test_kernels.py::test_checks_its_output[N2]" in out, out
+
+
+OUTCOMES = """
+import pytest
+import semcheck
+import kernels
+
+
+@pytest.mark.semcheck(devices=[2])
+def test_skips():
+    pytest.skip("no TPU here")
+    kernels.run()
+
+
+@pytest.mark.semcheck(devices=[2])
+def test_imports_or_skips():
+    pytest.importorskip("semcheck_no_such_module")
+    kernels.run()
+
+
+@pytest.mark.semcheck(devices=[2])
+def test_skips_after_its_kernel():
+    kernels.run()
+    pytest.skip("done early")
+
+
+@pytest.mark.semcheck(devices=[2])
+def test_xfails():
+    pytest.xfail("known")
+
+
+@pytest.mark.semcheck(devices=[2])
+async def test_a_coroutine():
+    kernels.run()
+
+
+@pytest.mark.semcheck(devices=[2])
+@pytest.mark.semcheck(devices=[3])
+def test_stacked():
+    kernels.run()
+
+
+@pytest.mark.semcheck(devices=[2])
+def test_nested():
+    semcheck.check(kernels.run, devices=2)
+
+
+@pytest.mark.semcheck(devices=[2.7])
+def test_float_size():
+    kernels.run()
+
+
+@pytest.mark.semcheck(devices=True)
+def test_bool_size():
+    kernels.run()
+
+
+@pytest.mark.semcheck(devices=[2], repeat=2.9)
+def test_float_repeat():
+    kernels.run()
+
+
+@pytest.mark.semcheck(devices=[2], repeat=True)
+def test_bool_repeat():
+    kernels.run()
+"""
+
+
+def test_skips_coroutines_stacked_markers_nested_checks_and_wrong_options_are_each_told_so(project):
+    _, out = run_marked(project, OUTCOMES, "-q", "-rsx")
+    assert "7 failed, 3 skipped, 1 xfailed" in out, out
+    # pytest.skip (and importorskip) skips the item, at the test, as when it runs.
+    assert "SKIPPED [1] test_kernels.py:7: no TPU here" in out, out
+    assert "SKIPPED [1] test_kernels.py:13: could not import 'semcheck_no_such_module'" in out, out
+    assert "SKIPPED [1] test_kernels.py:19: done early" in out, out
+    assert "XFAIL test_kernels.py::test_xfails[N2] - known" in out, out
+    assert "script error: Skipped" not in out, out
+    assert ("could not check test_a_coroutine[N2]: test_a_coroutine is an `async def` function, and coroutines are "
+            "not supported") in out, out
+    assert "returned without calling a Pallas kernel" not in out, out
+    assert "test_kernels.py::test_stacked: 2 semcheck markers on one test" in out, out
+    assert ("could not check test_nested[N2]: checks cannot nest: semcheck.check at test_kernels.py:43 was called "
+            "inside the process semcheck started to trace a kernel") in out, out
+    # Whole numbers only, not truncated.
+    assert "test_float_size: devices must be a mesh size or a list of them, like 2 or [2, 3] (whole numbers), " \
+           "not [2.7]: 2.7 is a float" in out, out
+    assert "test_bool_size: devices must be a mesh size or a list of them, like 2 or [2, 3], not True" in out, out
+    assert "test_float_repeat: repeat must be a whole number, not 2.9" in out, out
+    assert "test_bool_repeat: repeat must be a whole number, not True" in out, out
+    assert "Traceback" not in out and "Error: " not in out.replace("SemcheckError: ", ""), out
+
+
+def test_a_marker_pytest_sees_after_parametrizing_checks_every_size_in_its_one_item(project):
+    # A marker of pytest.param, and one a hook adds after collection: no traceback, each
+    # item checks all its sizes.
+    (project / "conftest.py").write_text(
+        "import pytest\n\n\ndef pytest_collection_modifyitems(items):\n"
+        "    for item in items:\n"
+        "        if item.originalname == 'test_added':\n"
+        "            item.add_marker(pytest.mark.semcheck(devices=[2, 3]))\n")
+    proc, out = run_marked(
+        project,
+        "import pytest\nimport kernels\n\n"
+        "@pytest.mark.parametrize('early', [pytest.param(e, marks=pytest.mark.semcheck(devices=[2, 3])) "
+        "for e in (False, True)])\ndef test_param(early):\n    kernels.run(early=early)\n\n"
+        "def test_added():\n    kernels.run()\n", "-v")
+    assert "test_kernels.py::test_param[False] PASSED" in out, out
+    assert "test_kernels.py::test_param[True] FAILED" in out, out
+    assert "test_kernels.py::test_added PASSED" in out, out
+    assert "shift_kernel at N = 2: violation (race)" in out and "shift_kernel at N = 3: violation (race)" in out, out
+    assert "KeyError" not in out and "AttributeError" not in out and "Traceback" not in out, out
+
+
+def test_the_ini_settings_take_a_toml_list_and_the_options_are_listed(project):
+    tests = "import pytest\nimport kernels\n\n@pytest.mark.semcheck\ndef test_bare():\n    kernels.run()\n"
+    # A TOML list, without pytest's warning about a list in a text setting.
+    (project / "pyproject.toml").write_text("[tool.pytest.ini_options]\nsemcheck_devices = [2, 3]\n")
+    proc, out = run_marked(project, tests, "--collect-only", "-q", "-W", "error::pytest.PytestRemovedIn10Warning")
+    assert proc.returncode == 0, out
+    assert [line for line in proc.stdout.splitlines() if "::" in line] == [
+        "test_kernels.py::test_bare[N2]", "test_kernels.py::test_bare[N3]"], out
+    # A setting that is no budget: a usage error before collection, naming it.
+    (project / "pyproject.toml").write_text('[tool.pytest.ini_options]\nsemcheck_max_seconds = "nan"\n')
+    proc = pytest_in(str(project), "-q")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 4, out
+    assert "semcheck_max_seconds must be a finite number of seconds above 0, not nan" in out, out
+    (project / "pyproject.toml").write_text('[tool.pytest.ini_options]\nsemcheck_devices = "2,3"\n')
+    proc = pytest_in(str(project), "-q")
+    assert proc.returncode == 4 and "semcheck_devices: '2,3' is not a mesh size" in proc.stdout + proc.stderr
+    (project / "pyproject.toml").write_text("")
+    # Every option of the marker, listed.
+    proc = pytest_in(str(project), "--markers")
+    assert ("@pytest.mark.semcheck(devices=[2, 3], kernel=None, expect=None, dma_order=None, dma_landing=None, "
+            "repeat=None, max_seconds=None, max_memory_mib=None)") in proc.stdout, proc.stdout
+    # No folder for the pages: a usage error, not pages written into the current directory.
+    proc = pytest_in(str(project), "-q", "--semcheck-html", "")
+    assert proc.returncode == 4 and "--semcheck-html needs the folder" in proc.stdout + proc.stderr, proc.stderr
