@@ -49,7 +49,7 @@ import inspect
 import os
 import re
 import sys
-from typing import Any, cast
+from typing import Any, Iterator, cast
 
 import pytest
 
@@ -140,6 +140,10 @@ def settings(config: pytest.Config, marker: pytest.Mark, where: str) -> Settings
     if unknown:
         raise MarkerError(f"semcheck: {where}: unknown semcheck marker option(s) {', '.join(unknown)}; "
                           f"known: {', '.join(sorted(_MARKER_KEYS))}")
+    if isinstance(marker.kwargs.get("devices"), Iterator):
+        # Read when pytest parametrizes the test and again when each item runs.
+        raise MarkerError(f"semcheck: {where}: devices must be a mesh size or a list of them, like 2 or [2, 3], not "
+                          f"an iterator ({marker.kwargs['devices']!r}), which the marker would read only once")
     try:
         values = _ini_values(config)
         # A marker's option given as None is not given: the ini setting's applies.

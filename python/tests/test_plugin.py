@@ -322,12 +322,17 @@ def test_float_repeat():
 @pytest.mark.semcheck(devices=[2], repeat=True)
 def test_bool_repeat():
     kernels.run()
+
+
+@pytest.mark.semcheck(devices=(n for n in [2]))
+def test_generator():
+    kernels.run()
 """
 
 
 def test_skips_coroutines_stacked_markers_nested_checks_and_wrong_options_are_each_told_so(project):
     _, out = run_marked(project, OUTCOMES, "-q", "-rsx")
-    assert "7 failed, 3 skipped, 1 xfailed" in out, out
+    assert "8 failed, 3 skipped, 1 xfailed" in out, out
     # pytest.skip (and importorskip) skips the item, at the test, as when it runs.
     assert "SKIPPED [1] test_kernels.py:7: no TPU here" in out, out
     assert "SKIPPED [1] test_kernels.py:13: could not import 'semcheck_no_such_module'" in out, out
@@ -346,6 +351,7 @@ def test_skips_coroutines_stacked_markers_nested_checks_and_wrong_options_are_ea
     assert "test_bool_size: devices must be a mesh size or a list of them, like 2 or [2, 3], not True" in out, out
     assert "test_float_repeat: repeat must be a whole number, not 2.9" in out, out
     assert "test_bool_repeat: repeat must be a whole number, not True" in out, out
+    assert "test_generator: devices must be a mesh size or a list of them, like 2 or [2, 3], not an iterator" in out, out
     assert "Traceback" not in out and "Error: " not in out.replace("SemcheckError: ", ""), out
 
 
