@@ -64,9 +64,13 @@ pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
     let single = cases.len() == 1;
     let mut results: Vec<Result<Checked, (Case, ModelError)>> = Vec::new();
     let w = watch();
+    // After Ctrl-C, the cases not yet checked are counted, not checked (a case whose
+    // export Ctrl-C stopped is reported as such).
+    let mut not_checked = 0;
     for case in cases {
-        if w.interrupted() {
-            break;
+        if w.interrupted() && !case.as_ref().is_err_and(|(_, e)| stopped(e)) {
+            not_checked += 1;
+            continue;
         }
         let result = case.and_then(|case| check_one(args, case));
         w.idle();
@@ -106,8 +110,11 @@ pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
     let errors = |stop: bool| results.iter().any(|r| r.as_ref().is_err_and(|(_, e)| stopped(e) == stop));
     if errors(false) && code != EXIT_VIOLATION {
         code = EXIT_USAGE;
-    } else if errors(true) && code == EXIT_PROVED {
+    } else if (errors(true) || w.interrupted()) && code == EXIT_PROVED {
         code = EXIT_INCOMPLETE;
+    }
+    if not_checked > 0 {
+        eprintln!("semcheck: interrupted: {not_checked} more case(s) not checked");
     }
     // A stop of an export is the time budget's, unless Ctrl-C was pressed (the memory
     // budget ends the command).
@@ -124,6 +131,9 @@ pub(crate) fn run(args: &CheckArgs) -> Result<i32, ModelError> {
                 })
                 .collect();
             let mut summary = summary(&results);
+            if not_checked > 0 {
+                summary["not_checked"] = json!(not_checked);
+            }
             if !no_kernel.is_empty() {
                 summary["no_kernel"] = no_kernel.iter().map(|p| p.display().to_string()).collect();
             }

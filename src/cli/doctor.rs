@@ -112,7 +112,7 @@ pub(crate) fn run(args: &DoctorArgs) -> Result<i32, ModelError> {
                 emitln!("  it does not exist yet, and cannot be created: {why}");
             } else {
                 emitln!(
-                    "  it does not exist yet: the first check of a kernel file creates it (jax {}, about 30 s and 300 MB; needs the package registry once)",
+                    "  it does not exist yet: the first check of a kernel file creates it (jax {}, about 30 s and 650 MB; needs the package registry once)",
                     env::MANAGED_JAX
                 );
                 if let Some(Ok(python)) = &bootstrap {

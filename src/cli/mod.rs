@@ -75,9 +75,14 @@ pub(crate) fn run() -> i32 {
             let code = if e.use_stderr() { EXIT_USAGE } else { EXIT_PROVED };
             let _ = e.print();
             if code == EXIT_USAGE {
+                // clap's message up to its usage block: the first line, and the lines
+                // under it that name what it means (`the following required arguments
+                // were not provided: <TARGET>`).
                 let text = e.render().to_string();
-                let first = text.lines().next().unwrap_or("bad usage").trim_start_matches("error: ");
-                output::emit_error(machine, &command, first);
+                let message: Vec<&str> = text.lines().take_while(|l| !l.trim().is_empty()).map(str::trim).collect();
+                let message = message.join(" ");
+                let message = message.trim_start_matches("error: ");
+                output::emit_error(machine, &command, if message.is_empty() { "bad usage" } else { message });
             }
             return code;
         }

@@ -297,7 +297,7 @@ fn venv(cache: &Path) -> Result<PathBuf, ModelError> {
     let tmp = TempDir::create(cache, ".python-")
         .map_err(|e| env_error(format!("cannot create a temporary folder in {}: {e}", cache.display())))?;
     eprintln!(
-        "semcheck: first use of the Python front end: creating its environment in {} (jax {MANAGED_JAX}, about 30 s and 300 MB)",
+        "semcheck: first use of the Python front end: creating its environment in {} (jax {MANAGED_JAX}, about 30 s and 650 MB)",
         dir.display()
     );
     let start = Instant::now();

@@ -101,6 +101,17 @@ fn read_already(path: &Path, devices: usize) -> Option<Arc<Document>> {
     cache().lock().unwrap_or_else(|e| e.into_inner()).get(&(path.to_path_buf(), devices)).cloned()
 }
 
+/// Says a note on stderr, once per process: a script's warning is the same at every
+/// size and for every kernel of the file.
+fn note_once(note: &str) {
+    static SAID: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    let mut said = SAID.lock().unwrap_or_else(|e| e.into_inner());
+    if !said.iter().any(|s| s == note) {
+        eprintln!("semcheck: note: {note}");
+        said.push(note.to_string());
+    }
+}
+
 /// The TPU chip every export traces for, overriding `SEMCHECK_TPU` (a replay sets the
 /// one its trace file records).
 fn tpu_override() -> &'static Mutex<Option<String>> {
@@ -579,7 +590,7 @@ pub fn kernel(doc: &Document, path: &Path, name: Option<&str>) -> Result<import:
     }
     for w in &doc.warnings {
         if let Some(m) = w.get("message").and_then(|m| m.as_str()) {
-            eprintln!("semcheck: note: {}: {m}", path.display());
+            note_once(&format!("{}: {m}", path.display()));
         }
     }
     let imported = match target {

@@ -102,10 +102,17 @@ pub fn reference_spec(name: &str, kernel: &Kernel, mesh: &Mesh) -> Result<Spec, 
     let output = find(|b| b.role.is_output() && !b.shared, "output")?;
     let n = mesh.num_devices();
     let (ins, outs) = (&input.shape, &output.shape);
+    let cells_of = |shape: &[usize]| match shape {
+        [] => "is one cell (copied only whole)".to_string(),
+        s => format!("has cells of shape {s:?}"),
+    };
     let shape_err = |want: String| {
         bad(format!(
-            "the output `{}` has cells {outs:?} and the input `{}` {ins:?}; {name} needs {want}",
-            output.name, input.name
+            "the output `{}` {} and the input `{}` {}; {name} needs {want} (docs/kernel-files.md, the specification)",
+            output.name,
+            cells_of(outs),
+            input.name,
+            cells_of(ins)
         ))
     };
     let ordinal = kernel.buffers.iter().position(|b| std::ptr::eq(b, input)).and_then(|i| input_ordinal(kernel, i));

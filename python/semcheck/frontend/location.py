@@ -9,6 +9,7 @@ also be shown as called from ``psum.py:73``.
 
 from __future__ import annotations
 
+import ast
 import functools
 import io
 import linecache
@@ -65,17 +66,59 @@ def _line(file_name: str, line: int) -> str:
     return without_comments(linecache.getline(file_name, line).rstrip("\n")).strip()
 
 
+@functools.lru_cache(maxsize=64)
+def _statements(file_name: str) -> tuple[tuple[int, int], ...]:
+    """The line spans of the simple statements of a source file (none when it cannot be
+    parsed)."""
+    try:
+        tree = ast.parse("".join(linecache.getlines(file_name)))
+    except (SyntaxError, ValueError):
+        return ()
+    return tuple((n.lineno, n.end_lineno or n.lineno) for n in ast.walk(tree)
+                 if isinstance(n, ast.stmt) and not hasattr(n, "body"))
+
+
+def _elide_arguments(text: str) -> str:
+    """``f(a, b, ...).wait_recv()`` as ``f(...).wait_recv()``: the arguments of the
+    statement's first call elided, so that the method called on its result stays in
+    sight."""
+    start = text.find("(")
+    depth = 0
+    for i in range(start, len(text)) if start >= 0 else ():
+        depth += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(text[i], 0)
+        if depth == 0:
+            return text[:start] + "(...)" + text[i + 1:]
+    return text
+
+
+def _span(frame: source_info_util.Frame) -> tuple[int, int]:
+    """The lines of the frame's call, from the start of its expression: Python locates a
+    method called on a call that spans lines (``make_async_remote_copy(...).wait_recv()``)
+    at the method's name, on the line of the ``)``, which alone says nothing, so such a
+    location starts where its statement does."""
+    first = frame.start_line
+    last = frame.end_line if frame.end_line and frame.end_line >= first else first
+    column = getattr(frame, "start_column", -1)
+    before = linecache.getline(frame.file_name, first)[:column].strip() if column and column > 0 else ""
+    if before.endswith("."):
+        inside = [(a, b) for a, b in _statements(frame.file_name) if a < first <= b]
+        if inside:
+            first = max(inside)[0]
+    return first, min(last, first + 30)
+
+
 def _code(frame: source_info_util.Frame) -> str:
     """The source lines of the statement, without comments, whitespace-collapsed (a call
     may span lines)."""
-    last = frame.end_line if frame.end_line and frame.end_line >= frame.start_line else frame.start_line
-    last = min(last, frame.start_line + 30)
-    raw = "".join(linecache.getline(frame.file_name, n) for n in range(frame.start_line, last + 1))
+    first, last = _span(frame)
+    raw = "".join(linecache.getline(frame.file_name, n) for n in range(first, last + 1))
     lines = [x.strip() for x in without_comments(raw.rstrip("\n")).split("\n")]
     text = " ".join(x for x in lines if x)
     if len(lines) > 1:
         text = re.sub(r"\(\s+", "(", text)
         text = re.sub(r",\s*\)$", ")", text)
+    if first < frame.start_line and len(text) > 80:
+        text = _elide_arguments(text)
     if len(text) > 160:
         text = text[:157] + "..."
     return text
