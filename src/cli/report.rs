@@ -4,7 +4,7 @@
 use semcheck::assumptions::{proof_basis_unless, requirements_unless, ProofBasis, Requirements};
 use std::sync::OnceLock;
 
-use semcheck::checker::counterexample::{counterexample, explain, notes, Ending, Explanation, Found, Namer};
+use semcheck::checker::counterexample::{counterexample, explain, notes, Ending, Explanation, Found, Namer, Role};
 use semcheck::checker::{Config, EngineRun, Outcome, Reduction, Stop, StopReason, Strategy, Symmetry, Verdict};
 use semcheck::model::ir::Loc;
 use semcheck::model::Violation;
@@ -424,7 +424,12 @@ impl Checked {
             }
             Verdict::Violation(c) => {
                 let shown = self.shown_violation().unwrap_or(&c.violation);
-                out.push_str(&format!("{head}: VIOLATION ({})\n  {}\n", shown.rule, shown.message));
+                out.push_str(&format!(
+                    "{head}: VIOLATION ({})\n  {}{}\n",
+                    shown.rule,
+                    shown.message,
+                    self.dma_started()
+                ));
                 match self.found() {
                     Some(Ok(found)) => out.push_str(&violation_text(&self.program, found, schedule)),
                     Some(Err(e)) => out.push_str(&format!("  {e}\n")),
@@ -443,6 +448,23 @@ impl Checked {
             }
         }
         out
+    }
+}
+
+impl Checked {
+    /// ` (started at event 31)`: where the shown schedule started the in-flight DMA of a
+    /// race, which the headline names by its statement only (the same as the other
+    /// access's when both are one line of a loop); empty when it does not say.
+    fn dma_started(&self) -> String {
+        let Some(Ok(found)) = self.found() else { return String::new() };
+        if found.run.ending.violation().is_none_or(|v| v.rule != semcheck::model::Rule::Race) {
+            return String::new();
+        }
+        let explanation = explain(&self.program, &found.run);
+        match explanation.points.iter().find(|p| p.role == Role::DmaInFlight).and_then(|p| p.index) {
+            Some(i) => format!(" (started at event {})", i + 1),
+            None => String::new(),
+        }
     }
 }
 
