@@ -1,7 +1,7 @@
 """A counterexample in JAX's own TPU interpret mode: ``semcheck replay --interpret TRACE``.
 
 ``python -m semcheck.interpret PLAN OUT`` runs the kernel file of a semcheck trace under
-``pltpu.InterpretParams`` (of jax 0.8.1 to 0.10.x: :class:`_Interpreter`) twice, each time
+``pltpu.InterpretParams`` (of jax 0.8.1 to 0.12.x: :class:`_Interpreter`) twice, each time
 steering the interpreter's devices and DMAs through one schedule semcheck computed, and
 writes what each run computed (what JAX's race detector printed, and the semaphores
 non-zero at the kernel's exit) to ``OUT``: the counterexample's schedule, then the

@@ -41,6 +41,25 @@ def needs_jax(first: tuple[int, ...], why: str) -> pytest.MarkDecorator:
                               reason=f"needs jax >= {'.'.join(map(str, first))}, this is jax {JAX_VERSION}: {why}")
 
 
+def jax_before(first_without: tuple[int, ...], why: str) -> pytest.MarkDecorator:
+    """Skips a test under JAX release ``first_without`` and later, by name and with the
+    reason: the kernel it reads uses an API that JAX removed (``why``)."""
+    return pytest.mark.skipif(JAX_RELEASE >= first_without,
+                              reason=f"needs jax < {'.'.join(map(str, first_without))}, this is jax {JAX_VERSION}: {why}")
+
+
+#: The first release without ``pltpu.semaphore_signal``, ``pltpu.semaphore_wait`` and
+#: ``pltpu.DeviceIdType`` (deprecated in 0.10.0 for ``pl.*``).
+PLTPU_SEMAPHORE_API_REMOVED = (0, 11, 0)
+
+#: Why a public kernel calling them is skipped from 0.11.
+PLTPU_SEMAPHORE_API = ("the library calls pltpu.semaphore_signal / pltpu.semaphore_wait / pltpu.DeviceIdType, which "
+                       "jax 0.11 removed (pl.* since 0.8.1)")
+
+#: The first release whose ``make_async_copy`` takes ``src_sem=`` and no semaphore.
+LOCAL_COPY_SEMS_FROM = (0, 12, 0)
+
+
 #: The first release whose ``pl.kernel`` takes ``out_type=`` and ``scratch_types=``.
 PL_KERNEL_KEYWORDS_FROM = (0, 10, 1)
 

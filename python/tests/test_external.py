@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from conftest import JAX_RELEASE, needs_jax
+from conftest import JAX_RELEASE, PLTPU_SEMAPHORE_API, PLTPU_SEMAPHORE_API_REMOVED, jax_before, needs_jax
 from helpers import line_of, ops, sem_uses, statements
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -114,6 +114,7 @@ def test_tpu_inference_fused_moe_is_read_with_the_values_of_the_interpreted_run(
     assert v.verdict == "proved", v
 
 
+@jax_before(PLTPU_SEMAPHORE_API_REMOVED, PLTPU_SEMAPHORE_API)
 def test_ejkernel_reduce_scatter_matmul(exports, ejkernel):
     doc = exports.get(os.path.join(EXTERNAL, "ejkernel_reduce_scatter_matmul.py"), 3)
     assert doc["errors"] == [] and doc["script"]["status"] == "ok"
@@ -134,6 +135,7 @@ def test_ejkernel_reduce_scatter_matmul(exports, ejkernel):
     assert k["body"][0]["loc"]["file"].startswith(ejkernel)
 
 
+@jax_before(PLTPU_SEMAPHORE_API_REMOVED, PLTPU_SEMAPHORE_API)
 def test_ejkernel_all_gather_matmul_is_tpu_inference_s_kernel(exports, ejkernel, tpu_inference):
     doc = exports.get(os.path.join(EXTERNAL, "ejkernel_all_gather_matmul.py"), 3)
     assert doc["errors"] == [] and doc["script"]["status"] == "ok"
@@ -239,6 +241,7 @@ def test_tpu_inference_rpa_cp_ring_is_proved(tpu_inference):
     assert [v.verdict for v in verdicts] == ["proved", "proved"], verdicts
 
 
+@jax_before(PLTPU_SEMAPHORE_API_REMOVED, PLTPU_SEMAPHORE_API)
 def test_tpu_inference_gmm_ag_rs_fails_in_the_library(exports, tpu_inference):
     doc = exports.get(os.path.join(EXTERNAL, "tpu_inference_gmm_ag_rs.py"), 2)
     # gmm_v2_ag_gmm1's kernel calls dma_gather_gm_start with its old six arguments.
@@ -250,6 +253,7 @@ def test_tpu_inference_gmm_ag_rs_fails_in_the_library(exports, tpu_inference):
     assert err["loc"]["code"] == "dma_gather_gm_start("
 
 
+@jax_before(PLTPU_SEMAPHORE_API_REMOVED, PLTPU_SEMAPHORE_API)
 def test_tpu_inference_gmm_scatter_ici_is_read_whole(exports, tpu_inference):
     doc = exports.get(os.path.join(EXTERNAL, "tpu_inference_gmm_scatter_ici.py"), 2)
     (k,) = doc["kernels"]
@@ -263,6 +267,7 @@ def test_tpu_inference_gmm_scatter_ici_is_read_whole(exports, tpu_inference):
     assert dynamic
 
 
+@jax_before(PLTPU_SEMAPHORE_API_REMOVED, PLTPU_SEMAPHORE_API)
 def test_tpu_inference_gmm_scatter_ici_races_on_its_zero_initialised_output(tpu_inference):
     """Each device zero-fills its output (zero_out_start_3d) after the entry barrier, so a
     peer that passed the barrier can scatter its rows into that output before the zeros
@@ -346,6 +351,7 @@ def tpu_inference_0_25() -> str:
     return _fetched("tpu-inference", "0.25.0")
 
 
+@jax_before(PLTPU_SEMAPHORE_API_REMOVED, PLTPU_SEMAPHORE_API)
 def test_tpu_inference_hier_rs_races_between_its_phases(tpu_inference_0_25):
     """tpu-inference 0.25.0's TensorCore hierarchical reduce-scatter (removed after it) uses
     the same rows of a device's `recv_buf` for its twin core's phase-1 copy and for the
@@ -364,6 +370,7 @@ def test_tpu_inference_hier_rs_races_between_its_phases(tpu_inference_0_25):
     assert v.requires == [], v
 
 
+@jax_before(PLTPU_SEMAPHORE_API_REMOVED, PLTPU_SEMAPHORE_API)
 def test_tpu_inference_gmm_scatter_ici_dedup_fails_in_the_library(exports, tpu_inference):
     doc = exports.get(os.path.join(EXTERNAL, "tpu_inference_gmm_scatter_ici_dedup.py"), 2)
     # Like gmm_v2_ag_gmm1, it calls dma_gather_gm_start with its old six arguments.
@@ -375,6 +382,7 @@ def test_tpu_inference_gmm_scatter_ici_dedup_fails_in_the_library(exports, tpu_i
 
 
 @pytest.mark.parametrize("version,first", [("0.12.0", 433), ("0.13.3", 459)])
+@jax_before(PLTPU_SEMAPHORE_API_REMOVED, PLTPU_SEMAPHORE_API)
 def test_tpu_inference_fused_moe_ring_barrier_versions_are_unsupported_like_0_32(exports, version, first):
     """tpu-inference 0.12.0's and 0.13.3's fused MoE (a ring barrier: one signal to the right
     neighbour, one wait) are refused for 0.32.0's reason: the routing is computed on the

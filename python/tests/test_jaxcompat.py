@@ -51,18 +51,19 @@ def test_the_supported_range_is_read_by_release():
         import json
         from semcheck.frontend import jaxcompat as c
         versions = ["0.7.2", "0.8.0", "0.8.1", "0.8.3", "0.9.0.1", "0.9.2", "0.10.2", "0.10.9.dev20260101", "0.11.0",
-                    "1.0.0"]
+                    "0.12.0.1", "0.13.0", "1.0.0"]
         print(json.dumps([[v, c.supports(v)] for v in versions] + [c.supported_range(), c.pip_requirement()]))
     """)
     assert proc.returncode == 0, proc.stderr
     *answers, text, pip = json.loads(proc.stdout)
     assert answers == [["0.7.2", False], ["0.8.0", False], ["0.8.1", True], ["0.8.3", True], ["0.9.0.1", True],
                        ["0.9.2", True], ["0.10.2", True],
-                       ["0.10.9.dev20260101", True], ["0.11.0", False], ["1.0.0", False]]
-    assert (text, pip) == ("0.8.1 to 0.10.x", "jax>=0.8.1,<0.11")
+                       ["0.10.9.dev20260101", True], ["0.11.0", True], ["0.12.0.1", True], ["0.13.0", False],
+                       ["1.0.0", False]]
+    assert (text, pip) == ("0.8.1 to 0.12.x", "jax>=0.8.1,<0.13")
 
 
-@pytest.mark.parametrize("fake", ["0.7.2", "0.8.0", "0.11.0", "0.12.1"])
+@pytest.mark.parametrize("fake", ["0.7.2", "0.8.0", "0.13.0", "0.14.1"])
 def test_a_jax_outside_the_range_is_refused_with_the_two_ways_out(tmp_path, fake):
     status, doc = export_patched(f"""
         from semcheck.frontend import jaxcompat
@@ -72,8 +73,8 @@ def test_a_jax_outside_the_range_is_refused_with_the_two_ways_out(tmp_path, fake
     (err,) = doc["errors"]
     assert err["construct"] == "unsupported jax" and err["loc"] is None
     message = err["message"]
-    assert f"jax {fake}" in message and "0.8.1 to 0.10.x" in message
-    assert f"{sys.executable} -m pip install 'jax>=0.8.1,<0.11'" in message
+    assert f"jax {fake}" in message and "0.8.1 to 0.12.x" in message
+    assert f"{sys.executable} -m pip install 'jax>=0.8.1,<0.13'" in message
     assert "SEMCHECK_PYTHON=managed" in message
     # Nothing was read: the script did not run.
     assert doc["kernels"] == [] and doc["script"]["status"] == "raised"
@@ -87,7 +88,7 @@ def test_a_function_s_export_under_a_jax_outside_the_range_names_the_ways_out_th
 
     message = jaxcompat.unsupported_jax_error("0.7.2", function="test_shift")["message"]
     assert "has jax 0.7.2" in message and "trace `test_shift` with the interpreter that calls them" in message
-    assert f"{sys.executable} -m pip install 'jax>=0.8.1,<0.11'" in message
+    assert f"{sys.executable} -m pip install 'jax>=0.8.1,<0.13'" in message
     assert "check the kernel's script with `semcheck check FILE`" in message, message
 
 

@@ -175,7 +175,7 @@ def kernel(x_ref, o_ref, buf, send_sem, recv_sem, *, n):
 
     def hop(i, carry):
         copy = pltpu.make_async_remote_copy(src_ref=x_ref, dst_ref=buf, send_sem=send_sem, recv_sem=recv_sem,
-                                            device_id=(right,), device_id_type=pltpu.DeviceIdType.MESH)
+                                            device_id=(right,), device_id_type=pl.DeviceIdType.MESH)
         copy.start()
         copy.wait()
         return carry

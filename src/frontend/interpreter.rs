@@ -28,13 +28,13 @@ use serde::Serialize;
 
 pub use super::env::{NEWEST_JAX, OLDEST_JAX};
 
-/// The supported JAX releases in words: `0.8.1 to 0.10.x`.
+/// The supported JAX releases in words: `0.8.1 to 0.12.x`.
 pub fn supported_range() -> String {
     let (a, b, c) = OLDEST_JAX;
     format!("{a}.{b}.{c} to {}.{}.x", NEWEST_JAX.0, NEWEST_JAX.1)
 }
 
-/// A pip requirement for a supported JAX: `jax>=0.8.1,<0.11`.
+/// A pip requirement for a supported JAX: `jax>=0.8.1,<0.13`.
 pub fn supported_requirement() -> String {
     let (a, b, c) = OLDEST_JAX;
     format!("jax>={a}.{b}.{c},<{}.{}", NEWEST_JAX.0, NEWEST_JAX.1 + 1)
@@ -295,15 +295,17 @@ mod tests {
             ("0.9.0.1", true),
             ("0.10.2rc1", true),
             ("0.7.2", false),
-            ("0.11.0", false),
+            ("0.11.0", true),
+            ("0.12.0.1", true),
+            ("0.13.0", false),
             ("1.0.0", false),
             ("", false),
             ("jax", false),
         ] {
             assert_eq!(jax_supported(version), ok, "{version}");
         }
-        assert_eq!(supported_requirement(), "jax>=0.8.1,<0.11");
-        assert_eq!(supported_range(), "0.8.1 to 0.10.x");
+        assert_eq!(supported_requirement(), "jax>=0.8.1,<0.13");
+        assert_eq!(supported_range(), "0.8.1 to 0.12.x");
     }
 
     #[test]

@@ -111,7 +111,7 @@ fn what_cannot_be_steered_is_said() {
         "{err}"
     );
     // A deadlock: the interpreter would block at the same waits until the budget.
-    let trace = trace_of_ppermute_with_extra_semaphore("pltpu.semaphore_wait(extra_sem, 1)", &dir);
+    let trace = trace_of_ppermute_with_extra_semaphore("pl.semaphore_wait(extra_sem, 1)", &dir);
     let (code, _, err) = semcheck(&["replay", "--interpret", trace.to_str().unwrap()]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("rule `deadlock` reproduced"), "{err}");
@@ -128,7 +128,7 @@ fn a_semaphore_left_at_exit_is_seen_by_jax_s_interpreter() {
     let dir = temp_dir("interpret-leak");
     // ppermute with a REGULAR semaphore signalled once and never waited on: a leak, which
     // changes no output value; the interpreter finds the semaphore non-zero at exit.
-    let trace = trace_of_ppermute_with_extra_semaphore("pltpu.semaphore_signal(extra_sem, 1)", &dir);
+    let trace = trace_of_ppermute_with_extra_semaphore("pl.semaphore_signal(extra_sem, 1)", &dir);
     let (code, out, err) = semcheck(&["replay", "--interpret", trace.to_str().unwrap()]);
     assert_eq!(code, 1, "{out}\n{err}");
     assert!(err.contains("rule `semaphore-leak` reproduced"), "{err}");

@@ -279,7 +279,7 @@ class Control(WalkerPart):
         p = eqn.params
         # `reverse` orders only xs and ys: a scan with neither (refused below otherwise) runs
         # its carries the same way in both directions.
-        nc, ncarry = p["num_consts"], p["num_carry"]
+        nc, ncarry = jaxcompat.scan_counts(p)
         ins = [self.read_or_poisoned(env, x) for x in eqn.invars]
         consts, carries, xs = ins[:nc], ins[nc: nc + ncarry], ins[nc + ncarry:]
         if xs:

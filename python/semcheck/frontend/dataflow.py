@@ -18,7 +18,7 @@ from typing import Any, Callable, Sequence
 
 from jax._src import core as jax_core
 
-from .jaxcompat import KERNEL_PRIMITIVES
+from .jaxcompat import KERNEL_PRIMITIVES, scan_counts
 
 #: Primitives of kernels (``core_map``: ``pl.kernel`` under jax 0.8, 0.9).
 KERNELS = KERNEL_PRIMITIVES
@@ -90,7 +90,7 @@ def _through(eqn: Any, ins: list[bool], operands: Callable[[Any], Sequence[int]]
         stop = any(_flow(params["cond_jaxpr"], cconsts + carry, operands, fed))
         return [c or stop for c in carry]
     if name == "scan":
-        nc, ncarry = params["num_consts"], params["num_carry"]
+        nc, ncarry = scan_counts(params)
         consts, carry, xs = ins[:nc], list(ins[nc:nc + ncarry]), ins[nc + ncarry:]
         while True:
             outs = _flow(params["jaxpr"], consts + carry + xs, operands, fed)

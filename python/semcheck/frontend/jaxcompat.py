@@ -6,12 +6,14 @@ enums. They change between JAX releases. This module reads them for every suppor
 version and gives the rest of the front end one view of them; no other module looks at
 ``jax.__version__``.
 
-Supported: JAX 0.8.1 to 0.10.x (:data:`SUPPORTED`; measured with every release of jax/jaxlib
-from 0.8.1 to 0.10.2 the package registry serves). Under any other JAX the export writes a document with one ``unsupported jax``
+Supported: JAX 0.8.1 to 0.12.x (:data:`SUPPORTED`; measured with every release of jax/jaxlib
+from 0.8.1 to 0.10.2 the package registry serves, and with 0.11.2 and 0.12.0.1, which it
+serves for Python 3.12 and later only). Under any other JAX the export writes a document with one ``unsupported jax``
 error (:func:`unsupported_jax_error`) and reads nothing.
 
 Differences found (comparing the kernel jaxprs of every test and seed kernel, their
-``eqn.params`` and unflattened operand trees, under 0.8.3, 0.9.2 and 0.10.2):
+``eqn.params`` and unflattened operand trees, under 0.8.3, 0.9.2 and 0.10.2; 15 to 19
+comparing the documents of every seed and test kernel under 0.10.2, 0.11.2 and 0.12.0.1):
 
 1. **DMA operand tree** (``dma_start`` / ``dma_wait`` param ``tree``). 0.8, 0.9: nine
    entries ``(src, src_transforms, dst, dst_transforms, dst_sem, dst_sem_transforms,
@@ -20,8 +22,10 @@ Differences found (comparing the kernel jaxprs of every test and seed kernel, th
    device_id)``, each ref a ``TransformedRef`` node, a ``FlatTree``. Both are read with
    JAX's own ``primitives._dma_unflatten`` and normalised to the five
    (:func:`dma_operands`).
-2. **wait_send vs wait_recv** (``dma_wait``). 0.10: param ``insert_dummy_device``
-   (``True`` on the swapped descriptor of ``.wait_send()``). 0.8, 0.9: no such param; the
+2. **wait_send vs wait_recv** (``dma_wait``). 0.11, 0.12: param ``is_wait_send`` (``True``
+   on the swapped descriptor of ``.wait_send()``, which 0.12 also calls ``.wait_read()``;
+   0.11 keeps ``insert_dummy_device`` beside it, 0.12 drops it). 0.10: param
+   ``insert_dummy_device`` (``True`` on the swapped descriptor of ``.wait_send()``). 0.8, 0.9: no such param; the
    two equations differ only in which descriptor they carry, so the method is read from
    the equation's own traceback (the ``AsyncCopyDescriptor.wait_send`` /
    ``wait_recv`` frame JAX recorded; :func:`dma_wait_is_send`). A remote wait whose
@@ -88,6 +92,32 @@ Differences found (comparing the kernel jaxprs of every test and seed kernel, th
     here (``src_device_id``, ``dst_device_id``, ``dst_memory_space``, ``source_info``,
     ``data``) and ``execute_read``; the callbacks' signatures differ (0.10 threads a
     token first), so ``device_id`` is found by name.
+15. **Barrier semaphores and collective ids** (0.11, 0.12): ``get_barrier_semaphore`` has a
+    ``tag`` param (``pltpu.get_barrier_semaphore(tag=)``: XLA picks the kernel's
+    ``collective_id`` by tag) and the ``jax_pallas_auto_assign_collective_ids`` option
+    lets XLA choose or replace ``collective_id``: both are unsupported constructs
+    (:func:`barrier_semaphore`, :func:`collective_id_assignment`), as JAX's refusals of
+    such kernels depend on XLA's choice. With neither, JAX refuses a custom barrier without
+    a ``collective_id`` as before, its message followed by ``(cannot auto-allocate without
+    lowering context)``; the refusal keeps the words common to all versions.
+16. **``scan``'s operands**: params ``num_consts`` and ``num_carry`` (0.8 to 0.10), or an
+    operand tree ``ft_in`` of ``(consts, carry, xs)`` and ``ft_out`` (0.11, 0.12);
+    :func:`scan_counts`.
+17. **``TensorCoreMesh``** fields: ``devices`` and ``axis_names`` (0.8 to 0.10),
+    ``axis_name`` and ``num_cores`` (0.11, 0.12); every version has the ``shape`` mapping
+    :func:`core_mesh_axes` reads.
+18. **Local copies** (0.12): ``make_async_copy`` takes ``src_sem=`` (a local copy with a
+    source semaphore, awaited by ``.wait_read()``, a ``dma_wait`` with ``is_wait_send``)
+    and no semaphore at all (``dst_sem`` ``None``); before, a local copy signals exactly
+    its ``dst_sem``. Both are unsupported constructs (:func:`check_local_copy`). (0.12's
+    ``.wait()`` of a remote copy binds the same two waits as before: the send's, then the
+    receive's; ``device_id_type=`` and ``pl.DeviceIdType`` are deprecated, still staged.)
+19. **User-facing API** (see 13): 0.11 removed ``pltpu.semaphore_signal``,
+    ``pltpu.semaphore_wait``, ``pltpu.semaphore_read`` and ``pltpu.DeviceIdType``
+    (``pl.*``, in every supported version); a script calling them fails under 0.11 as a
+    script error (public kernels that do are skipped from 0.11 by the tests).
+    ``pltpu.emit_pipeline`` traces its slot bookkeeping differently in 0.11 (other
+    conditions, the same copies).
 
 Where the front end relies on a layout (a tree's arity, a param's name, an enum member),
 the expectation is checked here and a mismatch raises
@@ -119,7 +149,7 @@ from .errors import Unsupported
 #: The JAX releases the front end reads: from the first, (major, minor, patch), to every
 #: release of the last minor line, (major, minor). (jax 0.8.0 has neither the TPU sizes
 #: ``SEMCHECK_TPU`` pretends with nor ``pl.kernel``; 0.8.1 has both.)
-SUPPORTED: tuple[tuple[int, int, int], tuple[int, int]] = ((0, 8, 1), (0, 10))
+SUPPORTED: tuple[tuple[int, int, int], tuple[int, int]] = ((0, 8, 1), (0, 12))
 
 
 # ---------------------------------------------------------------------------------------
@@ -211,16 +241,19 @@ def layout_error(primitive: str, what: str, expected: str) -> Unsupported:
 #: The param sets of the Pallas primitives the walker reads, as the supported releases
 #: have them (the walker reads each param by its presence: ``add`` from 0.8.1, ``dma_wait``'s
 #: ``insert_dummy_device`` and ``run_scoped``'s ``ref_transforms`` in later releases of
-#: 0.10). Any other set is a layout this front end does not know.
+#: 0.10; ``dma_wait``'s ``is_wait_send`` and ``get_barrier_semaphore``'s ``tag`` from 0.11,
+#: ``insert_dummy_device`` gone in 0.12). Any other set is a layout this front end does not know.
 PARAMS: dict[str, tuple[frozenset[str], ...]] = {
     "dma_start": (frozenset({"tree", "device_id_type", "priority", "add"}),
                   frozenset({"tree", "device_id_type", "priority"})),
     "dma_wait": (frozenset({"tree", "device_id_type"}),
-                 frozenset({"tree", "device_id_type", "insert_dummy_device"})),
+                 frozenset({"tree", "device_id_type", "insert_dummy_device"}),
+                 frozenset({"tree", "device_id_type", "insert_dummy_device", "is_wait_send"}),
+                 frozenset({"tree", "device_id_type", "is_wait_send"})),
     "semaphore_signal": (frozenset({"args_tree", "device_id_type"}),),
     "semaphore_wait": (frozenset({"args_tree"}),),
     "semaphore_read": (frozenset({"args_tree"}),),
-    "get_barrier_semaphore": (frozenset(),),
+    "get_barrier_semaphore": (frozenset(), frozenset({"tag"})),
     "run_scoped": (frozenset({"jaxpr", "collective_axes"}),
                    frozenset({"jaxpr", "collective_axes", "ref_transforms"})),
     "get": (frozenset({"tree"}),),
@@ -520,6 +553,25 @@ def dma_operands(eqn: Any) -> Dma:
     return Dma(_view(src, src_t), _view(dst, dst_t), _view(dst_sem, dst_sem_t), _view(src_sem, src_sem_t), device_id)
 
 
+def check_local_copy(dma: Dma, swapped: bool = False) -> None:
+    """Raises :class:`Unsupported` for the local copies jax 0.12 added (difference 18): a
+    local copy signals exactly one semaphore, its ``dst_sem``, in 0.8 to 0.11; from 0.12
+    ``make_async_copy`` takes ``src_sem=`` (awaited by ``.wait_read()``) and ``sem=None``.
+    The same words at a copy's start and at each of its waits (whose descriptors JAX may
+    have swapped: ``swapped``, a ``.wait_send()`` / ``.wait_read()``), so that the waits of
+    a copy whose start failed are not reported again."""
+    if swapped:
+        dma = dataclasses.replace(dma, src=dma.dst, dst=dma.src, dst_sem=dma.src_sem, src_sem=dma.dst_sem)
+    if dma.device_id is None and (dma.src_sem is not None or dma.dst_sem is None):
+        if dma.src_sem is not None:
+            raise Unsupported("make_async_copy(src_sem=...)",
+                              "a local copy with a source semaphore (jax 0.12's make_async_copy(..., src_sem=...), "
+                              "awaited by .wait_read()) is not supported: a local copy signals one semaphore")
+        raise Unsupported("make_async_copy(sem=None)",
+                          "a local copy without a semaphore (jax 0.12's make_async_copy(src, dst)) is not "
+                          "supported: a local copy signals one semaphore")
+
+
 def _dma_parts(tree: Any, operands: list) -> Any:
     """The entries of a DMA operand tree, by JAX's own ``_dma_unflatten``."""
     from jax._src.pallas.mosaic import primitives as tpu_primitives
@@ -536,6 +588,8 @@ def _view(ref: Any, transforms: Any) -> Any:
 def dma_wait_is_send(eqn: Any, dma: Dma) -> bool:
     """Whether a ``dma_wait`` is ``.wait_send()`` (whose descriptor JAX swapped) rather
     than ``.wait_recv()`` or a local copy's ``.wait()`` (difference 2)."""
+    if "is_wait_send" in eqn.params:
+        return bool(eqn.params["is_wait_send"])
     if "insert_dummy_device" in eqn.params:
         return bool(eqn.params["insert_dummy_device"])
     if dma.device_id is None and dma.src_sem is None:
@@ -558,6 +612,34 @@ def _descriptor_method(eqn: Any) -> str | None:
                 "pallas/mosaic/primitives.py"):
             return method
     return None
+
+
+def collective_id_assignment(loc: Any = None) -> None:
+    """Raises :class:`Unsupported` when the script set JAX's
+    ``jax_pallas_auto_assign_collective_ids`` option (0.11, 0.12; difference 15) to other
+    than its default ``"no"``: XLA then chooses or replaces the ``collective_id`` of a
+    kernel with a barrier semaphore or a collective id, and JAX's refusals of such a
+    kernel (which semcheck states word for word) depend on that choice."""
+    mode = jax.config.values.get("jax_pallas_auto_assign_collective_ids")
+    if mode not in (None, "no"):
+        raise Unsupported("jax_pallas_auto_assign_collective_ids",
+                          f"jax_pallas_auto_assign_collective_ids={mode!r} (jax {jax_version()}): XLA assigns the "
+                          "kernel's collective_id, which semcheck reads only as CompilerParams(collective_id=...) "
+                          "gives it (the option's default, 'no')", loc)
+
+
+def barrier_semaphore(eqn: Any) -> None:
+    """Checks a ``get_barrier_semaphore`` equation (difference 15): from 0.11 it has a
+    ``tag`` param, ``None`` unless the kernel gave ``pltpu.get_barrier_semaphore(tag=)``,
+    which makes XLA pick the kernel's ``collective_id`` by tag (shared with the other
+    kernels of that tag) instead of the ``CompilerParams``' own: not read here."""
+    tag = eqn.params.get("tag")
+    if tag is not None:
+        raise Unsupported("get_barrier_semaphore(tag=...)",
+                          f"a barrier semaphore with a collective-id tag ({tag!r}; jax {jax_version()}): which "
+                          "collective_id the kernel gets, and whether another kernel shares its barrier, is XLA's "
+                          "choice by tag; semcheck reads the barrier of a kernel whose CompilerParams give its "
+                          "collective_id")
 
 
 def semaphore_signal_operands(eqn: Any) -> tuple[Any, Any, Any, Any, Any]:
@@ -592,6 +674,36 @@ def _args(eqn: Any, arity: int, layout: str) -> tuple:
         found = len(args) if isinstance(args, (tuple, list)) else type(args).__name__
         raise layout_error(name, f"`{name}`'s `args_tree` holds {found} entries", f"{arity} {layout}")
     return tuple(args)
+
+
+def scan_counts(params: Any) -> tuple[int, int]:
+    """``(num_consts, num_carry)`` of a ``scan`` equation's params (difference 16): params
+    of those names (0.8 to 0.10), or the operand tree ``ft_in`` (0.11, 0.12: a
+    ``FlatTree`` of ``(consts, carry, xs)``, each part unpacked as JAX's own rules do)."""
+    if "num_consts" in params:
+        return int(params["num_consts"]), int(params["num_carry"])
+    if "ft_in" not in params:
+        raise layout_error("scan", f"`scan` has params {_names(params)}",
+                           "`num_consts` and `num_carry`, or an operand tree `ft_in`")
+    try:
+        consts, carry, _ = params["ft_in"].unpack()
+        return len(list(consts)), len(list(carry))
+    except (AttributeError, TypeError, ValueError) as e:
+        raise layout_error("scan", f"`scan`'s `ft_in` does not unpack into (consts, carry, xs) ({e})",
+                           "the scan operand tree") from None
+
+
+def core_mesh_axes(mesh: Any) -> dict[str, int]:
+    """The axes of a ``pl.kernel`` mesh (a ``TensorCoreMesh``) and their sizes
+    (difference 17): its ``shape`` mapping (every supported JAX; 0.8 to 0.10 also have
+    ``devices`` and ``axis_names``, 0.11 and 0.12 only ``axis_name`` and ``num_cores``)."""
+    shape = getattr(mesh, "shape", None)
+    if isinstance(shape, dict):
+        return {str(a): int(s) for a, s in shape.items()}
+    if hasattr(mesh, "devices") and hasattr(mesh, "axis_names"):
+        return dict(zip(mesh.axis_names, (int(s) for s in np.shape(mesh.devices))))
+    raise layout_error(type(mesh).__name__, f"a `{type(mesh).__name__}` with neither a `shape` mapping nor "
+                                            "`devices` and `axis_names`", "the mesh's axes and sizes")
 
 
 def run_scoped_ref_transforms(eqn: Any) -> tuple:

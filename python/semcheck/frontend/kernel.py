@@ -198,9 +198,9 @@ class KernelBuilder:
         if kind != "TensorCoreMesh":
             raise Unsupported(kind, f"pl.kernel over a {kind} (SparseCore and other meshes are not supported)",
                               self.function_loc)
-        shape = np.shape(mesh.devices)
+        axes = jaxcompat.core_mesh_axes(mesh)
         if self.cap.shard_maps:
-            cores = int(np.prod(shape))
+            cores = int(np.prod(list(axes.values())))
             if cores != 1:
                 raise Unsupported("TensorCore mesh inside shard_map",
                                   f"a pl.kernel over {cores} TensorCores of each chip inside a shard_map over chips: "
@@ -208,8 +208,8 @@ class KernelBuilder:
                                   "over a TensorCore mesh alone (one chip)", self.function_loc)
             # One core per chip: the kernel runs once on each device of the shard_map,
             # and the core axis only ever reads 0.
-            return *self.shard_map_mesh(), tuple(mesh.axis_names)
-        return "tensorcore", dict(zip(mesh.axis_names, (int(s) for s in shape))), ()
+            return *self.shard_map_mesh(), tuple(axes)
+        return "tensorcore", axes, ()
 
     def shard_map_mesh(self) -> tuple[str, dict[str, int]]:
         """The mesh of a kernel that runs once on each device of its ``shard_map`` (none
@@ -379,6 +379,8 @@ class KernelBuilder:
         allow = bool(_compiler_param(cp, "allow_collective_id_without_custom_barrier", False))
         custom = w.barrier is not None
         comm = w.communicates
+        if custom or collective_id is not None:
+            jaxcompat.collective_id_assignment(self.function_loc)
         entry: dict[str, Any] = {
             "collective_id": None if collective_id is None else int(collective_id),
             "uses_barrier_semaphore": custom,

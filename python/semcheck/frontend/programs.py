@@ -177,7 +177,7 @@ class Tracker:
             return [self._fresh() for _ in range(n_out)]
         params = eqn.params
         if name == "scan" and int(params.get("length", 0)) <= MAX_UNROLL:
-            nc, ncarry = int(params["num_consts"]), int(params["num_carry"])
+            nc, ncarry = jaxcompat.scan_counts(params)
             consts, carry = ins[:nc], ins[nc:nc + ncarry]
             n_xs = len(ins) - nc - ncarry
             ys: list[int] = []

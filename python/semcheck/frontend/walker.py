@@ -334,6 +334,7 @@ class KernelWalker(Views, Compute, Scalars, Accesses, Control):
         self.bind_outs(env, eqn, [ExprB(r, "i")])
 
     def p_get_barrier_semaphore(self, eqn: Any, env: dict) -> None:
+        jaxcompat.barrier_semaphore(eqn)
         if self.barrier is None:
             self.barrier = self.declare_sem(SemDecl(name="barrier", kind="barrier", shape=()))
         self.communicates = True
@@ -440,6 +441,7 @@ class KernelWalker(Views, Compute, Scalars, Accesses, Control):
         if op.device_id is not None:
             self.communicates = True
         try:
+            jaxcompat.check_local_copy(op)
             d = self.dma(env, op.src, op.dst, op.dst_sem, op.src_sem, op.device_id, eqn.params.get("device_id_type"))
         except Unsupported as u:
             self.failed_starts.add((u.construct, u.message))
@@ -454,7 +456,9 @@ class KernelWalker(Views, Compute, Scalars, Accesses, Control):
         op = jaxcompat.dma_operands(eqn)
         id_type = eqn.params.get("device_id_type")
         try:
-            if jaxcompat.dma_wait_is_send(eqn, op):
+            send = jaxcompat.dma_wait_is_send(eqn, op)
+            jaxcompat.check_local_copy(op, swapped=send)
+            if send:
                 # wait_send: JAX swapped the descriptor (src<->dst, sems swapped).
                 d = self.wait_descriptor(env, op.dst, op.src, op.src_sem, op.dst_sem, op.device_id, id_type)
                 part = "send"

@@ -53,7 +53,7 @@ def kernel(count_smem, route_hbm, x_hbm, o_hbm, win, fetch_sem, send, recv):
         size = jnp.where(live, 1, 0) if DEAD == "empty" else 1
         row = win[r]
         c = pltpu.make_async_remote_copy(x_hbm.at[pl.ds(row, size)], o_hbm.at[pl.ds(row, size)], send, recv,
-                                         device_id=(jnp.where(live, right, 0),), device_id_type=pltpu.DeviceIdType.MESH)
+                                         device_id=(jnp.where(live, right, 0),), device_id_type=pl.DeviceIdType.MESH)
         c.start()
         sends.append(c)
     if NEXT == "early":

@@ -8,6 +8,7 @@ import os
 
 import jax.numpy as jnp
 from jax import lax
+from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 from _harness import N, call, remote
 
@@ -22,8 +23,8 @@ def kernel(x_ref, o_ref, zeros_ref, send, recv, zero_sem):
         fill.wait()
     barrier = pltpu.get_barrier_semaphore()
     for d in range(N):
-        pltpu.semaphore_signal(barrier, device_id=(d,))
-    pltpu.semaphore_wait(barrier, N)
+        pl.semaphore_signal(barrier, device_id=(d,))
+    pl.semaphore_wait(barrier, N)
     if ORDER == "after":
         fill.start()  # the zero-fill
     d = remote(x_ref, o_ref, send, recv, (lax.rem(lax.axis_index("x") + 1, N),))

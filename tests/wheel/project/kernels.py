@@ -16,7 +16,7 @@ P = jax.sharding.PartitionSpec
 def shift_kernel(x_ref, o_ref, buf, send_sem, recv_sem, *, n, early):
     right = lax.rem(lax.axis_index("x") + 1, n)
     copy = pltpu.make_async_remote_copy(src_ref=x_ref, dst_ref=buf, send_sem=send_sem, recv_sem=recv_sem,
-                                        device_id=(right,), device_id_type=pltpu.DeviceIdType.MESH)
+                                        device_id=(right,), device_id_type=pl.DeviceIdType.MESH)
     copy.start()
     if early:
         o_ref[...] = buf[...]
