@@ -57,6 +57,7 @@ import time
 import traceback
 from typing import Any, Callable
 
+from .frontend import jaxcompat
 from .frontend.scripts import StderrTail, exit_message, run_as_main
 
 #: Seconds the cursor may wait for a device before the run counts as diverged.
@@ -443,7 +444,9 @@ def _races(printed: str) -> list[str]:
     for block in printed.split("RACE DETECTED")[1:]:
         lines = []
         for line in block.strip().splitlines():
-            m = re.match(r"\s*(read|write) of \('(\w+)', (\d+), (\d+), \d+\)\[(.*)\] from (\d+), \d+,? ?(\S*)", line)
+            # The accessor `from 104, 0, FILE:LINE` (0.8 to 0.11) or `from (104, 0), ...` (0.12).
+            m = re.match(r"\s*(read|write) of \('(\w+)', (\d+), (\d+), \d+\)\[(.*)\] from \(?(\d+), \d+\)?,? ?(\S*)",
+                         line)
             if not m:
                 continue
             kind, space, buf, dev, rng, who, where = m.groups()
@@ -497,16 +500,17 @@ def run(plan: dict, schedule: str) -> dict:
     # The detector's vector clocks give every DMA one of `vector_clock_size - devices`
     # virtual clocks at random: with JAX's default (as many as devices) two DMAs often share
     # one, and a race between them looks ordered. Many more make that unlikely.
-    params = pltpu.InterpretParams(dma_execution_mode="on_wait", detect_races=True, random_seed=0,
-                                   vector_clock_size=VECTOR_CLOCKS + devices,
-                                   uninitialized_memory=plan.get("uninitialized_memory", "nan"))
+    params = jaxcompat.interpret_params(dma_execution_mode="on_wait", detect_races=True, random_seed=0,
+                                        vector_clock_size=VECTOR_CLOCKS + devices,
+                                        uninitialized_memory=plan.get("uninitialized_memory", "nan"))
     import numpy as np
 
     np.random.seed(0)  # the race detector's choice of virtual clocks
     race_found = False
     tail = StderrTail(sys.stderr)
     try:
-        with tail.keeping(), contextlib.redirect_stdout(out), pltpu.force_tpu_interpret_mode(params):
+        with tail.keeping(), contextlib.redirect_stdout(out), jaxcompat.race_reports_to(out), \
+                pltpu.force_tpu_interpret_mode(params):
             try:
                 run_as_main(path, list(plan.get("argv", [])))
             except SystemExit as e:

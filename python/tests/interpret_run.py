@@ -15,11 +15,13 @@ os.environ["JAX_PLATFORMS"] = "cpu"
 from jax.experimental.pallas import tpu as pltpu  # noqa: E402
 from jax._src.pallas.mosaic.interpret import interpret_pallas_call as interpreter  # noqa: E402
 
+from semcheck.frontend import jaxcompat  # noqa: E402
+
 sys.path.insert(0, os.path.dirname(path))
 sys.argv = [path]
 error = None
 try:
-    with pltpu.force_tpu_interpret_mode(pltpu.InterpretParams(detect_races=True, dma_execution_mode=mode)):
+    with pltpu.force_tpu_interpret_mode(jaxcompat.interpret_params(detect_races=True, dma_execution_mode=mode)):
         runpy.run_path(path, run_name="__main__")
 except Exception as e:  # noqa: BLE001 - reported: JAX's interpreter cannot run every kernel
     error = f"{type(e).__name__}: {str(e)[-300:]}"

@@ -119,6 +119,14 @@ comparing the documents of every seed and test kernel under 0.10.2, 0.11.2 and 0
     ``pltpu.emit_pipeline`` traces its slot bookkeeping differently in 0.11 (other
     conditions, the same copies).
 
+20. **The race detector of TPU interpret mode** (``InterpretParams(detect_races=True)``,
+    ``replay --interpret``): 0.8 to 0.11 print each race and set ``races.races_found``;
+    0.12's ``on_race`` param raises at the first race by default (``"raise"``), ending the
+    run with no outputs, unless it is ``"warn"`` (0.8 to 0.11 behaviour):
+    :func:`interpret_params` asks for that. The reports (``RACE DETECTED ...``) are
+    printed on stdout up to 0.11 and logged as warnings in 0.12, which also resets
+    ``races`` when the kernel ends: :func:`race_reports_to` collects them either way.
+
 Where the front end relies on a layout (a tree's arity, a param's name, an enum member),
 the expectation is checked here and a mismatch raises
 :class:`~semcheck.frontend.errors.Unsupported` naming the primitive or param and the
@@ -180,8 +188,35 @@ def supported_range() -> str:
     return f"{a}.{b}.{c} to {d}.{e}.x"
 
 
+def interpret_params(**params: Any) -> Any:
+    """``pltpu.InterpretParams(**params)``, a race the detector finds reported and the run
+    going on, as before 0.12 (difference 20)."""
+    from jax.experimental.pallas import tpu as pltpu
+
+    if params.get("detect_races") and "on_race" in {f.name for f in dataclasses.fields(pltpu.InterpretParams)}:
+        params.setdefault("on_race", "warn")
+    return pltpu.InterpretParams(**params)
+
+
+@contextlib.contextmanager
+def race_reports_to(stream: Any) -> Any:
+    """While it is entered, the race reports JAX 0.12's detector logs are written to
+    ``stream`` too, as earlier releases print them (difference 20; the caller redirects
+    stdout to the same stream)."""
+    import logging
+
+    handler = logging.StreamHandler(stream)
+    handler.addFilter(lambda record: "RACE DETECTED" in record.getMessage())
+    root = logging.getLogger()
+    root.addHandler(handler)
+    try:
+        yield
+    finally:
+        root.removeHandler(handler)
+
+
 def pip_requirement() -> str:
-    """``jax>=0.8.1,<0.11``: what pip installs to get a supported JAX."""
+    """``jax>=0.8.1,<0.13``: what pip installs to get a supported JAX."""
     (a, b, c), (d, e) = SUPPORTED
     return f"jax>={a}.{b}.{c},<{d}.{e + 1}"
 
