@@ -31,10 +31,11 @@ DMA_LANDINGS = ("whole", "cells")
 
 
 @dataclasses.dataclass(frozen=True)
-class Checked:
-    """A check's options, validated."""
+class Options:
+    """How ``semcheck check`` is run: the specification, the hardware assumptions
+    (``semcheck semantics``): ``dma_order`` ``"any"`` or ``"pair-fifo"``, ``dma_landing``
+    ``"whole"`` or ``"cells"`` (``None`` is the checker's default), and the budgets."""
 
-    devices: tuple[int, ...]
     kernel: str | None = None
     expect: str | None = None
     repeat: int | None = None
@@ -42,6 +43,23 @@ class Checked:
     dma_landing: str | None = None
     max_seconds: float | None = None
     max_memory_mib: int | None = None
+
+    def flags(self) -> list[str]:
+        """The options as ``semcheck check``'s flags."""
+        out = []
+        for flag, value in (("--kernel", self.kernel), ("--expect", self.expect), ("--repeat", self.repeat),
+                            ("--dma-order", self.dma_order), ("--dma-landing", self.dma_landing),
+                            ("--max-seconds", self.max_seconds), ("--max-memory-mib", self.max_memory_mib)):
+            if value:
+                out += [flag, str(value)]
+        return out
+
+
+@dataclasses.dataclass(frozen=True)
+class Checked(Options):
+    """A check's options, validated, and the mesh sizes to check."""
+
+    devices: tuple[int, ...] = ()
 
 
 def _integer(value: Any) -> int | None:

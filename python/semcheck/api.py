@@ -52,6 +52,7 @@ import warnings
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from . import _options
+from ._options import Options
 from ._binary import PACKAGE_PARENT, BinaryNotFound, find_binary, host_environment
 from ._session import Session
 
@@ -183,30 +184,6 @@ class KernelVerdict:
             if not schedule:
                 return head
         return head + (f"\n  schedule:\n{self.trace}" if self.trace else "")
-
-
-@dataclasses.dataclass(frozen=True)
-class Options:
-    """How ``semcheck check`` is run: the specification, the hardware assumptions
-    (``semcheck semantics``): ``dma_order`` ``"any"`` or ``"pair-fifo"``, ``dma_landing``
-    ``"whole"`` or ``"cells"`` (``None`` is the checker's default), and the budgets."""
-
-    kernel: str | None = None
-    expect: str | None = None
-    repeat: int | None = None
-    dma_order: str | None = None
-    dma_landing: str | None = None
-    max_seconds: float | None = None
-    max_memory_mib: int | None = None
-
-    def flags(self) -> list[str]:
-        out = []
-        for flag, value in (("--kernel", self.kernel), ("--expect", self.expect), ("--repeat", self.repeat),
-                            ("--dma-order", self.dma_order), ("--dma-landing", self.dma_landing),
-                            ("--max-seconds", self.max_seconds), ("--max-memory-mib", self.max_memory_mib)):
-            if value:
-                out += [flag, str(value)]
-        return out
 
 
 #: The words of the refusal of a check in a process semcheck started to trace a kernel,
@@ -798,8 +775,7 @@ def _check(target: str | os.PathLike | Callable, args: tuple, kwargs: dict, devi
     """The verdicts of a function (``target(*args, **kwargs)``) or a script (a path) at
     each mesh size, the options validated first; warns of nothing."""
     chosen = _options.validate(devices, kernel, expect, repeat, dma_order, dma_landing, max_seconds, max_memory_mib)
-    options = Options(chosen.kernel, chosen.expect, chosen.repeat, chosen.dma_order, chosen.dma_landing,
-                      chosen.max_seconds, chosen.max_memory_mib)
+    options: Options = chosen
     if callable(target):
         if script_args:
             raise SemcheckError(_FUNCTION_SCRIPT_ARGS)
