@@ -7,8 +7,8 @@ version and gives the rest of the front end one view of them; no other module lo
 ``jax.__version__``.
 
 Supported: JAX 0.8.1 to 0.12.x (:data:`SUPPORTED`; measured with every release of jax/jaxlib
-from 0.8.1 to 0.10.2 the package registry serves, and with 0.11.2 and 0.12.0.1, which it
-serves for Python 3.12 and later only). Under any other JAX the export writes a document with one ``unsupported jax``
+from 0.8.1 to 0.12.0.1 the package registry serves; it serves 0.11 and 0.12 for Python 3.12
+and later only). Under any other JAX the export writes a document with one ``unsupported jax``
 error (:func:`unsupported_jax_error`) and reads nothing.
 
 Differences found (comparing the kernel jaxprs of every test and seed kernel, their
