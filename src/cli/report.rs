@@ -424,16 +424,20 @@ impl Checked {
             }
             Verdict::Violation(c) => {
                 let shown = self.shown_violation().unwrap_or(&c.violation);
-                out.push_str(&format!(
-                    "{head}: VIOLATION ({})\n  {}{}\n",
-                    shown.rule,
-                    shown.message,
-                    self.dma_started()
-                ));
-                match self.found() {
-                    Some(Ok(found)) => out.push_str(&violation_text(&self.program, found, schedule)),
-                    Some(Err(e)) => out.push_str(&format!("  {e}\n")),
-                    None => {}
+                let found = self.found();
+                let explanation = match found {
+                    Some(Ok(found)) => Some(explain(&self.program, &found.run)),
+                    _ => None,
+                };
+                let started = match (&explanation, shown.rule) {
+                    (Some(e), semcheck::model::Rule::Race) => dma_started(e),
+                    _ => String::new(),
+                };
+                out.push_str(&format!("{head}: VIOLATION ({})\n  {}{started}\n", shown.rule, shown.message));
+                match (found, &explanation) {
+                    (Some(Ok(found)), Some(e)) => out.push_str(&violation_text(&self.program, found, e, schedule)),
+                    (Some(Err(e)), _) => out.push_str(&format!("  {e}\n")),
+                    _ => {}
                 }
                 if let Some(e) = &c.engine_schedule {
                     out.push_str(&format!("  engine schedule: {e}\n"));
@@ -451,28 +455,20 @@ impl Checked {
     }
 }
 
-impl Checked {
-    /// ` (started at event 31)`: where the shown schedule started the in-flight DMA of a
-    /// race, which the headline names by its statement only (the same as the other
-    /// access's when both are one line of a loop); empty when it does not say.
-    fn dma_started(&self) -> String {
-        let Some(Ok(found)) = self.found() else { return String::new() };
-        if found.run.ending.violation().is_none_or(|v| v.rule != semcheck::model::Rule::Race) {
-            return String::new();
-        }
-        let explanation = explain(&self.program, &found.run);
-        match explanation.points.iter().find(|p| p.role == Role::DmaInFlight).and_then(|p| p.index) {
-            Some(i) => format!(" (started at event {})", i + 1),
-            None => String::new(),
-        }
+/// ` (started at event 31)`: where the shown schedule started the in-flight DMA of a
+/// race, which the headline names by its statement only (the same as the other access's
+/// when both are one line of a loop); empty when the explanation does not say.
+fn dma_started(explanation: &Explanation) -> String {
+    match explanation.points.iter().find(|p| p.role == Role::DmaInFlight).and_then(|p| p.index) {
+        Some(i) => format!(" (started at event {})", i + 1),
+        None => String::new(),
     }
 }
 
 /// A violation's explanation, what minimising did, and with `schedule` every event.
-fn violation_text(program: &Program, found: &Found, schedule: bool) -> String {
+fn violation_text(program: &Program, found: &Found, explanation: &Explanation, schedule: bool) -> String {
     let run = &found.run;
     let mut out = String::new();
-    let explanation = explain(program, run);
     let shown = explanation.indices().len();
     out.push_str(&format!(
         "  why ({shown} of {} events{}):\n",
