@@ -2,7 +2,8 @@
 :func:`~semcheck.check_file`, :func:`~semcheck.assert_proved`) and the pytest marker and
 ini settings (:mod:`semcheck.pytest_plugin`), before anything is traced or checked.
 
-* ``devices``: a mesh size (an ``int`` >= 1) or an iterable of them, not empty; repeated
+* ``devices``: a mesh size (an ``int`` from 1 to :data:`MAX_DEVICES`) or an iterable of
+  them, not empty; repeated
   sizes count once, in the order first given. ``bool``, ``float`` and strings are refused
   (``"16"`` is not ``[1, 6]`` nor ``[16]``: the ini setting's text is read by
   :func:`ini_devices`, as pytest splits it).
@@ -24,6 +25,8 @@ import operator
 import re
 from typing import Any, Iterable
 
+#: The largest mesh semcheck checks (the binary's ``--devices`` range; the tests compare).
+MAX_DEVICES = 4096
 #: ``--dma-order``'s choices, the default first.
 DMA_ORDERS = ("any", "pair-fifo")
 #: ``--dma-landing``'s choices, the default first.
@@ -91,17 +94,25 @@ def mesh_sizes(devices: Any, name: str = "devices") -> tuple[int, ...]:
             sizes.append(n)
         if not sizes:
             raise ValueError(f"{name} is empty: name at least one mesh size, like [2, 3]")
-    bad = [n for n in sizes if n < 1]
-    if bad:
-        raise ValueError(f"{name} must be mesh sizes of 1 device or more, not {bad[0]!r}")
+    for n in sizes:
+        _in_range(n, name)
     return tuple(dict.fromkeys(sizes))
 
 
 def mesh_size(value: Any, name: str = "devices") -> int:
-    """One mesh size: an ``int`` >= 1."""
-    n = count(value, name) if value is not None else None
+    """One mesh size: an ``int`` from 1 to :data:`MAX_DEVICES`."""
+    n = _integer(value)
     if n is None:
-        raise TypeError(f"{name} must be a mesh size (a whole number of devices, like 2), not None")
+        raise TypeError(f"{name} must be a mesh size (a whole number of devices, like 2), not {value!r}")
+    return _in_range(n, name)
+
+
+def _in_range(n: int, name: str) -> int:
+    if n < 1:
+        raise ValueError(f"{name} must be mesh sizes of 1 device or more, not {n!r}")
+    if n > MAX_DEVICES:
+        raise ValueError(f"{name} must be mesh sizes of at most {MAX_DEVICES} devices (semcheck's largest mesh), "
+                         f"not {n!r}")
     return n
 
 

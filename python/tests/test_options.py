@@ -34,6 +34,8 @@ BAD = [
     (dict(devices="2,3"), TypeError, "not the string '2,3'"),
     (dict(devices=[0]), ValueError, "devices must be mesh sizes of 1 device or more, not 0"),
     (dict(devices=[-2]), ValueError, "not -2"),
+    (dict(devices=[2, 4097]), ValueError, "devices must be mesh sizes of at most 4096 devices (semcheck's largest mesh), "
+                                          "not 4097"),
     (dict(devices=None), TypeError, "not None"),
     (dict(devices=2.5), TypeError, "not 2.5"),
     (dict(devices=[2.7]), TypeError, "2.7 is a float"),
@@ -78,6 +80,14 @@ def test_a_wrong_option_is_one_clear_error_before_anything_runs(nothing_runs, tm
         _options.validate(**options)
 
 
+def test_one_exports_mesh_size_is_checked_as_checks_are(nothing_runs):
+    for devices, error, says in ((4097, ValueError, "at most 4096 devices"), (0, ValueError, "1 device or more"),
+                                 ([2], TypeError, "a whole number of devices, like 2"),
+                                 (None, TypeError, "not None")):
+        with pytest.raises(error, match=says):
+            sp.export(module_level, devices=devices)
+
+
 def test_mesh_sizes_are_counted_once_in_the_order_given():
     import numpy as np
 
@@ -113,6 +123,15 @@ def test_the_hardware_choices_are_the_binarys():
         theirs = choices[name]
         assert tuple(o[0] for o in theirs["options"]) == ours, theirs["options"]
         assert theirs["default"] == ours[0]
+
+
+@pytest.mark.skipif(not (os.environ.get("SEMCHECK_BIN") or shutil.which("semcheck")),
+                    reason="the semcheck binary is not available (SEMCHECK_BIN)")
+def test_the_largest_mesh_is_the_binarys():
+    too_many = str(_options.MAX_DEVICES + 1)
+    err = subprocess.run([sp.api.semcheck_binary(), "check", "psum", "--devices", too_many], capture_output=True,
+                         text=True).stderr
+    assert f"`{too_many}` is not a number of devices in 1..={_options.MAX_DEVICES}" in err, err
 
 
 def test_a_path_that_is_not_a_kernel_file_is_said_so(nothing_runs, tmp_path, monkeypatch):
