@@ -255,23 +255,20 @@ def _install(plan: dict, steering: Steering, record: dict) -> list:
         finally:
             steering.leave(steered)
 
-    def wait(*args, **kwargs):
-        device_id, local_core_id, sem_id, value = own(args)[:4]
-        ready = sem_ready(sem_id, device_id, local_core_id, value)
-        steered = steering.enter(core_of(device_id, local_core_id), "wait", ready)
-        try:
-            return originals["semaphore_wait"](*args, **kwargs)
-        finally:
-            steering.leave(steered)
+    def gated_wait(name: str) -> Callable:
+        """The interpreter's ``name`` (a semaphore's or a DMA's wait), let through once the
+        schedule reaches it and the semaphore holds what it waits for."""
 
-    def dma_wait(*args, **kwargs):
-        device_id, local_core_id, sem_id, size = own(args)[:4]
-        ready = sem_ready(sem_id, device_id, local_core_id, size)
-        steered = steering.enter(core_of(device_id, local_core_id), "wait", ready)
-        try:
-            return originals["dma_wait"](*args, **kwargs)
-        finally:
-            steering.leave(steered)
+        def wait(*args, **kwargs):
+            device_id, local_core_id, sem_id, amount = own(args)[:4]
+            ready = sem_ready(sem_id, device_id, local_core_id, amount)
+            steered = steering.enter(core_of(device_id, local_core_id), "wait", ready)
+            try:
+                return originals[name](*args, **kwargs)
+            finally:
+                steering.leave(steered)
+
+        return wait
 
     def dma_start(*args, **kwargs):
         device_id, src_local_core_id = own(args)[:2]
@@ -327,8 +324,8 @@ def _install(plan: dict, steering: Steering, record: dict) -> list:
             steering.finish(int(core))
         return out
 
-    gates = {"semaphore_signal": signal, "semaphore_wait": wait, "dma_start": dma_start, "dma_wait": dma_wait,
-             "_validate": validate, "_allocate_semaphores": allocate_semaphores}
+    gates = {"semaphore_signal": signal, "semaphore_wait": gated_wait("semaphore_wait"), "dma_start": dma_start,
+             "dma_wait": gated_wait("dma_wait"), "_validate": validate, "_allocate_semaphores": allocate_semaphores}
     want = plan.get("kernel_name")
     original_call = ip.interpret_pallas_call
 
