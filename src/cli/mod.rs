@@ -17,6 +17,7 @@ mod replay_kernel;
 mod report;
 mod sarif;
 mod semantics;
+mod shown;
 mod shuttle;
 mod simulate;
 mod sizes;

@@ -4,12 +4,12 @@
 use semcheck::assumptions::{proof_basis_unless, requirements_unless, ProofBasis, Requirements};
 use std::sync::OnceLock;
 
-use semcheck::checker::counterexample::{counterexample, explain, notes, Ending, Explanation, Found, Namer, Role};
 use semcheck::checker::{Config, EngineRun, Outcome, Reduction, Stop, StopReason, Strategy, Symmetry, Verdict};
-use semcheck::model::ir::Loc;
 use semcheck::model::Violation;
 use semcheck::{Case, Program, Source};
 use serde_json::{json, Value};
+
+use super::shown::{Shown, ViolationView};
 
 /// A checked case: what was checked, the program it compiled to, the outcome, and for the
 /// explorer's verdicts, which hardware assumptions a violation requires or a proof relies
@@ -20,63 +20,15 @@ pub(crate) struct Checked {
     pub(crate) outcome: Outcome,
     pub(crate) needs: Option<Requirements>,
     pub(crate) basis: Option<ProofBasis>,
-    /// The counterexample as every command shows it (minimised, canonical rotation),
-    /// computed once.
-    found: OnceLock<Option<Result<Found, String>>>,
+    /// A violation's counterexample as every command shows it (minimised, canonical
+    /// rotation, explained), computed once.
+    shown: OnceLock<Option<Shown>>,
     /// Seconds spent importing and compiling the kernel (its export apart), when measured.
     pub(crate) compile_seconds: Option<f64>,
     /// Seconds spent re-checking under other hardware assumptions (`requires`,
     /// `relies_on`), when there were re-checks.
     pub(crate) recheck_seconds: Option<f64>,
 }
-
-/// One event of a counterexample, for machines.
-pub(crate) struct EventView {
-    /// 1-based position in the schedule.
-    pub(crate) index: usize,
-    /// The device it happens on.
-    pub(crate) device: u16,
-    /// Its name (`d1 (0) wait recv_sem 4096`).
-    pub(crate) text: String,
-    /// Why it could happen when it did, where that is worth saying.
-    pub(crate) note: Option<String>,
-    /// The kernel source line it comes from.
-    pub(crate) loc: Option<Loc>,
-}
-
-impl EventView {
-    /// The event's JSON object (`file`/`line` null when it has no source line).
-    pub(crate) fn json(&self) -> Value {
-        json!({
-            "index": self.index,
-            "device": self.device,
-            "text": self.text,
-            "note": self.note,
-            "file": self.loc.as_ref().map(|l| l.file.clone()),
-            "line": self.loc.as_ref().map(|l| l.line),
-        })
-    }
-}
-
-/// A violation with its schedule's events located in the kernel's source.
-pub(crate) struct ViolationView {
-    /// The events, in order.
-    pub(crate) events: Vec<EventView>,
-    /// The 1-based index of the event that broke the rule (`None` for a deadlock: no
-    /// event breaks it, the schedule ends with every device blocked).
-    pub(crate) breaking: Option<usize>,
-    /// Where the violation is reported: the breaking event's line, else (a deadlock, a
-    /// leak found at exit) the line of the last located event of the devices involved.
-    pub(crate) location: Option<Loc>,
-    /// The few events without which the violation does not happen.
-    pub(crate) explanation: Explanation,
-}
-
-/// How event names read, printed under every schedule a person reads.
-pub(crate) const LEGEND: &str = "\
-(dN: device N; (i) or (i,j): the grid index; #k: the k-th invocation (with --repeat);
- [k of n]: the k-th of n identical operations in one grid step; `sem a -> b`: the
- semaphore's value before and after, DMA semaphores counting bytes)";
 
 impl Checked {
     /// A case checked by an engine other than the explorer (nothing is re-checked).
@@ -87,7 +39,7 @@ impl Checked {
             outcome,
             needs: None,
             basis: None,
-            found: OnceLock::new(),
+            shown: OnceLock::new(),
             compile_seconds: None,
             recheck_seconds: None,
         }
@@ -124,16 +76,16 @@ impl Checked {
         };
         let basis = matches!(outcome.verdict, Verdict::Proved).then(|| proof_basis_unless(&program, config, stop));
         let recheck_seconds = (needs.is_some() || basis.is_some()).then(|| start.elapsed().as_secs_f64());
-        Checked { case, program, outcome, needs, basis, found: OnceLock::new(), compile_seconds: None, recheck_seconds }
+        Checked { case, program, outcome, needs, basis, shown: OnceLock::new(), compile_seconds: None, recheck_seconds }
     }
 
     /// The requirements as reported: their witnesses numbered as the shown schedule's events
     /// (the engine's own schedule when the shown one does not replay).
     fn shown_needs(&self) -> Option<Requirements> {
         let needs = self.needs.as_ref()?;
-        Some(match self.found() {
-            Some(Ok(found)) => needs.located_in(&self.program, &found.run),
-            _ => needs.clone(),
+        Some(match self.shown().and_then(Shown::found) {
+            Some(found) => needs.located_in(&self.program, &found.run),
+            None => needs.clone(),
         })
     }
 
@@ -143,20 +95,13 @@ impl Checked {
         self.needs.as_ref().map(Requirements::names)
     }
 
-    /// The counterexample's schedule executed on the model, minimised and rotated to its
-    /// canonical devices (what `trace` and `replay` show of the same case), or why it does
-    /// not replay. Computed once.
-    fn found(&self) -> Option<&Result<Found, String>> {
-        self.found
-            .get_or_init(|| {
-                let Verdict::Violation(c) = &self.outcome.verdict else { return None };
-                if c.schedule.is_empty() {
-                    return None;
-                }
-                Some(
-                    counterexample(&self.program, c, true)
-                        .map_err(|e| format!("(the schedule does not replay at event {}: {})", e.index + 1, e.wanted)),
-                )
+    /// The violation's counterexample as every command shows it (`None` without a
+    /// violation). Computed once.
+    fn shown(&self) -> Option<&Shown> {
+        self.shown
+            .get_or_init(|| match &self.outcome.verdict {
+                Verdict::Violation(c) => Some(Shown::of(&self.program, c)),
+                _ => None,
             })
             .as_ref()
     }
@@ -165,44 +110,14 @@ impl Checked {
     /// schedule): the same devices and cells for `check`, `trace` and `replay`.
     pub(crate) fn shown_violation(&self) -> Option<&Violation> {
         let Verdict::Violation(c) = &self.outcome.verdict else { return None };
-        match self.found() {
-            Some(Ok(f)) => f.run.ending.violation().or(Some(&c.violation)),
-            _ => Some(&c.violation),
-        }
+        self.shown().map(|s| s.violation(c))
     }
 
     /// The counterexample's events with their source lines (`None` without a violation
     /// or when the schedule does not replay).
-    pub(crate) fn violation_view(&self) -> Option<ViolationView> {
-        let found = self.found()?.as_ref().ok()?;
-        let run = &found.run;
-        let violation = self.shown_violation()?;
-        let namer = Namer::new(&self.program);
-        let (notes, _) = notes(&self.program, run);
-        let events: Vec<EventView> = run
-            .events
-            .iter()
-            .enumerate()
-            .map(|(i, &e)| EventView {
-                index: i + 1,
-                device: namer.device_of(e).0,
-                text: run.names[i].clone(),
-                note: notes[i].clone(),
-                loc: namer.event_loc(&run.states[i], e).cloned(),
-            })
-            .collect();
-        let breaking = match &run.ending {
-            Ending::Violation { at, .. } => Some(at + 1),
-            _ => None,
-        };
-        let involved = |e: &&EventView| violation.devices.iter().any(|d| d.0 == e.device);
-        let located = |e: &&EventView| e.loc.is_some();
-        let upto = breaking.unwrap_or(events.len());
-        let location = breaking
-            .and_then(|b| events[b - 1].loc.clone())
-            .or_else(|| events[..upto].iter().rev().filter(involved).find(located).and_then(|e| e.loc.clone()))
-            .or_else(|| events[..upto].iter().rev().find(located).and_then(|e| e.loc.clone()));
-        Some(ViolationView { events, breaking, location, explanation: explain(&self.program, run) })
+    pub(crate) fn violation_view(&self) -> Option<ViolationView<'_>> {
+        let Verdict::Violation(c) = &self.outcome.verdict else { return None };
+        self.shown()?.view(&self.program, c)
     }
 
     /// The JSON object of the case.
@@ -212,32 +127,8 @@ impl Checked {
             Source::Python { path, .. } => semcheck::frontend::export_cost(path, self.case.devices),
             _ => None,
         };
-        let violation = match &self.outcome.verdict {
-            Verdict::Violation(c) => {
-                let view = self.violation_view();
-                let shown = self.shown_violation().unwrap_or(&c.violation);
-                let stats = match self.found() {
-                    Some(Ok(f)) => f.stats,
-                    _ => None,
-                };
-                json!({
-                    "rule": shown.rule.name(),
-                    "message": shown.message,
-                    "devices": shown.devices.iter().map(|d| d.0).collect::<Vec<_>>(),
-                    "events": view.as_ref().map(|v| v.events.iter().map(EventView::json).collect::<Vec<_>>()),
-                    "breaking_event": view.as_ref().and_then(|v| v.breaking),
-                    "location": view.as_ref().and_then(|v| v.location.as_ref()).map(|l| json!({"file": l.file, "line": l.line})),
-                    "engine_schedule": c.engine_schedule,
-                    "explanation": view.as_ref().map(|v| v.explanation.points.iter().map(semcheck::checker::counterexample::render::json::point).collect::<Vec<_>>()),
-                    "minimized": stats.map(|s| json!({
-                        "events_before": s.events_before,
-                        "events_after": s.events_after,
-                        "devices_dropped": s.devices_dropped,
-                        "switches_before": s.switches_before,
-                        "switches_after": s.switches_after,
-                    })),
-                })
-            }
+        let violation = match (&self.outcome.verdict, self.shown()) {
+            (Verdict::Violation(c), Some(shown)) => shown.json(&self.program, c),
             _ => Value::Null,
         };
         let incomplete = match &self.outcome.verdict {
@@ -296,11 +187,7 @@ impl Checked {
     /// The JSON object of a case that could not be checked (`verdict: error`).
     pub(crate) fn error_json(case: &Case, error: &semcheck::ModelError) -> Value {
         let mut v = case_json(case);
-        let kernel = match &case.source {
-            Source::Python { kernel, .. } => kernel.clone(),
-            _ => None,
-        };
-        let more = json!({"kind": "case", "kernel": kernel, "verdict": "error", "error": error.to_string()});
+        let more = json!({"kind": "case", "kernel": case_kernel(case), "verdict": "error", "error": error.to_string()});
         v.as_object_mut().expect("an object").extend(more.as_object().expect("an object").clone());
         v
     }
@@ -309,14 +196,10 @@ impl Checked {
     /// what the watchdog prints of a stopped command, with the case's source.
     pub(crate) fn stopped_json(case: &Case, error: &semcheck::ModelError, reason: StopReason) -> Value {
         let mut v = case_json(case);
-        let kernel = match &case.source {
-            Source::Python { kernel, .. } => kernel.clone(),
-            _ => None,
-        };
         let more = json!({
             "kind": "stopped",
             "case": case.to_string(),
-            "kernel": kernel,
+            "kernel": case_kernel(case),
             "verdict": "incomplete",
             "incomplete": {"reason": reason, "detail": error.to_string()},
             "states": 0,
@@ -423,22 +306,9 @@ impl Checked {
                 out.push_str(&self.coverage_text());
             }
             Verdict::Violation(c) => {
-                let shown = self.shown_violation().unwrap_or(&c.violation);
-                let found = self.found();
-                let explanation = match found {
-                    Some(Ok(found)) => Some(explain(&self.program, &found.run)),
-                    _ => None,
-                };
-                let started = match (&explanation, shown.rule) {
-                    (Some(e), semcheck::model::Rule::Race) => dma_started(e),
-                    _ => String::new(),
-                };
-                out.push_str(&format!("{head}: VIOLATION ({})\n  {}{started}\n", shown.rule, shown.message));
-                match (found, &explanation) {
-                    (Some(Ok(found)), Some(e)) => out.push_str(&violation_text(&self.program, found, e, schedule)),
-                    (Some(Err(e)), _) => out.push_str(&format!("  {e}\n")),
-                    _ => {}
-                }
+                let shown = self.shown().expect("a violation is shown");
+                out.push_str(&format!("{head}: VIOLATION ({})\n  {}\n", shown.violation(c).rule, shown.message(c)));
+                out.push_str(&shown.text(&self.program, schedule));
                 if let Some(e) = &c.engine_schedule {
                     out.push_str(&format!("  engine schedule: {e}\n"));
                 }
@@ -453,51 +323,6 @@ impl Checked {
         }
         out
     }
-}
-
-/// ` (started at event 31)`: where the shown schedule started the in-flight DMA of a
-/// race, which the headline names by its statement only (the same as the other access's
-/// when both are one line of a loop); empty when the explanation does not say.
-fn dma_started(explanation: &Explanation) -> String {
-    match explanation.points.iter().find(|p| p.role == Role::DmaInFlight).and_then(|p| p.index) {
-        Some(i) => format!(" (started at event {})", i + 1),
-        None => String::new(),
-    }
-}
-
-/// A violation's explanation, what minimising did, and with `schedule` every event.
-fn violation_text(program: &Program, found: &Found, explanation: &Explanation, schedule: bool) -> String {
-    let run = &found.run;
-    let mut out = String::new();
-    let shown = explanation.indices().len();
-    out.push_str(&format!(
-        "  why ({shown} of {} events{}):\n",
-        run.names.len(),
-        if schedule { "" } else { "; --schedule shows every one" }
-    ));
-    for line in explanation.lines() {
-        out.push_str(&format!("  {line}\n"));
-    }
-    if let Some(sentence) = found.minimized_sentence() {
-        out.push_str(&format!("  schedule: {sentence}\n"));
-    }
-    if schedule {
-        let (notes, about) = notes(program, run);
-        if let Some(about) = about {
-            out.push_str(&format!("  ({about})\n"));
-        }
-        out.push_str(&format!("  schedule ({} events):\n", run.names.len()));
-        for (i, name) in run.names.iter().enumerate() {
-            match &notes[i] {
-                Some(note) => out.push_str(&format!("  {:>4}. {name}   [{note}]\n", i + 1)),
-                None => out.push_str(&format!("  {:>4}. {name}\n", i + 1)),
-            }
-        }
-    }
-    for line in LEGEND.lines() {
-        out.push_str(&format!("  {line}\n"));
-    }
-    out
 }
 
 /// An engine's configuration in words.
@@ -528,6 +353,16 @@ fn case_json(case: &Case) -> Value {
         "repeat": case.repeat,
         "semantics": case.semantics,
     })
+}
+
+/// The kernel (or program) of a case that could not be checked: the one `--kernel` named,
+/// else the one its file's document says is checked, if the document was read.
+fn case_kernel(case: &Case) -> Option<String> {
+    match &case.source {
+        Source::Python { kernel: Some(k), .. } => Some(k.clone()),
+        Source::Python { path, kernel: None, .. } => semcheck::frontend::chosen_name(path, case.devices, None),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

@@ -14,7 +14,8 @@ use serde_json::{json, Value};
 
 use semcheck::checker::Verdict;
 
-use super::report::{Checked, ViolationView};
+use super::report::Checked;
+use super::shown::ViolationView;
 
 /// The SARIF `$schema` URI.
 const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";

@@ -2,16 +2,16 @@
 //! cheap and by the window method above (see [`semcheck::sizes`]).
 
 use super::usage;
-use semcheck::checker::counterexample::{run_events, Namer};
 use semcheck::checker::focused::Environment;
+use semcheck::checker::Counterexample;
 use semcheck::sizes::{check_sizes, Method, Search, SizeResult, SizeVerdict, SizesConfig, SizesReport};
-use semcheck::{Case, ModelError};
+use semcheck::{Case, ModelError, Program};
 use serde_json::json;
 
 use super::args::CheckArgs;
 use super::emit;
 use super::output::{emit_document, results, verdict_of, OutputFormat};
-use super::report::LEGEND;
+use super::shown::Shown;
 use super::shuttle::EngineArg;
 use super::target::parse_size_list;
 use super::watch::{style, watch};
@@ -112,13 +112,13 @@ pub(crate) fn run(args: &CheckArgs, sizes: &SizeRange) -> Result<i32, ModelError
     if let (Some(e), OutputFormat::Text | OutputFormat::Sarif) = (&report.error, args.output.format()) {
         // The sizes decided before the error are reported, then the error.
         if args.output.format() == OutputFormat::Text && !report.sizes.is_empty() {
-            emit(&text(&case, &report));
+            emit(&text(&case, &report, args.schedule));
         }
         return Err(ModelError::new(e.error.kind().clone(), error.expect("an error")));
     }
     let code = if error.is_some() { super::EXIT_USAGE } else { report.exit_code() };
     match args.output.format() {
-        OutputFormat::Text => emit(&text(&case, &report)),
+        OutputFormat::Text => emit(&text(&case, &report, args.schedule)),
         OutputFormat::Json => {
             // An error at one size keeps the sizes decided before it: the case's verdict
             // is `error`, with the error and the report of those sizes.
@@ -133,6 +133,11 @@ pub(crate) fn run(args: &CheckArgs, sizes: &SizeRange) -> Result<i32, ModelError
                 "verdict": verdict_of(code),
                 "error": error,
                 "report": report,
+                // The first size's violation as `check --devices N --json` shows it.
+                "counterexample": first_counterexample(&case, &report).map(|(n, shown, program, c)| json!({
+                    "devices": n,
+                    "violation": shown.json(&program, c),
+                })),
             });
             let summary = json!({
                 "cases": 1,
@@ -246,7 +251,7 @@ fn spread(values: impl Iterator<Item = u64>) -> String {
 }
 
 /// The report for a person.
-fn text(case: &Case, report: &SizesReport) -> String {
+fn text(case: &Case, report: &SizesReport, schedule: bool) -> String {
     let mut out = String::new();
     let all: Vec<usize> = report.sizes.iter().map(|r| r.devices).collect();
     let repeat = format!("repeat {}", case.repeat);
@@ -366,20 +371,13 @@ fn text(case: &Case, report: &SizesReport) -> String {
     out.push_str(&format!(
         "  not claimed: ring sizes outside those listed; other repeat counts or hardware assumptions [{total:.1} s wall-clock in all; a size's own seconds include its compiling, done alongside]\n"
     ));
-    if let Some(r) = report.sizes.iter().find(|r| matches!(r.verdict, SizeVerdict::Violation { .. })) {
-        let SizeVerdict::Violation { counterexample } = &r.verdict else { unreachable!() };
-        out.push_str(&format!("counterexample at N = {}: {}\n", r.devices, counterexample.violation));
-        match named(case, r.devices, &counterexample.schedule) {
-            Some(names) if names.len() <= 200 => {
-                for (i, name) in names.iter().enumerate() {
-                    out.push_str(&format!("  {:>4}. {name}\n", i + 1));
-                }
-                for line in LEGEND.lines() {
-                    out.push_str(&format!("  {line}\n"));
-                }
-            }
-            _ => out.push_str(&format!("  ({} events; not printed)\n", counterexample.schedule.len())),
-        }
+    if let Some((n, shown, program, c)) = first_counterexample(case, report) {
+        // As `check --devices N` shows it: minimised, rotated and explained.
+        let rule = shown.violation(c).rule;
+        out.push_str(&format!("counterexample at N = {n}: {rule}: {}\n", shown.message(c)));
+        out.push_str(&shown.text(&program, schedule));
+    } else if let Some((n, c)) = first_violation(report) {
+        out.push_str(&format!("counterexample at N = {n}: {} ({} events)\n", c.violation, c.schedule.len()));
     }
     out
 }
@@ -400,15 +398,26 @@ fn prefetch_by_size(case: &Case, report: &SizesReport) -> serde_json::Map<String
 }
 
 /// The names of a schedule of the case at `n` devices.
-fn named(case: &Case, n: usize, schedule: &[semcheck::model::Event]) -> Option<Vec<String>> {
-    if schedule.len() > 200 {
-        return None;
-    }
-    let mut c = case.clone();
-    c.devices = n;
-    let program = semcheck::program(&c).ok()?;
-    let namer = Namer::new(&program);
-    run_events(&namer, schedule).ok().map(|run| run.names)
+/// The first size with a violation, and its counterexample.
+fn first_violation(report: &SizesReport) -> Option<(usize, &Counterexample)> {
+    report.sizes.iter().find_map(|r| match &r.verdict {
+        SizeVerdict::Violation { counterexample } => Some((r.devices, counterexample)),
+        _ => None,
+    })
+}
+
+/// The first size with a violation, its counterexample as every command shows it, the
+/// program it runs on and the counterexample itself (`None` without a violation, or when
+/// the size's program does not compile again).
+fn first_counterexample<'r>(
+    case: &Case,
+    report: &'r SizesReport,
+) -> Option<(usize, Shown, Program, &'r Counterexample)> {
+    let (n, c) = first_violation(report)?;
+    let mut at = case.clone();
+    at.devices = n;
+    let program = semcheck::program(&at).ok()?;
+    Some((n, Shown::of(&program, c), program, c))
 }
 
 #[cfg(test)]

@@ -798,6 +798,14 @@ pub fn kernel_location(path: &Path, devices: usize, name: Option<&str>) -> Optio
     Some((f.file.clone(), f.line, f.function.clone().unwrap_or_else(|| k.name.clone())))
 }
 
+/// The name of the kernel (or program) `name` picks, or of the one checked when `name` is
+/// `None`, in the document of `path` at `devices` if it was already read (else `None`;
+/// nothing runs): what names a case of a file that could not be checked.
+pub fn chosen_name(path: &Path, devices: usize, name: Option<&str>) -> Option<String> {
+    let doc = read_already(path, devices)?;
+    choose(&doc, path, name).ok().map(|t| t.name().to_string())
+}
+
 /// Which interpreter and JAX read a kernel file at `devices` (the `frontend` of a case's
 /// JSON): `{python, origin, jax, jaxlib}`; `origin` is `document` for an exported document
 /// read from a file.

@@ -377,6 +377,11 @@ fn scalar_prefetch_values_and_smem_scalar_state_are_read_like_axis_index() {
         err.contains("index_dims.py:23 d.start() on d1 at grid (): semaphore array `sems`: index 2 out of range for dimension 1 (size 2)"),
         "{err}"
     );
+    // In the JSON, the size that could not be checked names its kernel, as the message does.
+    let (code, out, err) = run("index_dims.py", &["--devices", "2-3", "--json"], None);
+    assert_eq!(code, Some(2), "{out}{err}");
+    let case = &crate::common::document(&out)["cases"][1];
+    assert_eq!((case["verdict"].as_str(), case["kernel"].as_str()), (Some("error"), Some("kernel")), "{case}");
     let (code, out, err) = run("index_dims.py", &["--devices", "3"], Some(("INDEX", "buffer")));
     assert_eq!(code, Some(2), "{out}{err}");
     assert!(err.contains("on d1 at grid (): index 2 out of range for dimension 0 of `bufs` (size 2)"), "{err}");

@@ -43,6 +43,40 @@ fn sizes_report_guarded_shift_broken_from_5_and_fixed_by_the_double_barrier() {
 }
 
 #[test]
+fn the_first_violating_sizes_counterexample_is_the_one_check_of_that_size_shows() {
+    let sizes = ["check", "guarded_shift", "--mutant", "single-barrier", "--repeat", "2", "--sizes", "2..8"];
+    let one = ["check", "guarded_shift", "--mutant", "single-barrier", "--repeat", "2", "--devices", "5"];
+    let (code, text, err) = semcheck(&sizes);
+    assert_eq!(code, 1, "{text}{err}");
+    let (code, alone, err) = semcheck(&one);
+    assert_eq!(code, 1, "{alone}{err}");
+    // The same message and explanation (minimised, rotated, explained), in the text ...
+    let (_, from_sizes) = text.split_once("counterexample at N = 5: outside-kernel: ").expect(&text);
+    let message = alone.lines().nth(1).unwrap().trim();
+    assert!(from_sizes.starts_with(message), "{from_sizes}\n---\n{alone}");
+    let why = |t: &str| -> String {
+        t.lines()
+            .skip_while(|l| !l.contains("why ("))
+            .take_while(|l| !l.contains("found by"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert!(why(&alone).contains("[satisfied-by, the wrong one]"), "{alone}");
+    assert_eq!(why(from_sizes), why(&alone));
+    // ... and in the JSON: the case's `violation` of `check --devices 5 --json`.
+    let (_, out, _) = semcheck(&[&sizes[..], &["--json"]].concat());
+    let doc = document(&out);
+    let shown = &only_case(&doc)["counterexample"];
+    let (_, out, _) = semcheck(&[&one[..], &["--json"]].concat());
+    assert_eq!(shown["devices"], 5, "{shown}");
+    assert_eq!(shown["violation"], only_case(&document(&out))["violation"]);
+    // A range that is proved has none.
+    let (code, out, _) = semcheck(&["check", "guarded_shift", "--sizes", "2..4", "--json"]);
+    assert_eq!(code, 0);
+    assert!(only_case(&document(&out))["counterexample"].is_null());
+}
+
+#[test]
 fn sizes_bad_input_exits_2() {
     for args in [
         &["check", "psum", "--sizes", "5..2"][..],
