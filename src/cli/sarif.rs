@@ -12,10 +12,11 @@ use semcheck::model::Rule;
 use semcheck::{Case, ModelError};
 use serde_json::{json, Value};
 
-use semcheck::checker::Verdict;
+use semcheck::checker::{Counterexample, Verdict};
+use semcheck::Program;
 
 use super::report::Checked;
-use super::shown::ViolationView;
+use super::shown::{Shown, ViolationView};
 
 /// The SARIF `$schema` URI.
 const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
@@ -42,8 +43,14 @@ pub(crate) fn log<'a>(
                 // The violation the shown schedule breaks: the same devices and cells as
                 // the text and `--json` reports of the same case.
                 let shown = c.shown_violation().unwrap_or(&cex.violation);
-                let view = c.violation_view();
-                results.push(result(c, shown.rule, &shown.message, view.as_ref()));
+                results.push(result(&Violated {
+                    case: &c.case,
+                    kernel: &c.program.kernel,
+                    requires: c.requires(),
+                    rule: shown.rule,
+                    message: shown.message.clone(),
+                    view: c.violation_view(),
+                }));
             }
             Verdict::Incomplete { detail, .. } => notifications.push(json!({
                 "level": "warning",
@@ -65,6 +72,46 @@ pub(crate) fn log<'a>(
             }),
         });
     }
+    document(results, notifications)
+}
+
+/// The SARIF log of `check --sizes` of `case` (at its smallest size): the first size's
+/// counterexample `first` (its size, as every command shows it, the program and the
+/// counterexample) as the one result, the other sizes that break the rule in its message
+/// (`broken`: every size with a violation); the sizes not proved (`not_proved`: a range of
+/// sizes and why) as warning notifications.
+pub(crate) fn sizes_log(
+    case: &Case,
+    first: Option<(usize, &Shown, &Program, &Counterexample)>,
+    broken: &str,
+    not_proved: &[(String, String)],
+) -> Value {
+    let mut results = Vec::new();
+    if let Some((n, shown, program, c)) = first {
+        let mut at = case.clone();
+        at.devices = n;
+        results.push(result(&Violated {
+            case: &at,
+            kernel: &program.kernel,
+            // Not re-checked under the other assumptions.
+            requires: None,
+            rule: shown.violation(c).rule,
+            message: format!("{} (the smallest size that breaks it; {broken} break it)", shown.message(c)),
+            view: shown.view(program, c),
+        }));
+    }
+    let notifications = not_proved
+        .iter()
+        .map(|(sizes, why)| {
+            json!({"level": "warning", "message": {"text": format!("{} {sizes}: not proved: {why}", case.source)}})
+        })
+        .collect();
+    document(results, notifications)
+}
+
+/// The log of one run: its results and its notifications (the run is
+/// `executionSuccessful` when they are only notes).
+fn document(results: Vec<Value>, notifications: Vec<Value>) -> Value {
     let rules: Vec<Value> = Rule::ALL
         .iter()
         .map(|r| {
@@ -118,28 +165,42 @@ fn unfinished(level: &str, text: &str) -> Value {
     v
 }
 
+/// What one result says: a violation of `kernel` in `case` (its mesh size, repeat count
+/// and assumptions), what it requires of the hardware where that was analysed, and the
+/// shown counterexample's events.
+struct Violated<'a> {
+    case: &'a Case,
+    kernel: &'a str,
+    requires: Option<Vec<&'static str>>,
+    rule: Rule,
+    message: String,
+    view: Option<ViolationView<'a>>,
+}
+
 /// One violation.
-fn result(c: &Checked, rule: Rule, message: &str, view: Option<&ViolationView>) -> Value {
-    let requires = match c.requires() {
+fn result(v: &Violated) -> Value {
+    let Violated { case, kernel, rule, message, .. } = v;
+    let rule = *rule;
+    let requires = match &v.requires {
         None => String::new(),
         Some(names) if names.is_empty() => "; it breaks under every hardware assumption".to_string(),
         Some(names) => format!("; it requires: {}", names.join(", ")),
     };
-    let text = format!("{rule} at N = {} ({}): {message}{requires}", c.case.devices, c.program.kernel);
+    let text = format!("{rule} at N = {} ({kernel}): {message}{requires}", case.devices);
     let mut out = json!({
         "ruleId": rule.name(),
         "ruleIndex": Rule::ALL.iter().position(|r| *r == rule).expect("every rule is listed"),
         "level": "error",
         "message": {"text": text},
         "properties": {
-            "devices": c.case.devices,
-            "repeat": c.case.repeat,
-            "kernel": c.program.kernel,
-            "requires": c.requires(),
-            "semantics": c.case.semantics,
+            "devices": case.devices,
+            "repeat": case.repeat,
+            "kernel": kernel,
+            "requires": v.requires,
+            "semantics": case.semantics,
         },
     });
-    let Some(view) = view else { return out };
+    let Some(view) = &v.view else { return out };
     if let Some(loc) = &view.location {
         out["locations"] = json!([location(loc, None)]);
     }
@@ -171,7 +232,7 @@ fn result(c: &Checked, rule: Rule, message: &str, view: Option<&ViolationView>) 
             })
             .collect();
         out["codeFlows"] = json!([{
-            "message": {"text": format!("the schedule that breaks {rule} at N = {}", c.case.devices)},
+            "message": {"text": format!("the schedule that breaks {rule} at N = {}", case.devices)},
             "threadFlows": [{"locations": steps}],
         }]);
     }

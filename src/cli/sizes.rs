@@ -147,9 +147,26 @@ pub(crate) fn run(args: &CheckArgs, sizes: &SizeRange) -> Result<i32, ModelError
             emit_document(&results("check", code, vec![value], summary));
         }
         OutputFormat::Sarif => {
-            return Err(usage(
-                "--format sarif reports one mesh size's counterexamples: use it with --devices, not --sizes",
-            ))
+            let first = first_counterexample(&case, &report);
+            let broken: Vec<usize> = report
+                .sizes
+                .iter()
+                .filter(|r| matches!(r.verdict, SizeVerdict::Violation { .. }))
+                .map(|r| r.devices)
+                .collect();
+            let not_proved: Vec<(String, String)> = groups(&report)
+                .iter()
+                .filter_map(|g| match &g.results[0].verdict {
+                    SizeVerdict::NotProved { reason } => Some((range(g.first, g.last), reason.clone())),
+                    _ => None,
+                })
+                .collect();
+            emit_document(&super::sarif::sizes_log(
+                &case,
+                first.as_ref().map(|(n, shown, program, c)| (*n, shown, program, *c)),
+                &sizes_text(&broken),
+                &not_proved,
+            ));
         }
     }
     Ok(code)

@@ -109,6 +109,35 @@ fn a_violation_of_a_kernel_file_is_one_result_at_its_line() {
 }
 
 #[test]
+fn a_range_of_sizes_is_one_result_for_its_smallest_violation() {
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/protocols/pallas/psum--no-capacity.py");
+    let (code, out, err) = semcheck(&["check", file, "--sizes", "2..3", "--format", "sarif"]);
+    assert_eq!(code, 1, "{err}");
+    let v = sarif(&out);
+    let results = v["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1, "{out}");
+    let r = &results[0];
+    assert_eq!((&r["ruleId"], &r["properties"]["devices"]), (&"race".into(), &2.into()), "{r}");
+    let text = r["message"]["text"].as_str().unwrap();
+    assert!(text.starts_with("race at N = 2 (psum_kernel): race on ") && text.contains("N = 2..3 break it"), "{text}");
+    // As `check --devices 2` locates its result (the range explores each size with its
+    // own options, and may find another schedule): at the kernel's line, the explanation's
+    // events essential.
+    let at = &r["locations"][0]["physicalLocation"];
+    assert!(at["artifactLocation"]["uri"].as_str().unwrap().ends_with("psum--no-capacity.py"), "{at}");
+    let steps = r["codeFlows"][0]["threadFlows"][0]["locations"].as_array().unwrap();
+    let essential = steps.iter().filter(|s| s["importance"] == "essential").count();
+    assert!(essential >= 3 && essential < steps.len(), "{essential} of {}", steps.len());
+    assert!(r["properties"]["requires"].is_null(), "{r}");
+    assert_eq!(v["runs"][0]["invocations"][0]["executionSuccessful"], true);
+    // Proved: no result.
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/protocols/pallas/psum.py");
+    let (code, out, err) = semcheck(&["check", file, "--sizes", "2..3", "--format", "sarif"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(sarif(&out)["runs"][0]["results"], serde_json::json!([]), "{out}");
+}
+
+#[test]
 fn a_proof_has_no_results_and_an_unreadable_case_is_a_notification() {
     let (code, out, _) = semcheck(&["check", "psum", "--devices", "2-3", "--format", "sarif"]);
     assert_eq!(code, 0);
