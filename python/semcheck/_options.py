@@ -7,7 +7,8 @@ ini settings (:mod:`semcheck.pytest_plugin`), before anything is traced or check
   sizes count once, in the order first given. ``bool``, ``float`` and strings are refused
   (``"16"`` is not ``[1, 6]`` nor ``[16]``: the ini setting's text is read by
   :func:`ini_devices`, as pytest splits it).
-* ``repeat`` and ``max_memory_mib``: an ``int`` >= 1.
+* ``repeat`` and ``max_memory_mib``: an ``int`` from 1 to :data:`MAX_REPEAT` and
+  :data:`MAX_MEMORY_MIB`.
 * ``max_seconds``: a finite number of seconds > 0 (NaN and infinity refused).
 * ``dma_order`` and ``dma_landing``: one of :data:`DMA_ORDERS` and :data:`DMA_LANDINGS`,
   the binary's choices (``semcheck semantics --json``; the tests compare them).
@@ -22,11 +23,16 @@ from __future__ import annotations
 import dataclasses
 import math
 import operator
+import os
 import re
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 #: The largest mesh semcheck checks (the binary's ``--devices`` range; the tests compare).
 MAX_DEVICES = 4096
+#: The most back-to-back invocations ``--repeat`` takes (the binary's range; the tests compare).
+MAX_REPEAT = 64
+#: The largest ``--max-memory-mib`` (16 TiB; the binary's range; the tests compare).
+MAX_MEMORY_MIB = 1 << 24
 #: ``--dma-order``'s choices, the default first.
 DMA_ORDERS = ("any", "pair-fifo")
 #: ``--dma-landing``'s choices, the default first.
@@ -54,7 +60,7 @@ class Options:
                             ("--dma-order", self.dma_order), ("--dma-landing", self.dma_landing),
                             ("--max-seconds", self.max_seconds), ("--max-memory-mib", self.max_memory_mib)):
             if value:
-                out += [flag, str(value)]
+                out.append(f"{flag}={value}")  # one argument: a value like `--help` stays a value
         return out
 
 
@@ -84,7 +90,7 @@ def mesh_sizes(devices: Any, name: str = "devices") -> tuple[int, ...]:
     if one is not None:
         sizes = [one]
     else:
-        if isinstance(devices, bool) or not isinstance(devices, Iterable):
+        if isinstance(devices, (bool, Mapping)) or not isinstance(devices, Iterable):
             raise TypeError(f"{shape}, not {devices!r}")
         sizes = []
         for d in devices:
@@ -116,8 +122,9 @@ def _in_range(n: int, name: str) -> int:
     return n
 
 
-def count(value: Any, name: str) -> int | None:
-    """An ``int`` >= 1 (``repeat``, ``max_memory_mib``), or ``None``."""
+def count(value: Any, name: str, most: int) -> int | None:
+    """An ``int`` from 1 to ``most`` (``repeat``: :data:`MAX_REPEAT`, ``max_memory_mib``:
+    :data:`MAX_MEMORY_MIB`), or ``None``."""
     if value is None:
         return None
     n = _integer(value)
@@ -125,7 +132,24 @@ def count(value: Any, name: str) -> int | None:
         raise TypeError(f"{name} must be a whole number, not {value!r}")
     if n < 1:
         raise ValueError(f"{name} must be 1 or more, not {value!r}")
+    if n > most:
+        raise ValueError(f"{name} must be at most {most}, not {value!r}")
     return n
+
+
+def script_args(value: Any) -> tuple[str, ...]:
+    """A script's arguments: a list (or other iterable) of strings, numbers or paths, each
+    one argument; ``None`` for none. A string is refused (``"--size 1024"`` is not split)."""
+    if value is None:
+        return ()
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise TypeError(f"script_args must be a list of arguments, like ['--size', '1024'], not {value!r}")
+    out = []
+    for a in value:
+        if isinstance(a, bool) or not isinstance(a, (str, int, float, os.PathLike)):
+            raise TypeError(f"script_args must be strings (or numbers, or paths), not {a!r} in {value!r}")
+        out.append(os.fspath(a) if isinstance(a, os.PathLike) else str(a))
+    return tuple(out)
 
 
 def seconds(value: Any, name: str = "max_seconds") -> float | None:
@@ -166,11 +190,11 @@ def validate(devices: Any, kernel: Any = None, expect: Any = None, repeat: Any =
     ``prefix`` before it (``semcheck_``: the ini setting)."""
     p = prefix
     return Checked(devices=mesh_sizes(devices, f"{p}devices"), kernel=name(kernel, f"{p}kernel"),
-                   expect=name(expect, f"{p}expect"), repeat=count(repeat, f"{p}repeat"),
+                   expect=name(expect, f"{p}expect"), repeat=count(repeat, f"{p}repeat", MAX_REPEAT),
                    dma_order=choice(dma_order, f"{p}dma_order", DMA_ORDERS),
                    dma_landing=choice(dma_landing, f"{p}dma_landing", DMA_LANDINGS),
                    max_seconds=seconds(max_seconds, f"{p}max_seconds"),
-                   max_memory_mib=count(max_memory_mib, f"{p}max_memory_mib"))
+                   max_memory_mib=count(max_memory_mib, f"{p}max_memory_mib", MAX_MEMORY_MIB))
 
 
 # The ini settings are text (or, from a TOML list, a list): read into the values the
@@ -188,13 +212,15 @@ def ini_devices(value: Any, setting: str = "semcheck_devices") -> Any:
         return words
     out: list[Any] = []
     for w in words:
-        if isinstance(w, str):
-            if not _WHOLE.fullmatch(w.strip()):
-                raise ValueError(f"{setting}: {w!r} is not a mesh size: write whole numbers separated by spaces, "
-                                 "like 2 3")
-            out.append(int(w))
-        else:
-            out.append(w)
+        # pytest.ini's `semcheck_devices = "2 3"` reaches here as the one word '2 3'.
+        for part in w.split() if isinstance(w, str) else [w]:
+            if isinstance(part, str):
+                if not _WHOLE.fullmatch(part):
+                    raise ValueError(f"{setting}: {part!r} is not a mesh size: write whole numbers separated by "
+                                     "spaces, like 2 3")
+                out.append(int(part))
+            else:
+                out.append(part)
     return out
 
 

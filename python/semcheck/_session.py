@@ -41,11 +41,11 @@ import os
 import select
 import signal
 import subprocess
-import tempfile
 import time
 from typing import IO
 
 from ._procs import descendants
+from ._tempdirs import TempFolder
 from .frontend.server import read_at_startup
 
 
@@ -83,14 +83,16 @@ class Session:
         self.memory = memory
         self.env = env
         self.owner = os.getpid()
-        self.folder = tempfile.mkdtemp(prefix="semcheck-session-")
+        # Removed at close, or by a later sweep if this process is killed first.
+        self._temp = TempFolder("session-")
+        self.folder = self._temp.path
         self._log = open(os.path.join(self.folder, "server.stderr"), "w+b")
         try:
             self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log,
                                          env=env, start_new_session=True)
         except OSError:
             self._log.close()
-            _remove(self.folder)
+            self._temp.cleanup()
             raise
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self._in: IO[bytes] = self.proc.stdin
@@ -196,20 +198,12 @@ class Session:
             self._out.close()
         with contextlib.suppress(OSError):
             self._log.close()
-        _remove(self.folder)
+        self._temp.cleanup()
 
 
 def _at_startup(env: dict[str, str]) -> dict[str, str]:
     """The variables of ``env`` the server reads when it starts."""
     return {k: v for k, v in env.items() if read_at_startup(k)}
-
-
-def _remove(folder: str) -> None:
-    """Removes the session's folder (its files are flat)."""
-    with contextlib.suppress(OSError):
-        for name in os.listdir(folder):
-            os.remove(os.path.join(folder, name))
-        os.rmdir(folder)
 
 
 def _read(path: str) -> str:

@@ -45,7 +45,6 @@ import pickle
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import warnings
@@ -53,6 +52,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from . import _options
 from ._options import Options
+from ._tempdirs import TempFolder, sweep
 from ._binary import PACKAGE_PARENT, BinaryNotFound, find_binary, host_environment
 from ._session import Session
 
@@ -149,7 +149,7 @@ class KernelVerdict:
                                 "counterexample to draw")
         doc, options = self._source
         script = (doc.get("script") or {}).get("file") or "the export"
-        with tempfile.TemporaryDirectory(prefix="semcheck-") as tmp:
+        with TempFolder() as tmp:
             path = os.path.join(tmp, "doc.json")
             with open(path, "w") as f:
                 json.dump(doc, f)
@@ -364,14 +364,45 @@ def _run(cmd: Sequence[str], what: str, timeout: float | None,
     return subprocess.CompletedProcess(list(cmd), proc.returncode, out, err)
 
 
-def _callable_target(target: Callable) -> tuple[str, str]:
-    """The file and qualified name the child process finds ``target`` by."""
+@dataclasses.dataclass(frozen=True)
+class _Target:
+    """How the child process finds a function: the file of its module, the module's name
+    in this process, its qualified name there, and for a method bound to an instance, the
+    instance (sent pickled: the child calls the method on a copy of it)."""
+
+    file: str
+    module: str | None
+    qualname: str
+    instance: Any = None
+
+
+_swept = False
+
+
+def _sweep_once() -> None:
+    """Removes what killed processes left in the temporary directory (``_tempdirs``), once
+    per process, at its first export."""
+    global _swept
+    if not _swept:
+        _swept = True
+        sweep()
+
+
+def _callable_target(target: Callable) -> _Target:
+    """The file and qualified name the child process finds ``target`` by: for a bound
+    method, its instance's class (not the class that defines it: an inherited test method
+    runs on the subclass)."""
+    owner = getattr(target, "__self__", None) if inspect.ismethod(target) else None
+    named: Any = owner if inspect.isclass(owner) else type(owner) if owner is not None else target
     code = getattr(target, "__code__", None)
-    module = sys.modules.get(getattr(target, "__module__", ""), None)
+    module_name = getattr(named, "__module__", None)
+    module = sys.modules.get(module_name or "", None)
     file = getattr(module, "__file__", None) or (code.co_filename if code else None)
     if not file or not os.path.isfile(file):
         raise SemcheckError(f"{target!r} is not defined in a file the child process can import")
-    qualname = getattr(target, "__qualname__", "")
+    qualname = getattr(named, "__qualname__", "")
+    if named is not target:
+        qualname = f"{qualname}.{target.__name__}"
     if not qualname or "<locals>" in qualname or "<lambda>" in qualname:
         raise SemcheckError(f"{target!r} must be a module-level function (or a method of a module-level class): "
                             "the child process finds it by name")
@@ -380,7 +411,20 @@ def _callable_target(target: Callable) -> tuple[str, str]:
                             "captures the kernels a function calls by calling it, and calling a coroutine function "
                             "runs none of its body. Make it a plain `def` (it may run a coroutine itself, with "
                             "asyncio.run)")
-    return file, qualname
+    instance = owner if owner is not None and not inspect.isclass(owner) else None
+    return _Target(file, module_name, qualname, instance)
+
+
+def _pickled_instance(target: _Target) -> bytes | None:
+    """The bound method's instance, pickled (``None`` for a function)."""
+    if target.instance is None:
+        return None
+    try:
+        return pickle.dumps(target.instance)
+    except Exception as e:  # pickling runs the instance's own code: whatever it raises
+        raise SemcheckError(f"{target.qualname} is a method of an instance that cannot be sent to the child process "
+                            f"({type(e).__name__}: {e}): the child calls the method on a copy of the instance, so "
+                            "its attributes must be picklable") from None
 
 
 #: How long after an export's own time budget the API stops waiting for ``semcheck
@@ -527,31 +571,36 @@ def export(target: str | os.PathLike | Callable, *args: Any, devices: int, kerne
     devices = _options.mesh_size(devices)
     kernel = _options.name(kernel, "kernel")
     max_seconds = _options.seconds(max_seconds)
-    max_memory_mib = _options.count(max_memory_mib, "max_memory_mib")
+    max_memory_mib = _options.count(max_memory_mib, "max_memory_mib", _options.MAX_MEMORY_MIB)
+    script_args = _options.script_args(script_args)
     if callable(target) and script_args:
         raise SemcheckError(_FUNCTION_SCRIPT_ARGS)
     if not callable(target):
         _script_file(target)
-    with tempfile.TemporaryDirectory(prefix="semcheck-") as tmp:
+    _sweep_once()
+    with TempFolder() as tmp:
         out = os.path.join(tmp, "doc.json")
         request: dict[str, Any] = {"devices": devices, "out": out, "tpu": os.environ.get("SEMCHECK_TPU") or None,
                                    "interpret_values": interpret_values, "kernel": kernel,
                                    "argv": [str(a) for a in script_args]}
         if callable(target):
-            file, qualname = _callable_target(target)
+            found = _callable_target(target)
+            file, qualname = found.file, found.qualname
             what = qualname
             payload = os.path.join(tmp, "call.pickle")
+            instance = _pickled_instance(found)
             try:
                 with open(payload, "wb") as f:
-                    pickle.dump((args, kwargs, list(sys.path), getattr(target, "__module__", None)), f)
-            except (pickle.PicklingError, TypeError, AttributeError) as e:
-                raise SemcheckError(f"the arguments of {qualname} cannot be sent to the child process: {e}") from None
+                    pickle.dump((args, kwargs, list(sys.path), found.module, instance), f)
+            except Exception as e:  # pickling runs the arguments' own code: whatever it raises
+                raise SemcheckError(f"the arguments of {qualname} cannot be sent to the child process "
+                                    f"({type(e).__name__}: {e})") from None
             cmd = [sys.executable, "-m", "semcheck.frontend._call", file, qualname, payload, str(devices), out]
             cmd += [kernel] if kernel else []
             request.update(file=file, call={"qualname": qualname, "payload": payload})
         else:
             cmd = [sys.executable, "-m", "semcheck.frontend", "export", os.fspath(target), "--devices",
-                   str(devices), "--out", out] + (["--kernel", kernel] if kernel else []) + ["--", *request["argv"]]
+                   str(devices), "--out", out] + ([f"--kernel={kernel}"] if kernel else []) + ["--", *request["argv"]]
             what = os.path.basename(os.fspath(target))
             request.update(file=os.path.abspath(os.fspath(target)))
         budget = max_seconds or DEFAULT_EXPORT_SECONDS
@@ -664,7 +713,7 @@ def _verdicts_of(doc: dict, options: Options) -> list[KernelVerdict]:
         # to say (it names the line).
         raise SemcheckError(str(raised["message"]).removeprefix("SemcheckError: "), script_error=raised)
     binary = semcheck_binary()
-    with tempfile.TemporaryDirectory(prefix="semcheck-") as tmp:
+    with TempFolder() as tmp:
         path = os.path.join(tmp, "doc.json")
         with open(path, "w") as f:
             json.dump(doc, f)
@@ -775,11 +824,12 @@ def _check(target: str | os.PathLike | Callable, args: tuple, kwargs: dict, devi
     """The verdicts of a function (``target(*args, **kwargs)``) or a script (a path) at
     each mesh size, the options validated first; warns of nothing."""
     chosen = _options.validate(devices, kernel, expect, repeat, dma_order, dma_landing, max_seconds, max_memory_mib)
+    script_args = _options.script_args(script_args)
     options: Options = chosen
     if callable(target):
         if script_args:
             raise SemcheckError(_FUNCTION_SCRIPT_ARGS)
-        _callable_target(target)  # before anything runs: the function can be called there
+        _pickled_instance(_callable_target(target))  # before anything runs: the child can call it
     else:
         _script_file(target)
     # A function's own keywords go to it (a `script_args` among them is refused by export).

@@ -49,6 +49,7 @@ import inspect
 import os
 import re
 import sys
+import unittest
 from typing import Any, Iterator, cast
 
 import pytest
@@ -177,7 +178,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     # not passed to it), so it is added to the names pytest may parametrize.
     if _PARAM not in metafunc.fixturenames:
         metafunc.fixturenames.append(_PARAM)
-    metafunc.parametrize(_PARAM, list(chosen.devices), ids=[f"N{n}" for n in chosen.devices])
+    # Each item's size, with every size of the marker it was split by: a closer marker
+    # pytest sees only later (pytest.param's, a hook's) may name others (pytest_pyfunc_call).
+    split = tuple(chosen.devices)
+    metafunc.parametrize(_PARAM, [(n, split) for n in split], ids=[f"N{n}" for n in split])
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -196,16 +200,28 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     if problem is not None:  # failed outside the handler: pytest shows no chained exception
         pytest.fail(problem, pytrace=False)
     # The mesh size of this item; all of them in one item when the marker came after pytest
-    # parametrized the test (from pytest.param(..., marks=...), or a hook's add_marker).
+    # parametrized the test (from pytest.param(..., marks=...), or a hook's add_marker),
+    # and in the first of the items a farther marker split it into when that later marker
+    # is closer (the others are skipped, saying which item checks them).
     callspec = getattr(pyfuncitem, "callspec", None)
     params = callspec.params if callspec is not None else {}
-    devices = [cast(int, params[_PARAM])] if _PARAM in params else list(chosen.devices)
+    devices = list(chosen.devices)
+    if _PARAM in params:
+        n, split = cast(tuple[int, tuple[int, ...]], params[_PARAM])
+        if split == chosen.devices:
+            devices = [n]
+        elif n != split[0]:
+            first = pyfuncitem.name.replace(f"N{n}", f"N{split[0]}", 1)
+            pytest.skip(f"semcheck: the closest semcheck marker names N = {', '.join(map(str, chosen.devices))}, "
+                        f"which {first} checks")
     kwargs = _arguments(pyfuncitem)
-    fn = pyfuncitem.obj
-    fn = getattr(fn, "__func__", fn)
+    # A method as pytest calls it: bound to this item's instance of its class (a copy of it,
+    # with what setup_method set, is what the child calls it on).
+    target = pyfuncitem.obj
+    fn = getattr(target, "__func__", target)
     error = None
     try:
-        verdicts = api._check(fn, (), kwargs, devices, chosen.kernel, chosen.expect, chosen.repeat, chosen.dma_order,
+        verdicts = api._check(target, (), kwargs, devices, chosen.kernel, chosen.expect, chosen.repeat, chosen.dma_order,
                               chosen.dma_landing, chosen.max_seconds, chosen.max_memory_mib, False, ())
     except api.SemcheckError as e:
         error = e
@@ -231,23 +247,19 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
 
 
 def _outcome(error: dict | None) -> None:
-    """Skips (or xfails) the item when the test's body called ``pytest.skip`` (or
-    ``pytest.importorskip``, or ``pytest.xfail``) while it was traced: the script error it
-    raised there (``error``, the document's record), read by its exception's name and
-    pytest's frame in its traceback."""
+    """Skips (or xfails) the item when the test's body skipped (``pytest.skip``,
+    ``pytest.importorskip``, ``raise unittest.SkipTest``) or called ``pytest.xfail`` while it
+    was traced: the script error it raised there (``error``, the document's record, whose
+    ``test_outcome`` says so)."""
     if not isinstance(error, dict) or error.get("construct") != "script error":
         return
-    message = str(error.get("message") or "")
-    traceback = str(error.get("traceback") or "")
-    if "_pytest" not in traceback or "outcomes.py" not in traceback:
-        return
-    reason = message.partition(":")[2].strip()
-    if message.startswith("Skipped:"):
+    reason = str(error.get("message") or "").partition(":")[2].strip()
+    if error.get("test_outcome") == "xfailed":
+        pytest.xfail(reason)
+    if error.get("test_outcome") == "skipped":
         skip = pytest.skip.Exception(reason)
         skip._use_item_location = True  # reported at the test, as pytest does for a fixture's skip
         raise skip
-    if message.startswith("XFailed:"):
-        pytest.xfail(reason)
 
 
 def _page(verdict: Any, item: pytest.Function, folder: str) -> str:
@@ -270,17 +282,35 @@ def _page(verdict: Any, item: pytest.Function, folder: str) -> str:
 
 
 def _arguments(item: pytest.Function) -> dict[str, Any]:
-    """The arguments to call a marked test with: its ``parametrize`` values. A fixture
-    cannot cross into the child process, so one is a usage error."""
-    wanted = [p for p in inspect.signature(item.obj).parameters if p != "self"]
+    """The arguments to call a marked test with: its ``parametrize`` values (those pytest
+    passes: not a parameter with a default that is not parametrized, nor ``*args`` and
+    ``**kwargs``). A fixture cannot cross into the child process, so one is a usage error,
+    an indirectly parametrized argument (a fixture's value) included."""
     callspec = getattr(item, "callspec", None)
     params = {k: v for k, v in (callspec.params if callspec is not None else {}).items() if k != _PARAM}
-    fixtures = [p for p in wanted if p not in params]
+    wanted = [name for name, p in inspect.signature(item.obj).parameters.items()
+              if name != "self" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+              and (p.default is p.empty or name in params)]
+    # An indirect parameter reaches the test as its fixture's value, not as itself.
+    funcargs = getattr(item, "funcargs", {})
+    fixtures = [p for p in wanted if p not in params or (p in funcargs and funcargs[p] is not params[p])]
     if fixtures:
         pytest.fail(f"semcheck: {item.name} takes the fixture(s) {', '.join(fixtures)}; a test checked by semcheck runs "
-                    "in a fresh process with N devices and can take only @pytest.mark.parametrize arguments",
-                    pytrace=False)
+                    "in a fresh process with N devices and can take only @pytest.mark.parametrize arguments "
+                    "(not indirect ones)", pytrace=False)
     return {k: params[k] for k in wanted}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    # pytest runs a unittest.TestCase's method through unittest, not pytest_pyfunc_call:
+    # the marker cannot take its place there, and is not left to be ignored.
+    cls = getattr(item, "cls", None)
+    if (_active(item.config) and inspect.isclass(cls) and issubclass(cls, unittest.TestCase)
+            and item.get_closest_marker("semcheck") is not None):
+        pytest.fail(f"semcheck: {item.nodeid} is a method of a unittest.TestCase, which pytest runs through unittest: "
+                    "semcheck cannot check it instead of running it; make it a method of a plain class, or a "
+                    "function", pytrace=False)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

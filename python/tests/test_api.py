@@ -286,6 +286,49 @@ def test_a_kernel_name_that_is_not_there_lists_the_kernels_that_are():
         sp.check_file(os.path.join(KERNELS, "unsupported", "mixed.py"), devices=2, kernel="nosuch")
 
 
+class Ring:
+    """A ring shift whose rounds are the instance's: a bound method is checked on a copy of
+    its own instance."""
+
+    def __init__(self, rounds: int):
+        self.rounds = rounds
+
+    def run(self):
+        run_ring(self.rounds)
+
+
+class Locked(Ring):
+    """An instance that does not pickle."""
+
+    def __init__(self):
+        import threading
+
+        super().__init__(1)
+        self.lock = threading.Lock()
+
+
+@needs_binary
+def test_a_bound_method_is_checked_on_a_copy_of_its_instance():
+    import pickle
+
+    # One round is proved; two race (the second copy may land before the first).
+    for rounds, verdict in ((1, "proved"), (2, "violation")):
+        (v,) = sp.check(Ring(rounds).run, devices=2)
+        assert v.verdict == verdict, v
+    with pytest.raises(sp.SemcheckError, match=r"^Locked.run is a method of an instance that cannot be sent to the "
+                                               r"child process \(TypeError: cannot pickle '_thread.lock' object\)"):
+        sp.check(Locked().run, devices=2)
+    assert pickle.dumps(Ring(1))  # the copy the child calls `run` on
+
+
+@needs_binary
+def test_a_kernel_name_like_an_option_is_a_name():
+    from conftest import KERNELS
+
+    with pytest.raises(sp.SemcheckError, match=r"no kernel named `--help`; the script has: shift, accumulate$"):
+        sp.check_file(os.path.join(KERNELS, "unsupported", "mixed.py"), devices=2, kernel="--help")
+
+
 @needs_binary
 def test_a_check_inside_the_function_being_checked_says_checks_cannot_nest():
     from helpers import line_of

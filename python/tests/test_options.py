@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import math
 import os
+import pathlib
+import re
 import shutil
 import subprocess
 
@@ -44,6 +46,9 @@ BAD = [
     (dict(devices=[2, True]), TypeError, "True is a bool"),
     (dict(devices=["2"]), TypeError, "'2' is a str"),
     (dict(devices=[]), ValueError, "devices is empty"),
+    (dict(devices={2: "a"}), TypeError, "not {2: 'a'}"),
+    (dict(repeat=65), ValueError, "repeat must be at most 64, not 65"),
+    (dict(max_memory_mib=2 ** 70), ValueError, "max_memory_mib must be at most 16777216"),
     (dict(max_seconds="10"), TypeError, "max_seconds must be a number of seconds, not '10'"),
     (dict(max_seconds=math.nan), ValueError, "max_seconds must be a finite number of seconds above 0, not nan"),
     (dict(max_seconds=math.inf), ValueError, "not inf"),
@@ -98,8 +103,18 @@ def test_mesh_sizes_are_counted_once_in_the_order_given():
     assert _options.validate(devices=2, max_seconds=1, max_memory_mib=100).max_seconds == 1.0
 
 
+def test_script_args_are_a_list_of_arguments():
+    assert _options.script_args(None) == ()
+    assert _options.script_args(["--size", 1024, pathlib.Path("a/b")]) == ("--size", "1024", "a/b")
+    for bad, says in (("--size 1024", "must be a list of arguments"), (b"ab", "must be a list of arguments"),
+                      ([None], "not None in [None]"), ([True], "not True")):
+        with pytest.raises(TypeError, match=re.escape(says)):
+            _options.script_args(bad)
+
+
 def test_the_ini_settings_text_is_read_into_the_options():
     assert _options.ini_devices("2 3") == [2, 3]
+    assert _options.ini_devices(["2 3"]) == [2, 3]  # pytest.ini's `semcheck_devices = "2 3"`
     assert _options.ini_devices(["2", "3"]) == [2, 3]
     assert _options.ini_devices([2, 3]) == [2, 3]  # a TOML list in [tool.pytest.ini_options]
     with pytest.raises(ValueError, match="semcheck_devices: '2,3' is not a mesh size"):
@@ -128,6 +143,10 @@ def test_the_hardware_choices_are_the_binarys():
 @pytest.mark.skipif(not (os.environ.get("SEMCHECK_BIN") or shutil.which("semcheck")),
                     reason="the semcheck binary is not available (SEMCHECK_BIN)")
 def test_the_largest_mesh_is_the_binarys():
+    for flag, most in (("--repeat", _options.MAX_REPEAT), ("--max-memory-mib", _options.MAX_MEMORY_MIB)):
+        err = subprocess.run([sp.api.semcheck_binary(), "check", "psum", flag, str(most + 1)], capture_output=True,
+                             text=True).stderr
+        assert f"is not in 1..={most}" in err, err
     too_many = str(_options.MAX_DEVICES + 1)
     err = subprocess.run([sp.api.semcheck_binary(), "check", "psum", "--devices", too_many], capture_output=True,
                          text=True).stderr

@@ -327,17 +327,43 @@ def test_bool_repeat():
 @pytest.mark.semcheck(devices=(n for n in [2]))
 def test_generator():
     kernels.run()
+
+
+@pytest.mark.semcheck(devices=[2])
+def test_raises_skiptest():
+    import unittest
+    raise unittest.SkipTest("unittest's skip")
+
+
+@pytest.mark.semcheck(devices=[2])
+def test_raises_skip_exception():
+    raise pytest.skip.Exception("raised by hand")
+
+
+import unittest
+
+
+class TestCaseStyle(unittest.TestCase):
+    @pytest.mark.semcheck(devices=[2])
+    def test_method(self):
+        kernels.run()
 """
 
 
 def test_skips_coroutines_stacked_markers_nested_checks_and_wrong_options_are_each_told_so(project):
     _, out = run_marked(project, OUTCOMES, "-q", "-rsx")
-    assert "8 failed, 3 skipped, 1 xfailed" in out, out
+    assert "8 failed, 5 skipped, 1 xfailed, 1 error" in out, out
     # pytest.skip (and importorskip) skips the item, at the test, as when it runs.
     assert "SKIPPED [1] test_kernels.py:7: no TPU here" in out, out
     assert "SKIPPED [1] test_kernels.py:13: could not import 'semcheck_no_such_module'" in out, out
     assert "SKIPPED [1] test_kernels.py:19: done early" in out, out
     assert "XFAIL test_kernels.py::test_xfails[N2] - known" in out, out
+    # So does a skip the test raises itself, unittest's too.
+    assert "SKIPPED [1] test_kernels.py:71: unittest's skip" in out, out
+    assert "SKIPPED [1] test_kernels.py:77: raised by hand" in out, out
+    # A unittest.TestCase's method runs through unittest: the marker cannot take its place.
+    assert ("test_kernels.py::TestCaseStyle::test_method is a method of a unittest.TestCase, which pytest runs "
+            "through unittest") in out, out
     assert "script error: Skipped" not in out, out
     assert ("could not check test_a_coroutine[N2]: test_a_coroutine is an `async def` function, and coroutines are "
             "not supported") in out, out
@@ -353,6 +379,86 @@ def test_skips_coroutines_stacked_markers_nested_checks_and_wrong_options_are_ea
     assert "test_bool_repeat: repeat must be a whole number, not True" in out, out
     assert "test_generator: devices must be a mesh size or a list of them, like 2 or [2, 3], not an iterator" in out, out
     assert "Traceback" not in out and "Error: " not in out.replace("SemcheckError: ", ""), out
+
+
+def test_a_method_runs_on_a_copy_of_its_items_instance_and_arguments_are_what_pytest_passes(project):
+    (project / "conftest.py").write_text("import pytest\n\n\n@pytest.fixture\ndef early(request):\n"
+                                         "    return request.param == 'early'\n")
+    proc, out = run_marked(project, METHODS, "-q", "-rA")
+    assert "4 failed, 5 passed" in out, out
+    # An inherited method runs on the subclass's instance; setup_method's attributes are there.
+    for passed in ("TestSafe::test_shift[N2]", "TestSetUp::test_static[N2]", "TestSetUp::test_cls[N2]",
+                   "test_default_argument[N2]", "test_varargs[N2]"):
+        assert f"PASSED test_kernels.py::{passed}" in out, out
+    for failed in ("TestRacy.test_shift[N2]", "TestSetUp.test_set_up[N2]"):
+        assert f"_ {failed} _" in out and "FAILED test_kernels.py::" + failed.replace(".", "::") in out, out
+    assert out.count("shift_kernel at N = 2: violation (race) at kernels.py:22") == 2, out
+    # An indirect parameter is a fixture's value.
+    assert "test_indirect[N2-early] takes the fixture(s) early" in out, out
+    # pytest.fail is at the test's line, not pytest's.
+    assert "could not check test_fails_by_hand[N2]: test_kernels.py:43: script error: Failed: by hand" in out, out
+
+
+METHODS = """
+import pytest
+import kernels
+
+
+class Base:
+    early = False
+
+    @pytest.mark.semcheck(devices=[2])
+    def test_shift(self):
+        kernels.run(early=self.early)
+
+
+class TestSafe(Base):
+    pass
+
+
+class TestRacy(Base):
+    early = True
+
+
+class TestSetUp:
+    def setup_method(self):
+        self.early = True
+
+    @pytest.mark.semcheck(devices=[2])
+    def test_set_up(self):
+        kernels.run(early=self.early)
+
+    @staticmethod
+    @pytest.mark.semcheck(devices=[2])
+    def test_static():
+        kernels.run()
+
+    @classmethod
+    @pytest.mark.semcheck(devices=[2])
+    def test_cls(cls):
+        kernels.run()
+
+
+@pytest.mark.semcheck(devices=[2])
+def test_fails_by_hand():
+    pytest.fail("by hand")
+
+
+@pytest.mark.semcheck(devices=[2])
+@pytest.mark.parametrize("early", ["early"], indirect=True)
+def test_indirect(early):
+    kernels.run(early=early)
+
+
+@pytest.mark.semcheck(devices=[2])
+def test_default_argument(early=False):
+    kernels.run(early=early)
+
+
+@pytest.mark.semcheck(devices=[2])
+def test_varargs(*args, **kwargs):
+    kernels.run()
+"""
 
 
 def test_a_marker_pytest_sees_after_parametrizing_checks_every_size_in_its_one_item(project):
@@ -374,6 +480,20 @@ def test_a_marker_pytest_sees_after_parametrizing_checks_every_size_in_its_one_i
     assert "test_kernels.py::test_added PASSED" in out, out
     assert "shift_kernel at N = 2: violation (race)" in out and "shift_kernel at N = 3: violation (race)" in out, out
     assert "KeyError" not in out and "AttributeError" not in out and "Traceback" not in out, out
+
+
+def test_a_later_marker_closer_than_the_one_that_split_the_test_checks_its_own_sizes(project):
+    # The module's marker splits the test into N2 and N4 items; pytest.param's, closer,
+    # names N = 3: the first item checks it, the other is skipped saying so.
+    proc, out = run_marked(
+        project,
+        "import jax\nimport pytest\nimport kernels\n\npytestmark = pytest.mark.semcheck(devices=[2, 4])\n\n"
+        "@pytest.mark.parametrize('early', [pytest.param(False, marks=pytest.mark.semcheck(devices=[3]))])\n"
+        "def test_param(early):\n    assert jax.device_count() == 3, jax.device_count()\n"
+        "    kernels.run(early=early)\n", "-q", "-rA")
+    assert "1 passed, 1 skipped" in out, out
+    assert "PASSED test_kernels.py::test_param[N2-False]" in out, out
+    assert "the closest semcheck marker names N = 3, which test_param[N2-False] checks" in out, out
 
 
 def test_the_ini_settings_take_a_toml_list_and_the_options_are_listed(project):

@@ -27,6 +27,7 @@ import io
 import itertools
 import os
 import pickle
+import re
 import signal
 import subprocess
 import sys
@@ -778,10 +779,16 @@ def run_script(path: str, argv: list[str], capture: Capture) -> dict:
     return script
 
 
+#: pytest's own frames (``pytest.fail`` raising in ``_pytest/outcomes.py``): the error is
+#: at the test's line that called it.
+_TEST_RUNNER = re.compile(r"[/\\](_pytest|pluggy)[/\\]")
+
+
 def _error_record(e: BaseException, path: str, message: str) -> dict:
     frames = traceback.extract_tb(e.__traceback__)
     user = [f for f in frames if source_info_util.is_user_filename(f.filename)
-            and not location.is_ours(f.filename) and not f.filename.startswith("<frozen")]
+            and not location.is_ours(f.filename) and not f.filename.startswith("<frozen")
+            and not _TEST_RUNNER.search(f.filename)]
     where = user[-1] if user else None
     loc = None
     if isinstance(e, SyntaxError) and e.filename and e.lineno:
@@ -805,11 +812,30 @@ def _error_record(e: BaseException, path: str, message: str) -> dict:
     while tb is not None and (location.is_ours(tb.tb_frame.f_code.co_filename)
                               or tb.tb_frame.f_code.co_filename.startswith("<frozen")):
         tb = tb.tb_next
-    lines = traceback.format_exception(type(e), e, tb or e.__traceback__)
+    # (None when every frame is: a script that does not compile, or cannot be read.)
+    lines = traceback.format_exception(type(e), e, tb)
     text = "".join(lines)
     if len(text) > 8000:
         text = "...\n" + text[-8000:]
-    return {"construct": "script error", "message": message.strip()[:2000], "loc": loc, "traceback": text}
+    record = {"construct": "script error", "message": message.strip()[:2000], "loc": loc, "traceback": text}
+    outcome = _test_outcome(e)
+    if outcome is not None:
+        record["test_outcome"] = outcome
+    return record
+
+
+def _test_outcome(e: BaseException) -> str | None:
+    """``skipped`` or ``xfailed`` when ``e`` is a test skipping (pytest's skip,
+    ``unittest.SkipTest``) or xfailing; else ``None``. pytest is not imported for it: a
+    script that raised pytest's exceptions has imported it."""
+    import unittest
+
+    outcomes = sys.modules.get("_pytest.outcomes")
+    if isinstance(e, unittest.SkipTest) or (outcomes is not None and isinstance(e, outcomes.Skipped)):
+        return "skipped"
+    if outcomes is not None and isinstance(e, outcomes.XFailed):
+        return "xfailed"
+    return None
 
 
 def capture_call(fn: Any, args: tuple, kwargs: dict, capture: Capture) -> dict:

@@ -211,7 +211,7 @@ def _export(req: dict, main: Callable[[list[str]], int]) -> int:
             return call_main([req["file"], call["qualname"], call["payload"], str(req["devices"]), req["out"],
                               *([kernel] if kernel else [])])
         return main(["export", "--no-lower", req["file"], "--devices", str(req["devices"]), "--out", req["out"],
-                     *(["--kernel", kernel] if kernel else []), "--", *req.get("argv", [])])
+                     *([f"--kernel={kernel}"] if kernel else []), "--", *req.get("argv", [])])
     except SystemExit as e:
         return e.code if isinstance(e.code, int) else 1
     except BaseException:  # noqa: BLE001 - reported on the export's stderr
