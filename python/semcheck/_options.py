@@ -3,10 +3,9 @@
 ini settings (:mod:`semcheck.pytest_plugin`), before anything is traced or checked.
 
 * ``devices``: a mesh size (an ``int`` from 1 to :data:`MAX_DEVICES`) or an iterable of
-  them, not empty; repeated
-  sizes count once, in the order first given. ``bool``, ``float`` and strings are refused
-  (``"16"`` is not ``[1, 6]`` nor ``[16]``: the ini setting's text is read by
-  :func:`ini_devices`, as pytest splits it).
+  them, not empty; repeated sizes count once, in the order first given. ``bool``,
+  ``float``, strings and mappings are refused (``"16"`` is not ``[1, 6]`` nor ``[16]``:
+  the ini setting's text is read by :func:`ini_devices`, as pytest splits it).
 * ``repeat`` and ``max_memory_mib``: an ``int`` from 1 to :data:`MAX_REPEAT` and
   :data:`MAX_MEMORY_MIB`.
 * ``max_seconds``: a finite number of seconds > 0 (NaN and infinity refused).

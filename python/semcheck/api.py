@@ -368,12 +368,12 @@ def _run(cmd: Sequence[str], what: str, timeout: float | None,
 class _Target:
     """How the child process finds a function: the file of its module, the module's name
     in this process, its qualified name there, and for a method bound to an instance, the
-    instance (sent pickled: the child calls the method on a copy of it)."""
+    instance pickled (the child calls the method on a copy of it)."""
 
     file: str
     module: str | None
     qualname: str
-    instance: Any = None
+    instance: bytes | None = None
 
 
 _swept = False
@@ -389,9 +389,9 @@ def _sweep_once() -> None:
 
 
 def _callable_target(target: Callable) -> _Target:
-    """The file and qualified name the child process finds ``target`` by: for a bound
-    method, its instance's class (not the class that defines it: an inherited test method
-    runs on the subclass)."""
+    """How the child process finds ``target``: for a bound method, by its instance's class
+    (not the class that defines it: an inherited test method runs on the subclass), with
+    the instance pickled (:class:`SemcheckError` when it does not pickle)."""
     owner = getattr(target, "__self__", None) if inspect.ismethod(target) else None
     named: Any = owner if inspect.isclass(owner) else type(owner) if owner is not None else target
     code = getattr(target, "__code__", None)
@@ -411,20 +411,15 @@ def _callable_target(target: Callable) -> _Target:
                             "captures the kernels a function calls by calling it, and calling a coroutine function "
                             "runs none of its body. Make it a plain `def` (it may run a coroutine itself, with "
                             "asyncio.run)")
-    instance = owner if owner is not None and not inspect.isclass(owner) else None
+    instance = None
+    if owner is not None and not inspect.isclass(owner):
+        try:
+            instance = pickle.dumps(owner)
+        except Exception as e:  # pickling runs the instance's own code: whatever it raises
+            raise SemcheckError(f"{qualname} is a method of an instance that cannot be sent to the child process "
+                                f"({type(e).__name__}: {e}): the child calls the method on a copy of the instance, "
+                                "so its attributes must be picklable") from None
     return _Target(file, module_name, qualname, instance)
-
-
-def _pickled_instance(target: _Target) -> bytes | None:
-    """The bound method's instance, pickled (``None`` for a function)."""
-    if target.instance is None:
-        return None
-    try:
-        return pickle.dumps(target.instance)
-    except Exception as e:  # pickling runs the instance's own code: whatever it raises
-        raise SemcheckError(f"{target.qualname} is a method of an instance that cannot be sent to the child process "
-                            f"({type(e).__name__}: {e}): the child calls the method on a copy of the instance, so "
-                            "its attributes must be picklable") from None
 
 
 #: How long after an export's own time budget the API stops waiting for ``semcheck
@@ -582,16 +577,15 @@ def export(target: str | os.PathLike | Callable, *args: Any, devices: int, kerne
         out = os.path.join(tmp, "doc.json")
         request: dict[str, Any] = {"devices": devices, "out": out, "tpu": os.environ.get("SEMCHECK_TPU") or None,
                                    "interpret_values": interpret_values, "kernel": kernel,
-                                   "argv": [str(a) for a in script_args]}
+                                   "argv": list(script_args)}
         if callable(target):
             found = _callable_target(target)
             file, qualname = found.file, found.qualname
             what = qualname
             payload = os.path.join(tmp, "call.pickle")
-            instance = _pickled_instance(found)
             try:
                 with open(payload, "wb") as f:
-                    pickle.dump((args, kwargs, list(sys.path), found.module, instance), f)
+                    pickle.dump((args, kwargs, list(sys.path), found.module, found.instance), f)
             except Exception as e:  # pickling runs the arguments' own code: whatever it raises
                 raise SemcheckError(f"the arguments of {qualname} cannot be sent to the child process "
                                     f"({type(e).__name__}: {e})") from None
@@ -829,7 +823,7 @@ def _check(target: str | os.PathLike | Callable, args: tuple, kwargs: dict, devi
     if callable(target):
         if script_args:
             raise SemcheckError(_FUNCTION_SCRIPT_ARGS)
-        _pickled_instance(_callable_target(target))  # before anything runs: the child can call it
+        _callable_target(target)  # before anything runs: the child can find it, and its instance pickles
     else:
         _script_file(target)
     # A function's own keywords go to it (a `script_args` among them is refused by export).

@@ -12,11 +12,11 @@ use semcheck::model::Rule;
 use semcheck::{Case, ModelError};
 use serde_json::{json, Value};
 
-use semcheck::checker::{Counterexample, Verdict};
-use semcheck::Program;
+use semcheck::checker::Verdict;
 
 use super::report::Checked;
-use super::shown::{Shown, ViolationView};
+use super::shown::ViolationView;
+use super::sizes::FirstViolation;
 
 /// The SARIF `$schema` URI.
 const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
@@ -76,28 +76,28 @@ pub(crate) fn log<'a>(
 }
 
 /// The SARIF log of `check --sizes` of `case` (at its smallest size): the first size's
-/// counterexample `first` (its size, as every command shows it, the program and the
-/// counterexample) as the one result, the other sizes that break the rule in its message
-/// (`broken`: every size with a violation); the sizes not proved (`not_proved`: a range of
-/// sizes and why) as warning notifications.
+/// counterexample `first` as the one result, the other sizes that break the rule in its
+/// message (`broken`: every size with a violation); the sizes not proved (`not_proved`: a
+/// range of sizes and why) as warning notifications.
 pub(crate) fn sizes_log(
     case: &Case,
-    first: Option<(usize, &Shown, &Program, &Counterexample)>,
+    first: Option<&FirstViolation>,
     broken: &str,
     not_proved: &[(String, String)],
 ) -> Value {
     let mut results = Vec::new();
-    if let Some((n, shown, program, c)) = first {
+    if let Some(f) = first {
         let mut at = case.clone();
-        at.devices = n;
+        at.devices = f.devices;
+        let (c, shown) = (f.counterexample, &f.shown);
         results.push(result(&Violated {
             case: &at,
-            kernel: &program.kernel,
+            kernel: &f.program.kernel,
             // Not re-checked under the other assumptions.
             requires: None,
             rule: shown.violation(c).rule,
             message: format!("{} (the smallest size that breaks it; {broken} break it)", shown.message(c)),
-            view: shown.view(program, c),
+            view: shown.view(&f.program, c),
         }));
     }
     let notifications = not_proved
@@ -179,14 +179,14 @@ struct Violated<'a> {
 
 /// One violation.
 fn result(v: &Violated) -> Value {
-    let Violated { case, kernel, rule, message, .. } = v;
+    let Violated { case, kernel, requires, rule, message, view } = v;
     let rule = *rule;
-    let requires = match &v.requires {
+    let needs = match requires {
         None => String::new(),
         Some(names) if names.is_empty() => "; it breaks under every hardware assumption".to_string(),
         Some(names) => format!("; it requires: {}", names.join(", ")),
     };
-    let text = format!("{rule} at N = {} ({kernel}): {message}{requires}", case.devices);
+    let text = format!("{rule} at N = {} ({kernel}): {message}{needs}", case.devices);
     let mut out = json!({
         "ruleId": rule.name(),
         "ruleIndex": Rule::ALL.iter().position(|r| *r == rule).expect("every rule is listed"),
@@ -196,11 +196,11 @@ fn result(v: &Violated) -> Value {
             "devices": case.devices,
             "repeat": case.repeat,
             "kernel": kernel,
-            "requires": v.requires,
+            "requires": requires,
             "semantics": case.semantics,
         },
     });
-    let Some(view) = &v.view else { return out };
+    let Some(view) = view else { return out };
     if let Some(loc) = &view.location {
         out["locations"] = json!([location(loc, None)]);
     }

@@ -134,9 +134,9 @@ pub(crate) fn run(args: &CheckArgs, sizes: &SizeRange) -> Result<i32, ModelError
                 "error": error,
                 "report": report,
                 // The first size's violation as `check --devices N --json` shows it.
-                "counterexample": first_counterexample(&case, &report).map(|(n, shown, program, c)| json!({
-                    "devices": n,
-                    "violation": shown.json(&program, c),
+                "counterexample": first_counterexample(&case, &report).map(|f| json!({
+                    "devices": f.devices,
+                    "violation": f.shown.json(&f.program, f.counterexample),
                 })),
             });
             let summary = json!({
@@ -147,7 +147,6 @@ pub(crate) fn run(args: &CheckArgs, sizes: &SizeRange) -> Result<i32, ModelError
             emit_document(&results("check", code, vec![value], summary));
         }
         OutputFormat::Sarif => {
-            let first = first_counterexample(&case, &report);
             let broken: Vec<usize> = report
                 .sizes
                 .iter()
@@ -163,7 +162,7 @@ pub(crate) fn run(args: &CheckArgs, sizes: &SizeRange) -> Result<i32, ModelError
                 .collect();
             emit_document(&super::sarif::sizes_log(
                 &case,
-                first.as_ref().map(|(n, shown, program, c)| (*n, shown, program, *c)),
+                first_counterexample(&case, &report).as_ref(),
                 &sizes_text(&broken),
                 &not_proved,
             ));
@@ -388,11 +387,16 @@ fn text(case: &Case, report: &SizesReport, schedule: bool) -> String {
     out.push_str(&format!(
         "  not claimed: ring sizes outside those listed; other repeat counts or hardware assumptions [{total:.1} s wall-clock in all; a size's own seconds include its compiling, done alongside]\n"
     ));
-    if let Some((n, shown, program, c)) = first_counterexample(case, report) {
+    if let Some(f) = first_counterexample(case, report) {
         // As `check --devices N` shows it: minimised, rotated and explained.
-        let rule = shown.violation(c).rule;
-        out.push_str(&format!("counterexample at N = {n}: {rule}: {}\n", shown.message(c)));
-        out.push_str(&shown.text(&program, schedule));
+        let (c, shown) = (f.counterexample, &f.shown);
+        out.push_str(&format!(
+            "counterexample at N = {}: {}: {}\n",
+            f.devices,
+            shown.violation(c).rule,
+            shown.message(c)
+        ));
+        out.push_str(&shown.text(&f.program, schedule));
     } else if let Some((n, c)) = first_violation(report) {
         out.push_str(&format!("counterexample at N = {n}: {} ({} events)\n", c.violation, c.schedule.len()));
     }
@@ -414,7 +418,6 @@ fn prefetch_by_size(case: &Case, report: &SizesReport) -> serde_json::Map<String
     out
 }
 
-/// The names of a schedule of the case at `n` devices.
 /// The first size with a violation, and its counterexample.
 fn first_violation(report: &SizesReport) -> Option<(usize, &Counterexample)> {
     report.sizes.iter().find_map(|r| match &r.verdict {
@@ -423,18 +426,27 @@ fn first_violation(report: &SizesReport) -> Option<(usize, &Counterexample)> {
     })
 }
 
-/// The first size with a violation, its counterexample as every command shows it, the
-/// program it runs on and the counterexample itself (`None` without a violation, or when
-/// the size's program does not compile again).
-fn first_counterexample<'r>(
-    case: &Case,
-    report: &'r SizesReport,
-) -> Option<(usize, Shown, Program, &'r Counterexample)> {
-    let (n, c) = first_violation(report)?;
+/// The counterexample of the first size with a violation, as every command shows it.
+pub(crate) struct FirstViolation<'r> {
+    /// The size.
+    pub(crate) devices: usize,
+    /// The program at that size.
+    pub(crate) program: Program,
+    /// The counterexample the range found there.
+    pub(crate) counterexample: &'r Counterexample,
+    /// It minimised, rotated and explained.
+    pub(crate) shown: Shown,
+}
+
+/// The first size's violation (`None` without one, or when the size's program does not
+/// compile again).
+fn first_counterexample<'r>(case: &Case, report: &'r SizesReport) -> Option<FirstViolation<'r>> {
+    let (devices, counterexample) = first_violation(report)?;
     let mut at = case.clone();
-    at.devices = n;
+    at.devices = devices;
     let program = semcheck::program(&at).ok()?;
-    Some((n, Shown::of(&program, c), program, c))
+    let shown = Shown::of(&program, counterexample);
+    Some(FirstViolation { devices, program, counterexample, shown })
 }
 
 #[cfg(test)]
