@@ -23,7 +23,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::Instant;
+use std::time::{Duration, Instant, SystemTime};
 
 use semcheck_model::{ErrorKind, ModelError};
 
@@ -190,11 +190,17 @@ pub fn managed_dir(cache: &Path) -> PathBuf {
     cache.join(format!("python-{}", short_hash(&[REQUIREMENTS])))
 }
 
+/// The package's directory under the cache (which may not exist yet).
+fn package_path(cache: &Path) -> PathBuf {
+    let texts: Vec<&str> = PACKAGE.iter().flat_map(|(n, t)| [*n, *t]).collect();
+    cache.join(format!("pkg-{}", short_hash(&texts)))
+}
+
 /// Writes the package under `<cache>/pkg-<hash>` once.
 fn package_dir(cache: &Path) -> Result<PathBuf, ModelError> {
-    let texts: Vec<&str> = PACKAGE.iter().flat_map(|(n, t)| [*n, *t]).collect();
-    let dir = cache.join(format!("pkg-{}", short_hash(&texts)));
+    let dir = package_path(cache);
     if dir.join(".complete").is_file() {
+        mark_used(&dir);
         return Ok(dir);
     }
     let tmp = TempDir::create(cache, ".pkg-")
@@ -215,7 +221,9 @@ fn package_dir(cache: &Path) -> Result<PathBuf, ModelError> {
 }
 
 /// Removes the temporary folders of runs that were killed while they made the package or
-/// the managed environment (once per process; see [`crate::cleanup`] for the rule).
+/// the managed environment (see [`crate::cleanup`] for the rule), and the packages and
+/// managed environments no semcheck has used for [`UNUSED_FOR`] ([`retire_unused`]);
+/// once per process.
 fn sweep_stale(cache: &Path) {
     static SWEPT: std::sync::Once = std::sync::Once::new();
     SWEPT.call_once(|| {
@@ -224,7 +232,59 @@ fn sweep_stale(cache: &Path) {
                 tracing::info!("removed {}, left by a semcheck that was killed", path.display());
             }
         }
+        for path in retire_unused(cache, &[&package_path(cache), &managed_dir(cache)], UNUSED_FOR) {
+            tracing::info!("removed {}, unused for {} days", path.display(), UNUSED_FOR.as_secs() / DAY.as_secs());
+        }
     });
+}
+
+/// One day.
+const DAY: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// How long a package or managed environment of another semcheck version (another
+/// `pkg-<hash>` or `python-<hash>`) stays in the cache unused.
+const UNUSED_FOR: Duration = Duration::from_secs(30 * 24 * 60 * 60);
+
+/// Records that a package or managed environment is used: the time of its `.complete`
+/// file, refreshed when it is older than a day (so not written at every run).
+fn mark_used(dir: &Path) {
+    let stamp = dir.join(".complete");
+    let old = fs::metadata(&stamp).and_then(|m| m.modified()).is_ok_and(|t| t.elapsed().is_ok_and(|age| age > DAY));
+    if old {
+        if let Ok(file) = fs::File::options().write(true).open(&stamp) {
+            let _ = file.set_modified(SystemTime::now());
+        }
+    }
+}
+
+/// Removes the packages and managed environments under `cache` (`pkg-*`, `python-*`
+/// folders with a `.complete` file) other than `keep` that were last used (see
+/// [`mark_used`]) longer than `unused_for` ago; returns what it removed. Each is first
+/// renamed into a locked temporary folder, so a killed removal is finished by a later
+/// [`cleanup::sweep`] and no half-removed environment is ever found by its own name.
+fn retire_unused(cache: &Path, keep: &[&Path], unused_for: Duration) -> Vec<PathBuf> {
+    let mut removed = Vec::new();
+    let Ok(entries) = fs::read_dir(cache) else { return removed };
+    for entry in entries.filter_map(|e| e.ok()) {
+        let path = entry.path();
+        let name = entry.file_name();
+        let Some(prefix) = [".pkg-", ".python-"].into_iter().find(|p| name.to_string_lossy().starts_with(&p[1..]))
+        else {
+            continue;
+        };
+        let unused = fs::metadata(path.join(".complete"))
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t.elapsed().is_ok_and(|age| age > unused_for));
+        if !unused || keep.contains(&path.as_path()) || !entry.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        let Ok(tmp) = TempDir::create(cache, prefix) else { continue };
+        if fs::rename(&path, tmp.path().join("retired")).is_ok() {
+            removed.push(path);
+        }
+        // Dropped: the temporary folder goes, and what was renamed into it.
+    }
+    removed
 }
 
 /// Whether the new managed environment has its pinned jax.
@@ -289,6 +349,7 @@ fn venv(cache: &Path) -> Result<PathBuf, ModelError> {
     let dir = managed_dir(cache);
     let python = dir.join("bin").join("python");
     if dir.join(".complete").is_file() {
+        mark_used(&dir);
         return Ok(python);
     }
     let fix = format!("rm -rf {}", dir.display());
@@ -352,6 +413,41 @@ fn venv(cache: &Path) -> Result<PathBuf, ModelError> {
 
 #[cfg(test)]
 mod tests {
+    use std::fs;
+    use std::time::{Duration, SystemTime};
+
+    #[test]
+    fn packages_and_environments_unused_for_the_limit_are_removed_and_the_rest_kept() {
+        let cache = std::env::temp_dir().join(format!("semcheck-retire-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&cache);
+        let month_ago = SystemTime::now() - Duration::from_secs(40 * 24 * 60 * 60);
+        let make = |name: &str, complete: bool, time: SystemTime| {
+            let dir = cache.join(name);
+            fs::create_dir_all(dir.join("bin")).unwrap();
+            let stamp = dir.join(if complete { ".complete" } else { "other" });
+            fs::write(&stamp, "").unwrap();
+            fs::File::options().write(true).open(&stamp).unwrap().set_modified(time).unwrap();
+        };
+        make("pkg-old", true, month_ago);
+        make("python-old", true, month_ago);
+        make("pkg-recent", true, SystemTime::now());
+        make("pkg-current", true, month_ago);
+        make("python-half-made", false, month_ago);
+        make("external", true, month_ago);
+        let current = cache.join("pkg-current");
+        let mut removed = super::retire_unused(&cache, &[&current], Duration::from_secs(30 * 24 * 60 * 60));
+        removed.sort();
+        assert_eq!(removed, [cache.join("pkg-old"), cache.join("python-old")]);
+        let mut left: Vec<String> =
+            fs::read_dir(&cache).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        left.sort();
+        assert_eq!(left, ["external", "pkg-current", "pkg-recent", "python-half-made"], "no temporary folder left");
+        super::mark_used(&current);
+        let stamp = fs::metadata(current.join(".complete")).unwrap().modified().unwrap();
+        assert!(stamp.elapsed().unwrap() < Duration::from_secs(60 * 60), "a use refreshes an old stamp");
+        let _ = fs::remove_dir_all(&cache);
+    }
+
     #[test]
     fn the_embedded_package_is_every_module_of_the_python_package() {
         // A module left out would be missing from the package an installed binary writes.
