@@ -13,6 +13,10 @@ from jax import numpy as jnp
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
+# The mesh of a chip's TensorCores: `pltpu.TensorCoreMesh` from jax 0.11 (0.12.1 removed the
+# factory `pltpu.create_tensorcore_mesh`, the only way before 0.11).
+_tensorcore_mesh = getattr(pltpu, "TensorCoreMesh", None) or pltpu.create_tensorcore_mesh
+
 
 def exchange_kernel(x_hbm, o_hbm, send_vmem, recv_vmem, sems):
     core = jax.lax.axis_index('tc')
@@ -30,7 +34,7 @@ x = jnp.arange(2 * 8 * 128, dtype=jnp.float32).reshape(2, 8, 128)
 exchange = pl.kernel(
     exchange_kernel,
     out_type=jax.ShapeDtypeStruct(x.shape, x.dtype),
-    mesh=pltpu.create_tensorcore_mesh("tc", num_cores=2),
+    mesh=_tensorcore_mesh(axis_name="tc", num_cores=2),
     scratch_types=(
         pltpu.VMEM((8, 128), x.dtype),
         pltpu.VMEM((8, 128), x.dtype),

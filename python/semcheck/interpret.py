@@ -421,7 +421,7 @@ class _Interpreter:
                 if forward is None:  # jax 0.8: the argument's own memory space
                     space = var.aval.memory_space
                 elif i < operands:
-                    space = forward(grid_mapping.block_mappings[i].transformed_block_aval.memory_space)
+                    space = forward(jaxcompat.block_aval(grid_mapping.block_mappings[i]).memory_space)
                 else:
                     space = forward(var.aval.memory_space)
                 if space == mosaic_core.MemorySpace.SEMAPHORE:

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from . import exprs as E
+from . import jaxcompat
 from . import location
 from .errors import Unsupported
 from .bindings import POISONED, BufferDecl, ExprB, RefB
@@ -74,8 +75,8 @@ def declare(w: KernelWalker, v: Any, bm: Any, name: str, role: str, loc: dict | 
 
     if _space(bm) == "smem":
         raise refuse("pipelines blocks of an SMEM operand")
-    if bm.transforms:
-        raise refuse(f"transforms its block ({bm.transforms})")
+    if transforms := jaxcompat.block_transforms(bm):
+        raise refuse(f"transforms its block ({transforms})")
     shape = tuple(int(s) for s in bm.array_aval.shape)
     for k, (b, n) in enumerate(zip(bm.block_shape, shape)):
         kind = type(b).__name__
@@ -215,7 +216,7 @@ def _array_view(p: Pipelined, index: list[E.Expr]) -> RefB:
 
 def _space(bm: Any) -> str:
     """The memory space of a block mapping's block (``""`` when the spec names none)."""
-    return str(getattr(bm.transformed_block_aval, "memory_space", "") or "")
+    return str(getattr(jaxcompat.block_aval(bm), "memory_space", "") or "")
 
 
 def _block_size(b: Any) -> int:

@@ -537,8 +537,7 @@ def _known_operands(gm: Any, kernel_jaxpr: Any) -> list[int]:
     state: the scalar-prefetch operands, and of its inputs those :func:`_known_inputs`
     picks (only whole-array blocks: a block the grid moves is not one table)."""
     n = gm.num_index_operands
-    inputs = [(bm.array_aval, jaxcompat.memory_space(bm.transformed_block_aval))
-              if (bm.has_trivial_window() if callable(bm.has_trivial_window) else bm.has_trivial_window) else None
+    inputs = [(bm.array_aval, jaxcompat.memory_space(jaxcompat.block_aval(bm))) if bm.has_trivial_window() else None
               for bm in gm.block_mappings[: gm.num_inputs]]
     return list(range(n)) + [n + k for k in _known_inputs(inputs, kernel_jaxpr)]
 

@@ -7,13 +7,14 @@ version and gives the rest of the front end one view of them; no other module lo
 ``jax.__version__``.
 
 Supported: JAX 0.8.1 to 0.12.x (:data:`SUPPORTED`; measured with every release of jax/jaxlib
-from 0.8.1 to 0.12.0.1 the package registry serves; it serves 0.11 and 0.12 for Python 3.12
+from 0.8.1 to 0.12.1 the package registry serves; it serves 0.11 and 0.12 for Python 3.12
 and later only). Under any other JAX the export writes a document with one ``unsupported jax``
 error (:func:`unsupported_jax_error`) and reads nothing.
 
 Differences found (comparing the kernel jaxprs of every test and seed kernel, their
 ``eqn.params`` and unflattened operand trees, under 0.8.3, 0.9.2 and 0.10.2; 15 to 19
-comparing the documents of every seed and test kernel under 0.10.2, 0.11.2 and 0.12.0.1):
+comparing the documents of every seed and test kernel under 0.10.2, 0.11.2 and 0.12.0.1;
+21 under 0.12.1):
 
 1. **DMA operand tree** (``dma_start`` / ``dma_wait`` param ``tree``). 0.8, 0.9: nine
    entries ``(src, src_transforms, dst, dst_transforms, dst_sem, dst_sem_transforms,
@@ -64,7 +65,10 @@ comparing the documents of every seed and test kernel under 0.10.2, 0.11.2 and 0
    ``jnp.stack`` is a ``stack`` primitive in 0.10 and reshapes plus ``concatenate``
    before: the walker reads both. Each Pallas primitive the walker reads has the params
    of :data:`PARAMS` for its version, checked (:func:`check_params`): a param added or
-   removed is an unsupported construct, not a silently different reading.
+   removed is an unsupported construct, not a silently different reading. 0.12.1 gives
+   ``dma_start`` and ``dma_wait`` an ``_unsafe_no_write_effect`` param (which effect JAX
+   records on the destination, for its own dead-code and ordering passes; the copy
+   writes either way).
 10. **Tracebacks**: from 0.9 an equation's traceback stops where its jaxpr started
     tracing (``TracebackScope`` in ``trace_to_jaxpr_dynamic``); 0.8 records the whole
     stack, so the ``stack`` of a location in a ``pl.when`` branch would also name the
@@ -126,6 +130,11 @@ comparing the documents of every seed and test kernel under 0.10.2, 0.11.2 and 0
     :func:`interpret_params` asks for that. The reports (``RACE DETECTED ...``) are
     printed on stdout up to 0.11 and logged as warnings in 0.12, which also resets
     ``races`` when the kernel ends: :func:`race_reports_to` collects them either way.
+
+21. **Block mappings** (``pallas_call``'s ``grid_mapping.block_mappings``): the block's
+    aval is ``transformed_block_aval`` and its transforms ``transforms`` (0.8 to 0.12.0.1);
+    0.12.1 drops block transforms and has ``block_aval`` only. ``has_trivial_window`` is a
+    method in every supported version. :func:`block_aval`, :func:`block_transforms`.
 
 Where the front end relies on a layout (a tree's arity, a param's name, an enum member),
 the expectation is checked here and a mismatch raises
@@ -280,11 +289,13 @@ def layout_error(primitive: str, what: str, expected: str) -> Unsupported:
 #: ``insert_dummy_device`` gone in 0.12). Any other set is a layout this front end does not know.
 PARAMS: dict[str, tuple[frozenset[str], ...]] = {
     "dma_start": (frozenset({"tree", "device_id_type", "priority", "add"}),
-                  frozenset({"tree", "device_id_type", "priority"})),
+                  frozenset({"tree", "device_id_type", "priority"}),
+                  frozenset({"tree", "device_id_type", "priority", "add", "_unsafe_no_write_effect"})),
     "dma_wait": (frozenset({"tree", "device_id_type"}),
                  frozenset({"tree", "device_id_type", "insert_dummy_device"}),
                  frozenset({"tree", "device_id_type", "insert_dummy_device", "is_wait_send"}),
-                 frozenset({"tree", "device_id_type", "is_wait_send"})),
+                 frozenset({"tree", "device_id_type", "is_wait_send"}),
+                 frozenset({"tree", "device_id_type", "is_wait_send", "_unsafe_no_write_effect"})),
     "semaphore_signal": (frozenset({"args_tree", "device_id_type"}),),
     "semaphore_wait": (frozenset({"args_tree"}),),
     "semaphore_read": (frozenset({"args_tree"}),),
@@ -779,6 +790,17 @@ def memory_space(aval: Any) -> str:
     space = getattr(aval, "memory_space", None)
     text = "" if space is None else str(space).lower()
     return _SPACES.get(text, text)
+
+
+def block_aval(bm: Any) -> Any:
+    """The aval of a block mapping's block, its transforms applied (difference 21)."""
+    aval = getattr(bm, "transformed_block_aval", None)
+    return bm.block_aval if aval is None else aval
+
+
+def block_transforms(bm: Any) -> tuple:
+    """The transforms of a block mapping's block (difference 21): none from 0.12.1."""
+    return tuple(getattr(bm, "transforms", ()) or ())
 
 
 # ---------------------------------------------------------------------------------------

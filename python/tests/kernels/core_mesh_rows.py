@@ -26,6 +26,10 @@ from jax import lax
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
+# The mesh of a chip's TensorCores: `pltpu.TensorCoreMesh` from jax 0.11 (0.12.1 removed the
+# factory `pltpu.create_tensorcore_mesh`, the only way before 0.11).
+_tensorcore_mesh = getattr(pltpu, "TensorCoreMesh", None) or pltpu.create_tensorcore_mesh
+
 P = jax.sharding.PartitionSpec
 N = jax.device_count()
 MAX = 4
@@ -77,7 +81,7 @@ def main():
                pltpu.SemaphoreType.DMA)
     key = "scratch_types" if "scratch_types" in inspect.signature(pl.kernel).parameters else "scratch_shapes"
     f = pl.kernel(kernel, jax.ShapeDtypeStruct((MAX, 128), jnp.float32),
-                  mesh=pltpu.create_tensorcore_mesh("core", num_cores=CORES), **{key: scratch})
+                  mesh=_tensorcore_mesh(axis_name="core", num_cores=CORES), **{key: scratch})
 
     def body(count, route, x):
         return f(pltpu.with_memory_space_constraint(count, pltpu.SMEM), route, x)

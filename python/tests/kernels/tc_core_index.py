@@ -15,6 +15,10 @@ from jax import numpy as jnp
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
+# The mesh of a chip's TensorCores: `pltpu.TensorCoreMesh` from jax 0.11 (0.12.1 removed the
+# factory `pltpu.create_tensorcore_mesh`, the only way before 0.11).
+_tensorcore_mesh = getattr(pltpu, "TensorCoreMesh", None) or pltpu.create_tensorcore_mesh
+
 CORE = os.environ.get("CORE", "other")
 
 
@@ -36,7 +40,7 @@ SCRATCH = "scratch_types" if "scratch_types" in inspect.signature(pl.kernel).par
 exchange = pl.kernel(
     exchange_kernel,
     jax.ShapeDtypeStruct(x.shape, x.dtype),
-    mesh=pltpu.create_tensorcore_mesh("tc", num_cores=2),
+    mesh=_tensorcore_mesh(axis_name="tc", num_cores=2),
     **{SCRATCH: (pltpu.VMEM((8, 128), x.dtype), pltpu.VMEM((8, 128), x.dtype), pltpu.SemaphoreType.DMA((4,)))},
     compiler_params=pltpu.CompilerParams(collective_id=1),
 )
