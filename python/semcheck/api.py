@@ -180,10 +180,13 @@ class KernelVerdict:
             elif self.result.get("requires") == []:
                 head += "\n  requires: nothing (it breaks under every hardware assumption)"
         if self.explanation:
-            head += f"\n{self.explanation}"
-            if not schedule:
-                return head
-        return head + (f"\n  schedule:\n{self.trace}" if self.trace else "")
+            if not schedule or not self.trace:
+                return f"{head}\n{self.explanation}"
+            # Its heading says the whole schedule follows, not how to ask for it.
+            head += f"\n{_explanation(self.result.get('violation') or {}, whole=True) or self.explanation}"
+        if not self.trace:
+            return head
+        return f"{head}\n  schedule ({len(self.trace.splitlines())} events):\n{self.trace}"
 
 
 #: The words of the refusal of a check in a process semcheck started to trace a kernel,
@@ -664,9 +667,10 @@ def _event_line(e: dict) -> str:
     return e["text"]
 
 
-def _explanation(violation: dict) -> str | None:
-    """The violation's causal core as ``semcheck check`` prints it: a ``why`` line, the
-    summary of the events that only order the rest, then each event and its role."""
+def _explanation(violation: dict, whole: bool = False) -> str | None:
+    """The violation's causal core as ``semcheck check`` prints it: a ``why`` line (which
+    says where the whole schedule is, or with ``whole``, that it follows), the summary of
+    the events that only order the rest, then each event and its role."""
     points = violation.get("explanation") or []
     if not points:
         return None
@@ -674,7 +678,8 @@ def _explanation(violation: dict) -> str | None:
     # Counted as `semcheck check` counts them: the events shown, once each (a deadlock's
     # stuck devices are not events).
     shown = len({p["index"] for p in points if p.get("role") != "summary" and p.get("index")})
-    lines = [f"  why ({shown} of {total} events; the whole schedule: KernelVerdict.trace, or --semcheck-schedule):"]
+    where = "the whole schedule below" if whole else "the whole schedule: KernelVerdict.trace, or --semcheck-schedule"
+    lines = [f"  why ({shown} of {total} events; {where}):"]
     for p in points:
         if p.get("role") == "summary":
             lines.append(f"        - {p['text']}")

@@ -190,8 +190,14 @@ def test_assert_proved_prints_the_trace_of_a_violation():
     # The explanation of the capacity bug: the wrong DMA satisfied the wait.
     assert "[satisfied-by, the wrong one]" in text, text
     verdict = sp.check_file(os.path.join(SEEDS, "psum--no-capacity.py"), devices=2)[0]
-    assert verdict.explanation and verdict.explanation in verdict.describe(schedule=True), verdict
-    assert verdict.trace and verdict.trace in verdict.describe(schedule=True) and verdict.trace not in str(verdict)
+    # The whole schedule after the explanation, whose heading says so (not how to ask for it).
+    whole = verdict.describe(schedule=True)
+    heading, _, events = verdict.explanation.partition("\n")
+    assert heading.endswith("events; the whole schedule: KernelVerdict.trace, or --semcheck-schedule):"), heading
+    assert heading.replace(": KernelVerdict.trace, or --semcheck-schedule", " below") in whole.splitlines(), whole
+    assert events and events in whole and "KernelVerdict.trace" not in whole, whole
+    assert verdict.trace and f"schedule ({len(verdict.result['violation']['events'])} events):\n{verdict.trace}" in whole
+    assert verdict.trace not in str(verdict)
     # The repr is a line, not the schedule and the whole JSON case; the case names the
     # kernel file, not the call's temporary document.
     assert "race" in repr(verdict) and verdict.trace not in repr(verdict) and "'assumptions'" not in repr(verdict)
