@@ -783,7 +783,9 @@ def _partial_capture(doc: dict) -> str | None:
         at = f" at {_location({'location': loc})}" if loc.get("file") and loc.get("line") else ""
         names = list(dict.fromkeys(k.get("name") for k in doc.get("kernels") or [] if k.get("name")))
         after = f"after calling {', '.join(names)}" if names else "after its first kernels"
-        return (f"{who} at N = {doc.get('devices')} raised {error.get('message') or 'an exception'}{at}, {after}: "
+        # `AssertionError: ` of a bare `assert`: the exception's name alone.
+        raised = str(error.get("message") or "").strip().removesuffix(":") or "an exception"
+        return (f"{who} at N = {doc.get('devices')} raised {raised}{at}, {after}: "
                 "any kernel it would have called after that point was not captured, so not checked. Kernel outputs "
                 "are zero-filled placeholders while semcheck traces, so host-side checks of them fail there: guard "
                 "them with `if not semcheck.is_exporting():`")

@@ -87,6 +87,13 @@ def run_ring_then_check_its_output(guarded: bool = False):
     run_ring(2)
 
 
+def run_ring_then_assert_bare():
+    """The ring shift, then a host-side check with no message (``AssertionError: ``)."""
+    out = run_ring()
+    assert float(out.sum()) != 0
+    run_ring(2)
+
+
 def check_inside():
     """A function being checked that starts a check itself."""
     sp.check(run_ring, devices=2)
@@ -273,6 +280,12 @@ def test_a_function_that_raises_after_its_kernels_is_checked_for_those_and_says_
     assert verdicts[0].warnings == [message]
     with pytest.warns(sp.SemcheckPartialCaptureWarning, match="raised AssertionError"):
         sp.assert_proved(run_ring_then_check_its_output, devices=2)
+    # An assertion without a message: the exception's name, then its line.
+    with pytest.warns(sp.SemcheckPartialCaptureWarning) as w:
+        sp.check(run_ring_then_assert_bare, devices=2)
+    line = line_of(__file__, "def run_ring_then_assert_bare():") + 3
+    assert [str(r.message).partition(", after")[0] for r in w] == [
+        f"`run_ring_then_assert_bare` at N = 2 raised AssertionError at {here}:{line}"], [str(r.message) for r in w]
     # The host-side check guarded: both kernels are checked, and nothing is said; the
     # second, which the raise hid, breaks when a later round's DMA lands first.
     with warnings.catch_warnings():
