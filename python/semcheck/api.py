@@ -120,9 +120,10 @@ class KernelVerdict:
     trace: str | None = dataclasses.field(repr=False)
     #: The case's object of ``semcheck check --json`` (docs/json.md; not in ``repr``).
     result: dict = dataclasses.field(repr=False)
-    #: For a violation: the hardware assumptions it needs (``["dma-reorder"]``; empty when
-    #: it breaks under every choice of ``dma_order`` and ``dma_landing``).
-    requires: list[str] = dataclasses.field(default_factory=list)
+    #: For a violation: the hardware assumptions it needs (``["dma-reorder"]``; ``[]`` when
+    #: it breaks under every choice of ``dma_order`` and ``dma_landing``). ``None`` when
+    #: nothing was re-checked (any other verdict), as the case's ``requires`` in JSON.
+    requires: list[str] | None = None
     #: For a violation: ``file.py:line`` of the event that broke the rule.
     location: str | None = None
     #: For a violation: its causal core, the few events of ``trace`` without which it does
@@ -177,7 +178,7 @@ class KernelVerdict:
         if self.verdict == "violation":
             if self.requires:
                 head += f"\n  requires: {', '.join(self.requires)}"
-            elif self.result.get("requires") == []:
+            elif self.requires == []:
                 head += "\n  requires: nothing (it breaks under every hardware assumption)"
         if self.explanation:
             if not schedule or not self.trace:
@@ -761,7 +762,7 @@ def _verdicts_of(doc: dict, options: Options) -> list[KernelVerdict]:
             devices=int(r.get("devices") or doc.get("devices") or 0),
             verdict=r.get("verdict", "?"), rule=violation.get("rule"),
             message=violation.get("message") or incomplete.get("detail") or r.get("error") or "",
-            trace=_schedule(violation), result=r, requires=list(r.get("requires") or []),
+            trace=_schedule(violation), result=r, requires=None if r.get("requires") is None else list(r["requires"]),
             location=_location(violation), explanation=_explanation(violation),
             never_executed=[e["statement"] for e in (r.get("coverage") or {}).get("never_executed") or []],
             warnings=list(notes), _source=(doc, options)))

@@ -292,7 +292,10 @@ def test_a_function_that_raises_after_its_kernels_is_checked_for_those_and_says_
         warnings.simplefilter("error")
         verdicts = sp.check(run_ring_then_check_its_output, True, devices=2)
     assert [(v.kernel, v.verdict, v.requires, v.warnings) for v in verdicts] == [
-        ("kernel", "proved", [], []), ("kernel#2", "violation", ["dma-reorder"], [])], verdicts
+        ("kernel", "proved", None, []), ("kernel#2", "violation", ["dma-reorder"], [])], verdicts
+    # As the case's JSON: a proof requires nothing to be re-checked (null), a violation
+    # the assumptions it needs.
+    assert [v.result["requires"] for v in verdicts] == [None, ["dma-reorder"]], verdicts
 
 
 @needs_binary
