@@ -504,7 +504,7 @@ def _export_in_session(session: Session, request: dict, budget: float, doing: st
         outcome = session.export(request, budget)
     if outcome.timed_out:
         raise SemcheckError(f"export: stopped by the time budget of {budget:g} s while {doing}, after "
-                            f"{time.monotonic() - start:.1f} s")
+                            f"{_seconds(time.monotonic() - start)}")
     if outcome.server_ended is not None:
         stop = _stop_note(outcome.server_ended)
         if stop:
@@ -514,6 +514,15 @@ def _export_in_session(session: Session, request: dict, budget: float, doing: st
     if not os.path.exists(request["out"]):
         raise SemcheckError(_no_document(doing, _exit_code(outcome.status), outcome.stderr))
     return outcome.stderr
+
+
+def _seconds(seconds: float) -> str:
+    """A time taken, with the precision that shows it: ``12.3 s``; under a second, two
+    significant digits (``0.012 s``, so that a budget of 0.01 s is not overrun in
+    ``0.0 s``), under a millisecond in ``ms``."""
+    if seconds >= 1:
+        return f"{seconds:.1f} s"
+    return f"{seconds:.2g} s" if seconds >= 0.001 else f"{seconds * 1000:.2g} ms"
 
 
 def _no_document(doing: str, code: int, stderr: str) -> str:

@@ -437,6 +437,23 @@ def test_an_export_past_its_time_budget_is_ended_with_what_it_started(tmp_path, 
     assert not mark.exists(), "a process the kernel's script started outlived the export"
 
 
+def test_an_export_stopped_by_a_tiny_budget_says_how_long_it_ran_in_digits_that_show_it(monkeypatch):
+    import re
+
+    # Through the session's server (a process of its own is stopped by `semcheck
+    # supervise`, which says it in its own words).
+    monkeypatch.delenv("SEMCHECK_EXPORT", raising=False)
+    try:
+        with pytest.raises(sp.SemcheckError) as e:
+            sp.export(run_ring, devices=2, max_seconds=0.01)
+    finally:
+        sp.api.close_session()
+    m = re.fullmatch(r"export: stopped by the time budget of 0\.01 s while tracing run_ring at N = 2, after "
+                     r"(\d+(?:\.\d+)?) s", str(e.value))
+    # Not "after 0.0 s": at least the budget, in as many digits as show it.
+    assert m and float(m.group(1)) >= 0.01, str(e.value)
+
+
 def test_sigterm_to_the_calling_process_ends_the_check_and_what_it_started(tmp_path):
     # SIGTERM's default would end the caller at once and leave the export (in a session of
     # its own) running, and the temporary folder on disk: it is an interruption instead.
