@@ -120,9 +120,10 @@ class KernelVerdict:
     trace: str | None = dataclasses.field(repr=False)
     #: The case's object of ``semcheck check --json`` (docs/json.md; not in ``repr``).
     result: dict = dataclasses.field(repr=False)
-    #: For a violation: the hardware assumptions it needs (``["dma-reorder"]``; empty when
-    #: it breaks under every choice of ``dma_order`` and ``dma_landing``).
-    requires: list[str] = dataclasses.field(default_factory=list)
+    #: For a violation: the hardware assumptions it needs (``["dma-reorder"]``; ``[]`` when
+    #: it breaks under every choice of ``dma_order`` and ``dma_landing``). ``None`` when
+    #: nothing was re-checked (any other verdict), as the case's ``requires`` in JSON.
+    requires: list[str] | None = None
     #: For a violation: ``file.py:line`` of the event that broke the rule.
     location: str | None = None
     #: For a violation: its causal core, the few events of ``trace`` without which it does
@@ -177,13 +178,16 @@ class KernelVerdict:
         if self.verdict == "violation":
             if self.requires:
                 head += f"\n  requires: {', '.join(self.requires)}"
-            elif self.result.get("requires") == []:
+            elif self.requires == []:
                 head += "\n  requires: nothing (it breaks under every hardware assumption)"
         if self.explanation:
-            head += f"\n{self.explanation}"
-            if not schedule:
-                return head
-        return head + (f"\n  schedule:\n{self.trace}" if self.trace else "")
+            if not schedule or not self.trace:
+                return f"{head}\n{self.explanation}"
+            # Its heading says the whole schedule follows, not how to ask for it.
+            head += f"\n{_explanation(self.result.get('violation') or {}, whole=True) or self.explanation}"
+        if not self.trace:
+            return head
+        return f"{head}\n  schedule ({len(self.trace.splitlines())} events):\n{self.trace}"
 
 
 #: The words of the refusal of a check in a process semcheck started to trace a kernel,
@@ -500,7 +504,7 @@ def _export_in_session(session: Session, request: dict, budget: float, doing: st
         outcome = session.export(request, budget)
     if outcome.timed_out:
         raise SemcheckError(f"export: stopped by the time budget of {budget:g} s while {doing}, after "
-                            f"{time.monotonic() - start:.1f} s")
+                            f"{_seconds(time.monotonic() - start)}")
     if outcome.server_ended is not None:
         stop = _stop_note(outcome.server_ended)
         if stop:
@@ -510,6 +514,15 @@ def _export_in_session(session: Session, request: dict, budget: float, doing: st
     if not os.path.exists(request["out"]):
         raise SemcheckError(_no_document(doing, _exit_code(outcome.status), outcome.stderr))
     return outcome.stderr
+
+
+def _seconds(seconds: float) -> str:
+    """A time taken, with the precision that shows it: ``12.3 s``; under a second, two
+    significant digits (``0.012 s``, so that a budget of 0.01 s is not overrun in
+    ``0.0 s``), under a millisecond in ``ms``."""
+    if seconds >= 1:
+        return f"{seconds:.1f} s"
+    return f"{seconds:.2g} s" if seconds >= 0.001 else f"{seconds * 1000:.2g} ms"
 
 
 def _no_document(doing: str, code: int, stderr: str) -> str:
@@ -664,9 +677,10 @@ def _event_line(e: dict) -> str:
     return e["text"]
 
 
-def _explanation(violation: dict) -> str | None:
-    """The violation's causal core as ``semcheck check`` prints it: a ``why`` line, the
-    summary of the events that only order the rest, then each event and its role."""
+def _explanation(violation: dict, whole: bool = False) -> str | None:
+    """The violation's causal core as ``semcheck check`` prints it: a ``why`` line (which
+    says where the whole schedule is, or with ``whole``, that it follows), the summary of
+    the events that only order the rest, then each event and its role."""
     points = violation.get("explanation") or []
     if not points:
         return None
@@ -674,7 +688,8 @@ def _explanation(violation: dict) -> str | None:
     # Counted as `semcheck check` counts them: the events shown, once each (a deadlock's
     # stuck devices are not events).
     shown = len({p["index"] for p in points if p.get("role") != "summary" and p.get("index")})
-    lines = [f"  why ({shown} of {total} events; the whole schedule: KernelVerdict.trace, or --semcheck-schedule):"]
+    where = "the whole schedule below" if whole else "the whole schedule: KernelVerdict.trace, or --semcheck-schedule"
+    lines = [f"  why ({shown} of {total} events; {where}):"]
     for p in points:
         if p.get("role") == "summary":
             lines.append(f"        - {p['text']}")
@@ -756,7 +771,7 @@ def _verdicts_of(doc: dict, options: Options) -> list[KernelVerdict]:
             devices=int(r.get("devices") or doc.get("devices") or 0),
             verdict=r.get("verdict", "?"), rule=violation.get("rule"),
             message=violation.get("message") or incomplete.get("detail") or r.get("error") or "",
-            trace=_schedule(violation), result=r, requires=list(r.get("requires") or []),
+            trace=_schedule(violation), result=r, requires=None if r.get("requires") is None else list(r["requires"]),
             location=_location(violation), explanation=_explanation(violation),
             never_executed=[e["statement"] for e in (r.get("coverage") or {}).get("never_executed") or []],
             warnings=list(notes), _source=(doc, options)))
@@ -778,7 +793,9 @@ def _partial_capture(doc: dict) -> str | None:
         at = f" at {_location({'location': loc})}" if loc.get("file") and loc.get("line") else ""
         names = list(dict.fromkeys(k.get("name") for k in doc.get("kernels") or [] if k.get("name")))
         after = f"after calling {', '.join(names)}" if names else "after its first kernels"
-        return (f"{who} at N = {doc.get('devices')} raised {error.get('message') or 'an exception'}{at}, {after}: "
+        # `AssertionError: ` of a bare `assert`: the exception's name alone.
+        raised = str(error.get("message") or "").strip().removesuffix(":") or "an exception"
+        return (f"{who} at N = {doc.get('devices')} raised {raised}{at}, {after}: "
                 "any kernel it would have called after that point was not captured, so not checked. Kernel outputs "
                 "are zero-filled placeholders while semcheck traces, so host-side checks of them fail there: guard "
                 "them with `if not semcheck.is_exporting():`")

@@ -87,6 +87,13 @@ def run_ring_then_check_its_output(guarded: bool = False):
     run_ring(2)
 
 
+def run_ring_then_assert_bare():
+    """The ring shift, then a host-side check with no message (``AssertionError: ``)."""
+    out = run_ring()
+    assert float(out.sum()) != 0
+    run_ring(2)
+
+
 def check_inside():
     """A function being checked that starts a check itself."""
     sp.check(run_ring, devices=2)
@@ -190,8 +197,14 @@ def test_assert_proved_prints_the_trace_of_a_violation():
     # The explanation of the capacity bug: the wrong DMA satisfied the wait.
     assert "[satisfied-by, the wrong one]" in text, text
     verdict = sp.check_file(os.path.join(SEEDS, "psum--no-capacity.py"), devices=2)[0]
-    assert verdict.explanation and verdict.explanation in verdict.describe(schedule=True), verdict
-    assert verdict.trace and verdict.trace in verdict.describe(schedule=True) and verdict.trace not in str(verdict)
+    # The whole schedule after the explanation, whose heading says so (not how to ask for it).
+    whole = verdict.describe(schedule=True)
+    heading, _, events = verdict.explanation.partition("\n")
+    assert heading.endswith("events; the whole schedule: KernelVerdict.trace, or --semcheck-schedule):"), heading
+    assert heading.replace(": KernelVerdict.trace, or --semcheck-schedule", " below") in whole.splitlines(), whole
+    assert events and events in whole and "KernelVerdict.trace" not in whole, whole
+    assert verdict.trace and f"schedule ({len(verdict.result['violation']['events'])} events):\n{verdict.trace}" in whole
+    assert verdict.trace not in str(verdict)
     # The repr is a line, not the schedule and the whole JSON case; the case names the
     # kernel file, not the call's temporary document.
     assert "race" in repr(verdict) and verdict.trace not in repr(verdict) and "'assumptions'" not in repr(verdict)
@@ -267,13 +280,22 @@ def test_a_function_that_raises_after_its_kernels_is_checked_for_those_and_says_
     assert verdicts[0].warnings == [message]
     with pytest.warns(sp.SemcheckPartialCaptureWarning, match="raised AssertionError"):
         sp.assert_proved(run_ring_then_check_its_output, devices=2)
+    # An assertion without a message: the exception's name, then its line.
+    with pytest.warns(sp.SemcheckPartialCaptureWarning) as w:
+        sp.check(run_ring_then_assert_bare, devices=2)
+    line = line_of(__file__, "def run_ring_then_assert_bare():") + 3
+    assert [str(r.message).partition(", after")[0] for r in w] == [
+        f"`run_ring_then_assert_bare` at N = 2 raised AssertionError at {here}:{line}"], [str(r.message) for r in w]
     # The host-side check guarded: both kernels are checked, and nothing is said; the
     # second, which the raise hid, breaks when a later round's DMA lands first.
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         verdicts = sp.check(run_ring_then_check_its_output, True, devices=2)
     assert [(v.kernel, v.verdict, v.requires, v.warnings) for v in verdicts] == [
-        ("kernel", "proved", [], []), ("kernel#2", "violation", ["dma-reorder"], [])], verdicts
+        ("kernel", "proved", None, []), ("kernel#2", "violation", ["dma-reorder"], [])], verdicts
+    # As the case's JSON: a proof requires nothing to be re-checked (null), a violation
+    # the assumptions it needs.
+    assert [v.result["requires"] for v in verdicts] == [None, ["dma-reorder"]], verdicts
 
 
 @needs_binary
@@ -413,6 +435,23 @@ def test_an_export_past_its_time_budget_is_ended_with_what_it_started(tmp_path, 
     assert started.exists(), "the kernel never started its child within the budget"
     time.sleep(5)
     assert not mark.exists(), "a process the kernel's script started outlived the export"
+
+
+def test_an_export_stopped_by_a_tiny_budget_says_how_long_it_ran_in_digits_that_show_it(monkeypatch):
+    import re
+
+    # Through the session's server (a process of its own is stopped by `semcheck
+    # supervise`, which says it in its own words).
+    monkeypatch.delenv("SEMCHECK_EXPORT", raising=False)
+    try:
+        with pytest.raises(sp.SemcheckError) as e:
+            sp.export(run_ring, devices=2, max_seconds=0.01)
+    finally:
+        sp.api.close_session()
+    m = re.fullmatch(r"export: stopped by the time budget of 0\.01 s while tracing run_ring at N = 2, after "
+                     r"(\d+(?:\.\d+)?) s", str(e.value))
+    # Not "after 0.0 s": at least the budget, in as many digits as show it.
+    assert m and float(m.group(1)) >= 0.01, str(e.value)
 
 
 def test_sigterm_to_the_calling_process_ends_the_check_and_what_it_started(tmp_path):

@@ -5,15 +5,18 @@ one that reads its buffer before the copy has landed, at N = 2)."""
 from __future__ import annotations
 
 import importlib.metadata
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+from typing import Sequence
 
 import pytest
 
 from conftest import REPO
+from semcheck._binary import find_binary
 
 PROJECT = os.path.join(REPO, "tests", "wheel", "project")
 
@@ -23,10 +26,11 @@ def _installed() -> bool:
     return any(e.name == "semcheck" for e in importlib.metadata.entry_points(group="pytest11"))
 
 
-def pytest_in(project: str, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+def pytest_in(project: str, *args: str, timeout: float = 600, path: Sequence[str] = ()) -> subprocess.CompletedProcess:
     """pytest in ``project`` with the plugin loaded: by its entry point where the wheel is
-    installed, else named as the entry point names it."""
-    env = {**os.environ, "PYTHONPATH": os.path.join(REPO, "python")}
+    installed, else named as the entry point names it (``path``: folders put first on
+    ``PYTHONPATH``)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([*path, os.path.join(REPO, "python")])}
     env.pop("SEMCHECK_API_CHILD", None)
     plugin = [] if _installed() else ["-p", "semcheck.pytest_plugin"]
     return subprocess.run([sys.executable, "-m", "pytest", *plugin, "-p", "no:cacheprovider", *args], cwd=project,
@@ -65,7 +69,10 @@ def test_marked_tests_are_checked_one_item_per_mesh_size(project):
     assert "<- breaks the rule" not in out, out
     proc = pytest_in(str(project), "-q", "--semcheck-schedule", "-k", "early")
     out = proc.stdout + proc.stderr
-    assert "why (2 of 7 events;" in out and "schedule:" in out and "<- breaks the rule" in out, out
+    # The explanation's heading says the whole schedule follows, not to ask for it.
+    assert "why (2 of 7 events; the whole schedule below):" in out, out
+    assert "KernelVerdict.trace, or --semcheck-schedule" not in out, out
+    assert "  schedule (7 events):" in out and "<- breaks the rule" in out, out
 
 
 def test_a_violation_is_drawn_as_a_page_when_asked(project):
@@ -123,6 +130,45 @@ def test_options_come_from_the_marker_over_the_ini_settings(project):
     assert "test_kernels.py::test_unknown_option FAILED" in out, out
     assert "unknown semcheck marker option(s) sideways" in out, out
     assert "Traceback" not in out and "During handling of the above exception" not in out, out
+
+
+def test_the_header_says_first_when_the_jax_that_traces_the_tests_is_not_supported(project, tmp_path):
+    # An installed jax 0.8.0 as importlib.metadata sees it (the header reads its version
+    # without importing JAX).
+    fake = tmp_path / "site"
+    (fake / "jax-0.8.0.dist-info").mkdir(parents=True)
+    (fake / "jax-0.8.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: jax\nVersion: 0.8.0\n")
+    proc = pytest_in(str(project), "--collect-only", path=[str(fake)])
+    binary = find_binary()
+    # Shown with pytest's header (not under -q).
+    assert [line for line in proc.stdout.splitlines() if line.startswith("semcheck: ")] == [
+        f"semcheck: WARNING: jax 0.8.0 in {sys.executable} is not supported (semcheck traces kernels with JAX 0.8.1 "
+        f"to 0.12.x), so every marked test will fail: install a supported JAX there (`{sys.executable} -m pip "
+        "install 'jax>=0.8.1,<0.13'`)",
+        f"semcheck: checking marked tests with {binary}, tracing them with {sys.executable} "
+        "(jax 0.8.0)"], proc.stdout
+    # A supported JAX (this one): the one line.
+    proc = pytest_in(str(project), "--collect-only")
+    assert [line for line in proc.stdout.splitlines() if line.startswith("semcheck: ")] == [
+        f"semcheck: checking marked tests with {binary}, tracing them with {sys.executable} "
+        f"(jax {importlib.metadata.version('jax')})"], proc.stdout
+
+
+def test_the_header_reads_the_supported_jax_range_as_the_front_end_does():
+    # The header's copy of the range (the front end's imports JAX) and its reading of a
+    # version agree with the front end's.
+    code = ("import json\nfrom semcheck.frontend import jaxcompat as c\nfrom semcheck import pytest_plugin as p\n"
+            "vs = ['0.7.2', '0.8', '0.8.0', '0.8.1', '0.8.3', '0.9.0.1', '0.10.2', '0.10.9.dev20260101', '0.12.0.1', "
+            "'0.12.9rc1', '0.13.0', '1.0.0', 'jax', '']\n"
+            "print(json.dumps([c.SUPPORTED == p.SUPPORTED_JAX] + [[v, c.supports(v), p.jax_supported(v)] for v in vs "
+            "if v]))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": os.path.join(REPO, "python")})
+    assert proc.returncode == 0, proc.stderr
+    same, *answers = json.loads(proc.stdout)
+    assert same and all(front == header for _, front, header in answers), answers
+    assert [v for v, _, ok in answers if ok] == ["0.8.1", "0.8.3", "0.9.0.1", "0.10.2", "0.10.9.dev20260101",
+                                                "0.12.0.1", "0.12.9rc1"], answers
 
 
 def test_a_marked_test_that_takes_a_fixture_is_told_why_it_cannot(project):
