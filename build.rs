@@ -22,10 +22,10 @@ fn python_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// `SUPPORTED: ... = ((0, 8, 1), (0, 10))` of `jaxcompat.py`: the oldest release
+/// `SUPPORTED: ... = ((0, 8, 1), (0, 12))` of `_jaxrange.py`: the oldest release
 /// (major, minor, patch) and the newest minor line (major, minor).
 fn supported_range(compat: &str) -> ((u32, u32, u32), (u32, u32)) {
-    let line = compat.lines().find(|l| l.starts_with("SUPPORTED")).expect("jaxcompat.py states SUPPORTED");
+    let line = compat.lines().find(|l| l.starts_with("SUPPORTED")).expect("_jaxrange.py states SUPPORTED");
     let value = line.split('=').nth(1).expect("SUPPORTED = ...");
     let numbers: Vec<u32> = value
         .split(|c: char| !c.is_ascii_digit())
@@ -34,7 +34,7 @@ fn supported_range(compat: &str) -> ((u32, u32, u32), (u32, u32)) {
         .collect();
     match numbers.as_slice() {
         [a, b, c, d, e] => ((*a, *b, *c), (*d, *e)),
-        _ => panic!("jaxcompat.py: SUPPORTED is not ((major, minor, patch), (major, minor)): {line}"),
+        _ => panic!("_jaxrange.py: SUPPORTED is not ((major, minor, patch), (major, minor)): {line}"),
     }
 }
 
@@ -53,15 +53,15 @@ fn main() {
     }
     code.push_str("];\n");
     // The supported JAX range is stated once, in the front end; the binary reads it from there.
-    let compat = std::fs::read_to_string(package.join("frontend/jaxcompat.py")).expect("jaxcompat.py");
+    let compat = std::fs::read_to_string(package.join("_jaxrange.py")).expect("_jaxrange.py");
     let (oldest, newest) = supported_range(&compat);
-    writeln!(code, "/// The oldest JAX release the front end reads (`SUPPORTED` of `jaxcompat.py`).")
+    writeln!(code, "/// The oldest JAX release the front end reads (`SUPPORTED` of `_jaxrange.py`).")
         .expect("writing to a String");
     writeln!(code, "pub const OLDEST_JAX: (u32, u32, u32) = ({}, {}, {});", oldest.0, oldest.1, oldest.2)
         .expect("writing to a String");
     writeln!(
         code,
-        "/// The newest JAX minor line the front end reads, every release of it (`SUPPORTED` of `jaxcompat.py`)."
+        "/// The newest JAX minor line the front end reads, every release of it (`SUPPORTED` of `_jaxrange.py`)."
     )
     .expect("writing to a String");
     writeln!(code, "pub const NEWEST_JAX: (u32, u32) = ({}, {});", newest.0, newest.1).expect("writing to a String");

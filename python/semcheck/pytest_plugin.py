@@ -54,7 +54,7 @@ from typing import Any, Iterator, cast
 
 import pytest
 
-from . import _options
+from . import _jaxrange, _options
 from ._options import Checked as Settings
 
 #: The ini settings: their help and how pytest reads them (a union of types where this
@@ -337,29 +337,11 @@ def pytest_report_header(config: pytest.Config) -> str | list[str] | None:
         version = None
     jax = f"jax {version}" if version is not None else "no jax installed"
     line = f"semcheck: checking marked tests with {binary}, tracing them with {sys.executable} ({jax})"
-    if version is not None and jax_supported(version):
+    if version is not None and _jaxrange.supports(version):
         return line
     # Said first: every marked test would fail saying so, one by one.
-    oldest = ".".join(map(str, SUPPORTED_JAX[0]))
-    major, minor = SUPPORTED_JAX[1]
     which = (f"jax {version} in {sys.executable} is not supported" if version is not None
              else f"{sys.executable} has no jax installed")
-    return [f"semcheck: WARNING: {which} (semcheck traces kernels with JAX {oldest} to {major}.{minor}.x), so every "
-            f"marked test will fail: install a supported JAX there (`{sys.executable} -m pip install "
-            f"'jax>={oldest},<{major}.{minor + 1}'`)", line]
-
-
-#: The JAX releases the front end reads: the first one, and the last minor line
-#: (``semcheck.frontend.jaxcompat.SUPPORTED``, which imports JAX; the header does not).
-SUPPORTED_JAX: tuple[tuple[int, int, int], tuple[int, int]] = ((0, 8, 1), (0, 12))
-
-
-def jax_supported(version: str) -> bool:
-    """Whether the front end reads kernels under JAX ``version`` (as
-    ``jaxcompat.supports``: ``0.9.0.1`` and ``0.10.2.dev20260101`` are releases 0.9.0
-    and 0.10.2)."""
-    m = re.match(r"(\d+)\.(\d+)(?:\.(\d+))?", version)
-    if m is None:
-        return False
-    release = (int(m.group(1)), int(m.group(2)), int(m.group(3) or 0))
-    return release >= SUPPORTED_JAX[0] and release[:2] <= SUPPORTED_JAX[1]
+    return [f"semcheck: WARNING: {which} (semcheck traces kernels with JAX {_jaxrange.supported_range()}), so "
+            f"every marked test will fail: install a supported JAX there (`{sys.executable} -m pip install "
+            f"'{_jaxrange.pip_requirement()}'`)", line]

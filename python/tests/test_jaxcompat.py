@@ -63,6 +63,16 @@ def test_the_supported_range_is_read_by_release():
     assert (text, pip) == ("0.8.1 to 0.12.x", "jax>=0.8.1,<0.13")
 
 
+def test_the_range_is_known_without_importing_jax():
+    # The pytest plugin's header reads the range before anything traces.
+    proc = run_child("""
+        import sys
+        from semcheck import _jaxrange
+        print(_jaxrange.supports("0.12.1"), _jaxrange.supports("0.13.0"), "jax" in sys.modules)
+    """)
+    assert (proc.returncode, proc.stdout.split()) == (0, ["True", "False", "False"]), proc.stderr
+
+
 @pytest.mark.parametrize("fake", ["0.7.2", "0.8.0", "0.13.0", "0.14.1"])
 def test_a_jax_outside_the_range_is_refused_with_the_two_ways_out(tmp_path, fake):
     status, doc = export_patched(f"""

@@ -283,7 +283,7 @@ mod tests {
 
     #[test]
     fn the_supported_range_is_the_front_ends() {
-        let compat = include_str!("../../python/semcheck/frontend/jaxcompat.py");
+        let compat = include_str!("../../python/semcheck/_jaxrange.py");
         let (a, b, c) = OLDEST_JAX;
         let stated = format!("= (({a}, {b}, {c}), ({}, {}))", NEWEST_JAX.0, NEWEST_JAX.1);
         assert!(compat.lines().any(|l| l.starts_with("SUPPORTED") && l.ends_with(&stated)), "{stated}");

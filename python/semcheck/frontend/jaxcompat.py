@@ -161,12 +161,11 @@ from typing import Any, Callable, Iterable, Protocol
 import jax
 import numpy as np
 
+from .. import _jaxrange
 from .errors import Unsupported
 
-#: The JAX releases the front end reads: from the first, (major, minor, patch), to every
-#: release of the last minor line, (major, minor). (jax 0.8.0 has neither the TPU sizes
-#: ``SEMCHECK_TPU`` pretends with nor ``pl.kernel``; 0.8.1 has both.)
-SUPPORTED: tuple[tuple[int, int, int], tuple[int, int]] = ((0, 8, 1), (0, 12))
+#: The JAX releases the front end reads (:mod:`semcheck._jaxrange`).
+SUPPORTED = _jaxrange.SUPPORTED
 
 
 # ---------------------------------------------------------------------------------------
@@ -179,22 +178,17 @@ def jax_version() -> str:
 
 
 def minor(version: str | None = None) -> tuple[int, int]:
-    """``(major, minor)`` of a version string (``0.10.2.dev20260101`` -> ``(0, 10)``)."""
-    m = re.match(r"(\d+)\.(\d+)", version or jax_version())
-    if m is None:
-        return (-1, -1)
-    return (int(m.group(1)), int(m.group(2)))
+    """``(major, minor)`` of a version string (the installed JAX's by default)."""
+    return _jaxrange.minor(version or jax_version())
 
 
 def supports(version: str | None = None) -> bool:
     """Whether the front end reads kernels under ``version`` (the installed JAX's)."""
-    return (*release(version)[:3], 0, 0)[:3] >= SUPPORTED[0] and minor(version) <= SUPPORTED[1]
+    return _jaxrange.supports(version or jax_version())
 
 
-def supported_range() -> str:
-    """``0.8.1 to 0.10.x``."""
-    (a, b, c), (d, e) = SUPPORTED
-    return f"{a}.{b}.{c} to {d}.{e}.x"
+supported_range = _jaxrange.supported_range
+pip_requirement = _jaxrange.pip_requirement
 
 
 def interpret_params(**params: Any) -> Any:
@@ -224,12 +218,6 @@ def race_reports_to(stream: Any) -> Any:
         root.removeHandler(handler)
 
 
-def pip_requirement() -> str:
-    """``jax>=0.8.1,<0.13``: what pip installs to get a supported JAX."""
-    (a, b, c), (d, e) = SUPPORTED
-    return f"jax>={a}.{b}.{c},<{d}.{e + 1}"
-
-
 def unsupported_jax_error(version: str | None = None, function: str | None = None) -> dict[str, Any]:
     """The document's top-level error under a JAX outside :data:`SUPPORTED`; ``function``:
     of the Python API's export of that function (the pytest marker's test), which runs in
@@ -249,10 +237,8 @@ def unsupported_jax_error(version: str | None = None, function: str | None = Non
 
 
 def release(version: str | None = None) -> tuple[int, ...]:
-    """The release numbers of a version string: ``0.9.0.1`` -> ``(0, 9, 0, 1)``,
-    ``0.10.2.dev20260101`` -> ``(0, 10, 2)``."""
-    m = re.match(r"\d+(?:\.\d+)*", version or jax_version())
-    return tuple(int(x) for x in m.group(0).split(".")) if m else (-1,)
+    """The release numbers of a version string (the installed JAX's by default)."""
+    return _jaxrange.release(version or jax_version())
 
 
 #: The first release with each difference that an equation does not show by itself
