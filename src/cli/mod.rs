@@ -42,13 +42,22 @@ pub(crate) const EXIT_USAGE: i32 = 2;
 /// Exit code: a budget stopped the exploration.
 pub(crate) const EXIT_INCOMPLETE: i32 = 3;
 
-/// Writes to stdout. A reader that went away (`semcheck list | head -1`) ends the process
-/// quietly instead of panicking on the broken pipe.
+/// Whether stdout's reader went away (a broken pipe): nothing more is written to it.
+static STDOUT_GONE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Writes to stdout. When its reader went away (`semcheck check ... | head -1`), the rest
+/// of the output is dropped and the command goes on to its own exit code (a violation
+/// still exits 1: with `set -o pipefail`, CI sees it), never a panic on the broken pipe.
 pub(crate) fn emit(text: &str) {
+    use std::sync::atomic::Ordering;
+    if STDOUT_GONE.load(Ordering::Relaxed) {
+        return;
+    }
     let mut out = std::io::stdout().lock();
     if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         if e.kind() == std::io::ErrorKind::BrokenPipe {
-            std::process::exit(EXIT_PROVED);
+            STDOUT_GONE.store(true, Ordering::Relaxed);
+            return;
         }
         eprintln!("semcheck: error: cannot write the output: {e}");
         std::process::exit(EXIT_USAGE);

@@ -87,6 +87,25 @@ fn one_case_and_many_have_the_same_top_level_keys() {
 }
 
 #[test]
+fn a_reader_that_goes_away_does_not_turn_a_violation_into_success() {
+    // `semcheck check ... | head -1` under `set -o pipefail`: the exit code is still the
+    // verdict's, whatever the broken pipe did to the output.
+    for (args, code) in [
+        (&["check", "psum", "--mutant", "no-capacity", "--devices", "2-4"][..], 1),
+        (&["check", "psum", "--devices", "2-3"][..], 0),
+    ] {
+        let mut child = crate::common::semcheck_cmd()
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        assert_eq!(child.wait().unwrap().code(), Some(code), "{args:?}");
+    }
+}
+
+#[test]
 fn a_budget_gives_incomplete_never_proved() {
     let (code, out, _) = semcheck(&["check", "psum", "--devices", "3", "--max-states", "100", "--json"]);
     assert_eq!(code, 3);
