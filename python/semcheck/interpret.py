@@ -506,6 +506,9 @@ def run(plan: dict, schedule: str) -> dict:
     race_found = False
     tail = StderrTail(sys.stderr)
     try:
+        if plan.get("tpu"):
+            # The chip the trace was written for: the script sizes its kernel as it did then.
+            jaxcompat.pretend_tpu(plan["tpu"])
         with tail.keeping(), contextlib.redirect_stdout(out), jaxcompat.race_reports_to(out), \
                 pltpu.force_tpu_interpret_mode(params):
             try:

@@ -22,6 +22,14 @@ const DEFAULT_SECONDS: f64 = 300.0;
 /// How many differing values of one output are printed.
 const SHOWN: usize = 4;
 
+/// How many of the race detector's reports are printed.
+const SHOWN_REPORTS: usize = 3;
+
+/// `1 report`, `2 reports`.
+fn count(n: usize, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+}
+
 /// The synchronisations of each device before each of its operations: `[d][pc]` counts the
 /// signals, waits and DMA starts before `pc` (the operations JAX's interpreter performs
 /// through a callback, in program order).
@@ -391,22 +399,23 @@ pub(crate) fn run(
     if races.is_empty() {
         emitln!("  JAX's race detector: no race reported in the counterexample's run");
     } else {
-        emitln!(
-            "  JAX's race detector, in the counterexample's run ({} report{}):",
-            races.len(),
-            if races.len() == 1 { "" } else { "s" }
-        );
-        for r in races.iter().take(3) {
+        emitln!("  JAX's race detector, in the counterexample's run ({}):", count(races.len(), "report"));
+        // Each report is the accesses it found unordered, one a line, under its number.
+        for (k, r) in races.iter().take(SHOWN_REPORTS).enumerate() {
+            emitln!("    report {}:", k + 1);
             for line in r.as_str().unwrap_or("").lines() {
-                emitln!("    {line}");
+                emitln!("      {line}");
             }
+        }
+        if races.len() > SHOWN_REPORTS {
+            emitln!("    ({} not shown)", count(races.len() - SHOWN_REPORTS, "more report"));
         }
     }
     let reference_run = if plan["reference_note"].is_null() { "lock-step" } else { "reference" };
     let reference_races = reference["races"].as_array().map_or(0, Vec::len);
     emitln!(
         "  JAX's race detector, in the {reference_run} run: {}",
-        if reference_races == 0 { "no race reported".to_string() } else { format!("{reference_races} reports") }
+        if reference_races == 0 { "no race reported".to_string() } else { count(reference_races, "report") }
     );
     // A semaphore left non-zero at the kernel's exit: the interpreter notes it (a leak
     // changes no output value).
@@ -422,14 +431,14 @@ pub(crate) fn run(
             emitln!("    {c}");
         }
     }
-    emitln!(
-        "  JAX's interpreter, at the kernel's exit in the {reference_run} run: {}",
-        if reference_left.is_empty() {
-            "every semaphore 0".to_string()
-        } else {
-            format!("{} non-zero", reference_left.len())
+    if reference_left.is_empty() {
+        emitln!("  JAX's interpreter: every semaphore 0 at the kernel's exit in the {reference_run} run");
+    } else {
+        emitln!("  JAX's interpreter, at the kernel's exit in the {reference_run} run:");
+        for c in &reference_left {
+            emitln!("    {c}");
         }
-    );
+    }
     // A DMA started and never run: the interpreter runs a DMA when a device waits on its
     // semaphores (on_wait), so the counterexample's unwaited DMA shows as one that never ran.
     let never_ran = unfinished(&cex, &plan["schedules"]["counterexample"]);
