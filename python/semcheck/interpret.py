@@ -40,9 +40,10 @@ signal reaching, a device that has not entered the kernel or has left it (the in
 runs every device's kernel from the same start and allocates a device's buffers when that
 device starts, so the ``outside-kernel`` bugs cannot happen there), a grid the interpreter
 visits in another order (``parallel`` dimensions it randomises), a deadlock (the
-interpreter would block at its waits) and a program of several kernels (the interpreter
-allocates a call's semaphores for that call only): semcheck refuses those two before this
-module runs.
+interpreter would block at its waits), a kernel whose waits take more from a semaphore
+than all its operations add to it (the same, in the run continued after the schedule)
+and a program of several kernels (the interpreter allocates a call's semaphores for that
+call only): semcheck refuses those three before this module runs.
 """
 
 from __future__ import annotations

@@ -221,3 +221,31 @@ fn the_interpreted_run_is_traced_for_the_trace_s_chip() {
     let detector = stdout.split("JAX's race detector, in the counterexample's run").nth(1).unwrap_or_default();
     assert!(detector.contains("pipeline_race.py:16"), "{stdout}");
 }
+
+#[test]
+fn a_kernel_whose_waits_can_never_all_pass_is_refused_before_it_runs() {
+    // Every device copies to d0: d1's wait for its receive semaphore can never pass, so the
+    // interpreter's run would block there after the steered race, until --max-seconds.
+    let dir = temp_dir("interpret-starved");
+    let kernels = crate::common::repo().join("python/tests/kernels");
+    for f in ["prefetch_race.py", "_harness.py"] {
+        std::fs::copy(kernels.join(f), dir.join(f)).unwrap();
+    }
+    let kernel = dir.join("prefetch_race.py");
+    let (code, trace, err) = semcheck(&["trace", kernel.to_str().unwrap(), "--devices", "2", "--format", "trace"]);
+    assert_eq!(code, 1, "{err}");
+    let path = dir.join("prefetch_race.trace");
+    std::fs::write(&path, trace).unwrap();
+    let started = std::time::Instant::now();
+    let (code, out, err) = semcheck(&["replay", "--interpret", path.to_str().unwrap()]);
+    assert_eq!(code, 2, "{out}\n{err}");
+    assert!(err.contains("rule `race` reproduced"), "{err}");
+    assert!(
+        err.contains(
+            "--interpret cannot run this kernel to its end: the waits on d1 recv (`d1 wait recv 4096 (wait_recv) \
+             @ prefetch_race.py:13 d.wait()`) take 4096 from it in all, and the kernel's operations add only 0 to it"
+        ),
+        "{err}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(60), "refused before JAX's interpreter ran");
+}
