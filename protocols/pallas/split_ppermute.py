@@ -1,5 +1,6 @@
 """Split-phase ppermute (JAX's Pallas async remote copy): every device sends its shard to
-its right neighbour, as a program of four kernels linked by the semaphores they pass.
+its right neighbour, as a program of three kernels linked by the semaphores they pass
+(`use_block`, which then reads the received block, is checked alone: nothing is in flight).
 
 `ppermute_start` meets its left neighbour at the barrier and starts the copy of its shard
 into its right neighbour's `o_ref`, handing out the copy's two DMA semaphores

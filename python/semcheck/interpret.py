@@ -40,9 +40,10 @@ signal reaching, a device that has not entered the kernel or has left it (the in
 runs every device's kernel from the same start and allocates a device's buffers when that
 device starts, so the ``outside-kernel`` bugs cannot happen there), a grid the interpreter
 visits in another order (``parallel`` dimensions it randomises), a deadlock (the
-interpreter would block at its waits) and a program of several kernels (the interpreter
-allocates a call's semaphores for that call only): semcheck refuses those two before this
-module runs.
+interpreter would block at its waits), a kernel whose waits take more from a semaphore
+than all its operations add to it (the same, in the run continued after the schedule)
+and a program of several kernels (the interpreter allocates a call's semaphores for that
+call only): semcheck refuses those three before this module runs.
 """
 
 from __future__ import annotations
@@ -506,6 +507,9 @@ def run(plan: dict, schedule: str) -> dict:
     race_found = False
     tail = StderrTail(sys.stderr)
     try:
+        if plan.get("tpu"):
+            # The chip the trace was written for: the script sizes its kernel as it did then.
+            jaxcompat.pretend_tpu(plan["tpu"])
         with tail.keeping(), contextlib.redirect_stdout(out), jaxcompat.race_reports_to(out), \
                 pltpu.force_tpu_interpret_mode(params):
             try:

@@ -99,13 +99,15 @@ def generated(*, devices: int, tokens: int, top_k: int, experts: int, random: in
 def every(*, devices: int, tokens: int, top_k: int, experts: int,
           dtype: str = "int32") -> Iterator[tuple[str, np.ndarray]]:
     """Every routing (each token's ``top_k`` distinct experts in every order): for small
-    counts only, ``(experts! / (experts - top_k)!) ** (devices * tokens)`` of them."""
+    counts only, ``(experts! / (experts - top_k)!) ** (devices * tokens)`` of them, named
+    ``every-1``, ``every-2``, ... in order (as semcheck's notes count routings: the script
+    passing only these, ``every-k`` is ``routing k of the R``)."""
     choices = list(itertools.permutations(range(experts), top_k))
     slots = devices * tokens
     if len(choices) ** slots > 100_000:
         raise ValueError(f"{len(choices) ** slots} routings: too many to enumerate")
     for i, combo in enumerate(itertools.product(choices, repeat=slots)):
-        yield f"every-{i}", np.asarray(combo, dtype=dtype).reshape(devices, tokens, top_k)
+        yield f"every-{i + 1}", np.asarray(combo, dtype=dtype).reshape(devices, tokens, top_k)
 
 
 __all__ = ["FAMILIES", "every", "generated", "routing"]

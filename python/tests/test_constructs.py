@@ -469,7 +469,11 @@ def test_generated_routings_are_what_they_say():
     assert all((dev(got["local-only"][d]) == d).all() for d in range(n))
     assert all((dev(got["remote-only"][d]) != d).all() for d in range(n))
     assert set(got["empty-experts"].reshape(-1)) < set(range(e))
-    assert len(list(every(devices=1, tokens=2, top_k=1, experts=3))) == 9
+    all_nine = list(every(devices=1, tokens=2, top_k=1, experts=3))
+    assert len(all_nine) == 9
+    # Named from 1, as semcheck's notes count routings (`routing 9 of the 9`, `every-9`).
+    assert [name for name, _ in all_nine] == [f"every-{k}" for k in range(1, 10)]
+    assert all_nine[0][1].reshape(-1).tolist() == [0, 0] and all_nine[-1][1].reshape(-1).tolist() == [2, 2]
     from semcheck import routings
 
     with routings.routing("all-to-one"):

@@ -22,6 +22,14 @@ const DEFAULT_SECONDS: f64 = 300.0;
 /// How many differing values of one output are printed.
 const SHOWN: usize = 4;
 
+/// How many of the race detector's reports are printed.
+const SHOWN_REPORTS: usize = 3;
+
+/// `1 report`, `2 reports`.
+fn count(n: usize, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+}
+
 /// The synchronisations of each device before each of its operations: `[d][pc]` counts the
 /// signals, waits and DMA starts before `pc` (the operations JAX's interpreter performs
 /// through a callback, in program order).
@@ -111,6 +119,47 @@ fn steps(program: &Program, run: &TracedRun) -> Vec<Value> {
         .collect()
 }
 
+/// A semaphore whose waits take more from it, in all, than every operation of the program
+/// adds to it (its initial value, each signal, each copy's semaphore), said in words:
+/// then some wait on it blocks for ever in every run, whatever the order of events (the
+/// count a semaphore still can hold minus what its remaining waits take is the same in
+/// every state of a run). `None` when there is none (the program may still block in some
+/// orders).
+fn starved(program: &Program) -> Option<String> {
+    let initial = program.initial_state();
+    let mut added: Vec<u64> = (0..program.num_sems())
+        .map(|i| u64::from(program.sem_value(&initial, semcheck::model::program::SemSlot(i as u32))))
+        .collect();
+    let mut taken = vec![0u64; program.num_sems()];
+    let mut waits: Vec<Vec<String>> = vec![Vec::new(); program.num_sems()];
+    for (d, dp) in program.mesh.devices().zip(&program.devices) {
+        for (pc, op) in dp.ops.iter().enumerate() {
+            match *op {
+                Op::Signal { sem, inc, .. } => added[sem.0 as usize] += u64::from(inc),
+                Op::LocalDma { sem, bytes, .. } => added[sem.0 as usize] += u64::from(bytes),
+                Op::RemoteDma { send_sem, recv_sem, bytes, .. } => {
+                    added[send_sem.0 as usize] += u64::from(bytes);
+                    added[recv_sem.0 as usize] += u64::from(bytes);
+                }
+                Op::Wait { sem, amount } => {
+                    taken[sem.0 as usize] += u64::from(amount);
+                    waits[sem.0 as usize].push(format!("`{}`", program.describe_op(d, pc as u32)));
+                }
+                _ => {}
+            }
+        }
+    }
+    let slot = (0..program.num_sems()).find(|&i| taken[i] > added[i])?;
+    let sem = program.sem_full_name(semcheck::model::program::SemSlot(slot as u32));
+    let shown = waits[slot].iter().take(3).cloned().collect::<Vec<_>>().join(", ");
+    let more = waits[slot].len().saturating_sub(3);
+    let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+    Some(format!(
+        "the waits on {sem} ({shown}{more}) take {} from it in all, and the kernel's operations add only {} to it",
+        taken[slot], added[slot]
+    ))
+}
+
 /// The plan the Python side reads: the kernel file and both schedules.
 fn plan(file: &TraceFile, program: &Program, run: &TracedRun) -> Result<Value, String> {
     let case = &file.header.case;
@@ -143,6 +192,14 @@ fn plan(file: &TraceFile, program: &Program, run: &TracedRun) -> Result<Value, S
         return Err(
             "--interpret cannot steer copies landing cell by cell: JAX's interpreter writes a copy whole".into()
         );
+    }
+    if let Some(why) = starved(program) {
+        return Err(format!(
+            "--interpret cannot run this kernel to its end: {why}, so in every run of the kernel one of those \
+             waits blocks for ever; JAX's interpreter, which has no deadlock detection, would block there (in \
+             the run it continues unsteered after the counterexample's schedule) until --max-seconds; the \
+             counterexample stands on semcheck's model, replayed above"
+        ));
     }
     let namer = Namer::new(program);
     // The reference: the lock-step schedule; a kernel that breaks a rule even in lock step
@@ -391,22 +448,23 @@ pub(crate) fn run(
     if races.is_empty() {
         emitln!("  JAX's race detector: no race reported in the counterexample's run");
     } else {
-        emitln!(
-            "  JAX's race detector, in the counterexample's run ({} report{}):",
-            races.len(),
-            if races.len() == 1 { "" } else { "s" }
-        );
-        for r in races.iter().take(3) {
+        emitln!("  JAX's race detector, in the counterexample's run ({}):", count(races.len(), "report"));
+        // Each report is the accesses it found unordered, one a line, under its number.
+        for (k, r) in races.iter().take(SHOWN_REPORTS).enumerate() {
+            emitln!("    report {}:", k + 1);
             for line in r.as_str().unwrap_or("").lines() {
-                emitln!("    {line}");
+                emitln!("      {line}");
             }
+        }
+        if races.len() > SHOWN_REPORTS {
+            emitln!("    ({} not shown)", count(races.len() - SHOWN_REPORTS, "more report"));
         }
     }
     let reference_run = if plan["reference_note"].is_null() { "lock-step" } else { "reference" };
     let reference_races = reference["races"].as_array().map_or(0, Vec::len);
     emitln!(
         "  JAX's race detector, in the {reference_run} run: {}",
-        if reference_races == 0 { "no race reported".to_string() } else { format!("{reference_races} reports") }
+        if reference_races == 0 { "no race reported".to_string() } else { count(reference_races, "report") }
     );
     // A semaphore left non-zero at the kernel's exit: the interpreter notes it (a leak
     // changes no output value).
@@ -422,14 +480,14 @@ pub(crate) fn run(
             emitln!("    {c}");
         }
     }
-    emitln!(
-        "  JAX's interpreter, at the kernel's exit in the {reference_run} run: {}",
-        if reference_left.is_empty() {
-            "every semaphore 0".to_string()
-        } else {
-            format!("{} non-zero", reference_left.len())
+    if reference_left.is_empty() {
+        emitln!("  JAX's interpreter: every semaphore 0 at the kernel's exit in the {reference_run} run");
+    } else {
+        emitln!("  JAX's interpreter, at the kernel's exit in the {reference_run} run:");
+        for c in &reference_left {
+            emitln!("    {c}");
         }
-    );
+    }
     // A DMA started and never run: the interpreter runs a DMA when a device waits on its
     // semaphores (on_wait), so the counterexample's unwaited DMA shows as one that never ran.
     let never_ran = unfinished(&cex, &plan["schedules"]["counterexample"]);

@@ -34,7 +34,8 @@ pub(crate) struct ReplayArgs {
     #[arg(long, conflicts_with = "format")]
     pub(crate) interpret: bool,
     /// For a trace of a kernel file: run this file instead of the one the trace names
-    /// (resolved against the current folder).
+    /// (resolved against the current folder); under any name, its lines stand for the
+    /// lines of the trace's kernel file.
     #[arg(long, value_name = "FILE")]
     pub(crate) kernel: Option<PathBuf>,
     /// For a trace of a kernel file: run the file the trace names even if it changed since
@@ -100,6 +101,17 @@ pub(crate) fn run(args: &ReplayArgs) -> Result<i32, String> {
         }
         changed = k.notes.first().cloned();
         if let Source::Python { path, .. } = &mut runnable.header.case.source {
+            if args.kernel.is_some() {
+                // The file named by --kernel stands for the trace's kernel file, under
+                // whatever name: its lines are matched as the trace's file's lines.
+                let (from, to) = (file_name(path), file_name(&k.path));
+                if from != to {
+                    for event in &mut runnable.events {
+                        event.text = renamed(&event.text, &from, &to);
+                    }
+                    runnable.message = runnable.message.as_deref().map(|m| renamed(m, &from, &to));
+                }
+            }
             *path = k.path.clone();
         }
     }
@@ -166,6 +178,33 @@ pub(crate) fn run(args: &ReplayArgs) -> Result<i32, String> {
     Ok(EXIT_VIOLATION)
 }
 
+/// A path's last component, as an event names the file of a line (`psum.py:57`).
+fn file_name(path: &Path) -> String {
+    path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
+}
+
+/// An event's name with the source lines of file `from` named as lines of `to`: each
+/// `@ from:LINE` (the operation's line) and `(via from:LINE)` (the line calling a helper);
+/// lines of other files, and the statements' own text, are left as they are.
+fn renamed(event: &str, from: &str, to: &str) -> String {
+    let mut out = event.to_string();
+    for lead in ["@ ", "(via "] {
+        let (old, new) = (format!("{lead}{from}:"), format!("{lead}{to}:"));
+        let mut text = String::with_capacity(out.len());
+        let mut rest = out.as_str();
+        while let Some(i) = rest.find(&old) {
+            let after = &rest[i + old.len()..];
+            let line = after.starts_with(|c: char| c.is_ascii_digit());
+            text.push_str(&rest[..i]);
+            text.push_str(if line { &new } else { &old });
+            rest = after;
+        }
+        text.push_str(rest);
+        out = text;
+    }
+    out
+}
+
 /// Says that the trace no longer reproduces (on stderr, and as a document with `--format
 /// json`) and returns its exit code.
 fn not_reproduced(name: &str, e: &TraceError, changed: Option<&str>, format: FormatArg) -> i32 {
@@ -226,5 +265,23 @@ fn mib(bytes: u64) -> String {
         format!("{m:.0} MiB")
     } else {
         format!("{m:.1} MiB")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn renamed_names_the_lines_of_one_file_by_another_name() {
+        let event = "dma [d1 (0) start remote_copy x @ k.py:86 first.start() (via k.py:9)] sent: d1 s 0 -> 4096";
+        assert_eq!(
+            super::renamed(event, "k.py", "copy.py"),
+            "dma [d1 (0) start remote_copy x @ copy.py:86 first.start() (via copy.py:9)] sent: d1 s 0 -> 4096"
+        );
+        // A helper's line stays, and the file named by the call in it.
+        let helper = "d0 (0) signal b +1 -> d1 @ helper.py:3 f(\"@ k.py:x\") (via k.py:74)";
+        assert_eq!(
+            super::renamed(helper, "k.py", "copy.py"),
+            "d0 (0) signal b +1 -> d1 @ helper.py:3 f(\"@ k.py:x\") (via copy.py:74)"
+        );
     }
 }

@@ -153,3 +153,46 @@ fn check_ends_a_violation_with_the_command_that_draws_it_for_that_case() {
     let title = format!("<title>semcheck: {file} (expect psum) N=2 repeat 2 (dma-order=any dma-landing=cells)</title>");
     assert!(page.contains(&title), "{command}\n{}", &page[..page.len().min(400)]);
 }
+
+/// The JSON the page carries, as it sits in its `<script type="application/json">`.
+fn embedded_data(html: &str) -> &str {
+    let open = "<script type=\"application/json\" id=\"data\">";
+    let start = html.find(open).unwrap_or_else(|| panic!("no data element:\n{html}")) + open.len();
+    let end = start + html[start..].find("</script>").unwrap();
+    &html[start..end]
+}
+
+#[test]
+fn a_statement_that_looks_like_markup_stays_text_and_the_page_still_loads() {
+    // A statement line of the counterexample holding what would end the data's script
+    // element, open a comment in it or start a character reference.
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let source = std::fs::read_to_string(repo.join("protocols/pallas/psum--no-capacity.py")).unwrap();
+    let markup = r#"_x = "<!--<script></script>&amp;""#;
+    let edited = source.replacen("    local.start()\n", &format!("    local.start(); {markup}\n"), 1);
+    assert_ne!(edited, source, "psum--no-capacity.py has no `local.start()` line any more");
+    let dir = temp_dir("html-markup");
+    let kernel = dir.join("markup.py");
+    std::fs::write(&kernel, edited).unwrap();
+    let args = ["trace", kernel.to_str().unwrap(), "--devices", "2"];
+    let (code, html, err) = semcheck(&[&args[..], &["--format", "html"]].concat());
+    assert_eq!(code, 1, "{err}");
+    let data = embedded_data(&html);
+    assert!(!data.contains(['<', '>', '&']), "markup characters are escaped in the data: {data}");
+    let data: serde_json::Value = serde_json::from_str(data).unwrap_or_else(|e| panic!("the data is not JSON: {e}"));
+    let codes: Vec<&str> = data["events"].as_array().unwrap().iter().filter_map(|e| e["code"].as_str()).collect();
+    assert!(codes.iter().any(|c| c.contains(markup)), "the statement's text, unchanged: {codes:?}");
+
+    let Some(dom) = page(&args, "markup") else { return };
+    assert_eq!(text_of(&dom, "errors"), "", "the script reported errors");
+    assert!(text_of(&dom, "status").starts_with("ready: "), "{}", text_of(&dom, "status"));
+}
+
+#[test]
+fn the_header_names_the_rule_once() {
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/protocols/pallas/split_ppermute--wrong-semaphore.py");
+    let Some(dom) = page(&["trace", file, "--devices", "2"], "deadlock") else { return };
+    let violation = text_of(&dom, "violation");
+    assert!(violation.starts_with("deadlock: `d0 "), "{violation}");
+    assert!(!violation.contains("deadlock: deadlock"), "{violation}");
+}

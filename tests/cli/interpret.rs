@@ -84,6 +84,8 @@ fn psum_without_capacity_gives_wrong_numbers_in_jax_s_interpreter() {
         out.split("JAX's race detector, in the counterexample's run").nth(1).unwrap_or_else(|| panic!("{out}"));
     assert!(detector.contains("write of d0 hbm buffer") && detector.contains("psum--no-capacity.py:86"), "{out}");
     assert!(detector.contains("read of d0 hbm buffer") && detector.contains("psum--no-capacity.py:95"), "{out}");
+    // Each report under its number, its accesses indented below it.
+    assert!(detector.contains(":\n    report 1:\n      write of d0 hbm buffer"), "{out}");
     // Its semaphores all end at 0: the race is its only fault.
     assert!(
         out.contains("JAX's interpreter: every semaphore 0 at the kernel's exit in the counterexample's run"),
@@ -165,4 +167,85 @@ fn a_dma_nobody_waits_for_is_one_the_interpreter_never_ran() {
             && line.ends_with("(never read or written)"),
         "{out}"
     );
+}
+
+#[test]
+fn the_reference_run_s_semaphores_left_at_exit_are_named() {
+    let dir = temp_dir("interpret-reference-leak");
+    // psum_scatter leaking its last capacity signal even in lock step: the reference is the
+    // interpreter's own run, which leaves a semaphore non-zero on each device.
+    let trace = trace_of("psum_scatter--no-final-drain.py", "2", &dir);
+    let (code, out, err) = semcheck(&["replay", "--interpret", trace.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    let reference = out
+        .split_once("JAX's interpreter, at the kernel's exit in the reference run:\n")
+        .unwrap_or_else(|| panic!("{out}"))
+        .1;
+    let lines: Vec<&str> = reference.lines().take_while(|l| l.starts_with("    ")).collect();
+    assert_eq!(
+        lines,
+        ["    d0: left_capacity_sem holds 1, not 0", "    d1: left_capacity_sem holds 1, not 0"],
+        "{out}"
+    );
+}
+
+#[test]
+fn the_interpreted_run_is_traced_for_the_trace_s_chip() {
+    // A kernel pipelined by `pltpu.emit_pipeline`, which sizes itself from the chip: traced
+    // with SEMCHECK_TPU=v6e, and run by the interpreter for that chip although
+    // SEMCHECK_TPU is not set for the replay.
+    let dir = temp_dir("interpret-tpu");
+    let kernels = crate::common::repo().join("python/tests/kernels");
+    for f in ["pipeline_race.py", "_harness.py"] {
+        std::fs::copy(kernels.join(f), dir.join(f)).unwrap();
+    }
+    let out = crate::common::semcheck_cmd()
+        .args(["trace", "pipeline_race.py", "--devices", "2", "--format", "trace"])
+        .env("SEMCHECK_TPU", "v6e")
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let trace = String::from_utf8(out.stdout).unwrap();
+    assert!(trace.contains("\nkernel-tpu v6e\n"), "{trace}");
+    std::fs::write(dir.join("pr.trace"), trace).unwrap();
+    let out = crate::common::semcheck_cmd()
+        .args(["replay", "--interpret", "pr.trace"])
+        .env_remove("SEMCHECK_TPU")
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(stdout.contains("  counterexample: all 25 events steered"), "{stdout}");
+    let detector = stdout.split("JAX's race detector, in the counterexample's run").nth(1).unwrap_or_default();
+    assert!(detector.contains("pipeline_race.py:16"), "{stdout}");
+}
+
+#[test]
+fn a_kernel_whose_waits_can_never_all_pass_is_refused_before_it_runs() {
+    // Every device copies to d0: d1's wait for its receive semaphore can never pass, so the
+    // interpreter's run would block there after the steered race, until --max-seconds.
+    let dir = temp_dir("interpret-starved");
+    let kernels = crate::common::repo().join("python/tests/kernels");
+    for f in ["prefetch_race.py", "_harness.py"] {
+        std::fs::copy(kernels.join(f), dir.join(f)).unwrap();
+    }
+    let kernel = dir.join("prefetch_race.py");
+    let (code, trace, err) = semcheck(&["trace", kernel.to_str().unwrap(), "--devices", "2", "--format", "trace"]);
+    assert_eq!(code, 1, "{err}");
+    let path = dir.join("prefetch_race.trace");
+    std::fs::write(&path, trace).unwrap();
+    let started = std::time::Instant::now();
+    let (code, out, err) = semcheck(&["replay", "--interpret", path.to_str().unwrap()]);
+    assert_eq!(code, 2, "{out}\n{err}");
+    assert!(err.contains("rule `race` reproduced"), "{err}");
+    assert!(
+        err.contains(
+            "--interpret cannot run this kernel to its end: the waits on d1 recv (`d1 wait recv 4096 (wait_recv) \
+             @ prefetch_race.py:13 d.wait()`) take 4096 from it in all, and the kernel's operations add only 0 to it"
+        ),
+        "{err}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(60), "refused before JAX's interpreter ran");
 }

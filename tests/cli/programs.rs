@@ -85,6 +85,31 @@ fn reading_the_block_before_recv_done_is_a_race_with_the_copy_the_start_kernel_s
 }
 
 #[test]
+fn a_copy_landing_after_its_target_left_the_program_names_the_kernel_it_left() {
+    // split_ppermute without recv_done's wait: d1 leaves the program while d0's copy to it
+    // is in flight. The exit is named by its kernel, not by its position in the program
+    // (which the `#k` of a repeated run's events would be taken for).
+    let source = std::fs::read_to_string(repo().join("protocols/pallas/split_ppermute.py")).unwrap();
+    let wait = "    pltpu.make_async_copy(x_ref, o_ref, recv_sem).wait()\n";
+    assert!(source.contains(wait), "split_ppermute.py's recv_done wait moved");
+    let dir = crate::common::temp_dir("program-left");
+    let file = dir.join("no_recv_wait.py");
+    std::fs::write(&file, source.replacen(wait, "    pass\n", 1)).unwrap();
+    let (code, doc, stderr) = check(file.to_str().unwrap(), "2", &[]);
+    assert_eq!(code, 1, "{stderr}");
+    let case = crate::common::only_case(&doc);
+    assert_eq!(case["violation"]["rule"], "outside-kernel", "{case}");
+    let notes: Vec<&str> = case["violation"]["explanation"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["role"] == "exit")
+        .filter_map(|p| p["note"].as_str())
+        .collect();
+    assert_eq!(notes, ["d1 leaves recv_done_kernel"], "{case}");
+}
+
+#[test]
 fn a_wait_on_the_wrong_semaphore_deadlocks_in_the_done_kernel() {
     let (code, doc, _) = check("protocols/pallas/split_ppermute--wrong-semaphore.py", "3", &[]);
     assert_eq!(code, 1);

@@ -110,8 +110,7 @@ fn a_kernel_file_outside_the_trace_s_folder_or_only_valid_from_here_runs_nothing
     // The user names the file: it runs, as typed (resolved against the current folder).
     let (code, err) = replay(&elsewhere.join("dots.trace"), &["--kernel", &absolute], &dir, true);
     assert_eq!(code, 1, "{err}");
-    // Another file named by the user runs, with a note that it is not the trace's (of the
-    // same name, as events name the file's lines).
+    // Another file named by the user runs, with a note that it is not the trace's.
     let copy = dir.join("copy");
     std::fs::create_dir_all(&copy).unwrap();
     let other = copy.join("tc.py");
@@ -126,6 +125,44 @@ fn a_kernel_file_outside_the_trace_s_folder_or_only_valid_from_here_runs_nothing
     let (code, err) = replay(&dir.join("fifo.trace"), &[], &dir, false);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("not a regular file"), "{err}");
+}
+
+#[test]
+fn a_kernel_file_named_by_the_user_stands_for_the_trace_s_under_any_name() {
+    // A kernel calling a helper of another module: the trace names lines of both files.
+    let dir = temp_dir("replay-renamed");
+    let source = std::fs::read_to_string(repo().join("protocols/pallas/psum--no-capacity.py")).unwrap();
+    let (start, end) = (source.find("def neighbor_barrier").unwrap(), source.find("def psum_kernel").unwrap());
+    let helper = format!(
+        "import functools\n\nfrom jax.experimental import pallas as pl\nfrom jax.experimental.pallas import tpu as pltpu\n\n\n{}",
+        &source[start..end]
+    );
+    std::fs::write(dir.join("barrier.py"), helper).unwrap();
+    let kernel = format!("{}from barrier import neighbor_barrier\n\n\n{}", &source[..start], &source[end..]);
+    std::fs::write(dir.join("k.py"), &kernel).unwrap();
+    let k = dir.join("k.py");
+    let (code, trace, err) = semcheck(&["trace", k.to_str().unwrap(), "--devices", "2", "--format", "trace"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(trace.contains(" @ barrier.py:") && trace.contains("(via k.py:") && trace.contains(" @ k.py:"), "{trace}");
+    let path = dir.join("k.trace");
+    std::fs::write(&path, &trace).unwrap();
+    // The same bytes under another name, in another folder (next to its helper module).
+    let copy = dir.join("copy");
+    std::fs::create_dir_all(&copy).unwrap();
+    std::fs::copy(dir.join("barrier.py"), copy.join("barrier.py")).unwrap();
+    let renamed = copy.join("renamed.py");
+    std::fs::write(&renamed, &kernel).unwrap();
+    let (code, out, err) = semcheck(&["replay", path.to_str().unwrap(), "--kernel", renamed.to_str().unwrap()]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("rule `race` reproduced"), "{err}");
+    assert!(!err.contains("is not the file the trace was written from"), "the same bytes: {err}");
+    assert!(!err.contains("the message differs"), "{err}");
+    assert!(out.contains("@ renamed.py:") && out.contains("@ barrier.py:"), "{out}");
+    // A renamed file that changed still has to replay event by event: the fixed kernel does not.
+    let fixed = std::fs::read_to_string(repo().join("protocols/pallas/psum.py")).unwrap();
+    std::fs::write(&renamed, fixed).unwrap();
+    let (code, _, err) = semcheck(&["replay", path.to_str().unwrap(), "--kernel", renamed.to_str().unwrap()]);
+    assert_eq!(code, 4, "{err}");
 }
 
 #[test]

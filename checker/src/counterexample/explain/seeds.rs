@@ -105,7 +105,16 @@ impl Slicer<'_> {
                 let entered_again = (x + 1..at).any(|i| matches!(self.op_at(i), Some((e, _, Op::Enter)) if e == d));
                 if !entered_again {
                     let inv = self.program.invocation_of(d, pc);
-                    core.add(x, Role::Exit, Some(format!("{d} leaves the kernel (invocation {inv})")), false, 0);
+                    // Named as the schedule names it: a program's kernel by its name, an
+                    // invocation of a repeated kernel by its number (`#1`).
+                    let note = if self.program.has_several_kernels() {
+                        format!("{d} leaves {}", self.program.invocation_name(inv))
+                    } else if self.program.repeat > 1 {
+                        format!("{d} leaves the kernel (invocation {inv})")
+                    } else {
+                        format!("{d} leaves the kernel")
+                    };
+                    core.add(x, Role::Exit, Some(note), false, 0);
                 }
             }
         }

@@ -95,7 +95,10 @@
     }
 
     if (data.violation) {
-      document.getElementById("violation").textContent = data.violation.rule + ": " + data.violation.message;
+      // A message may name its rule already (a deadlock's is `deadlock: ...`): said once.
+      var message = data.violation.message, prefix = data.violation.rule + ": ";
+      document.getElementById("violation").textContent =
+        message.indexOf(prefix) === 0 ? message : prefix + message;
     }
     document.getElementById("minimized").textContent = data.minimized ? "minimised: " + data.minimized : "";
 

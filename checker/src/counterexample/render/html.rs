@@ -26,9 +26,7 @@ const SCRIPT: &str = include_str!("html.js");
 
 /// The page.
 pub fn html(program: &Program, header: &Header, run: &TracedRun) -> String {
-    let data = serde_json::to_string(&data(program, header, run)).expect("JSON of plain data");
-    // Nothing in the data may end the script element it sits in.
-    let data = data.replace("</", "<\\/").replace("<!--", "<\\!--");
+    let data = script_safe(&serde_json::to_string(&data(program, header, run)).expect("JSON of plain data"));
     let title = escape(&format!("semcheck: {}", header.case));
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{title}</title>\n\
@@ -40,6 +38,23 @@ pub fn html(program: &Program, header: &Header, run: &TracedRun) -> String {
          <table id=\"lanes\"></table>\n</section>\n<aside id=\"detail\"><p>Click an event.</p></aside>\n</main>\n\
          <script type=\"application/json\" id=\"data\">{data}</script>\n<script>\n{SCRIPT}</script>\n</body>\n</html>\n"
     )
+}
+
+/// JSON text that can sit inside a `<script>` element and still parse as the same JSON:
+/// `<`, `>` and `&` (which could end the element, open a comment in it, or start a
+/// character reference) and U+2028/U+2029 (line ends to older JavaScript) written as
+/// `\uXXXX` escapes. JSON has them only inside strings, where such an escape is the same
+/// character; every escape of JSON text starts with a backslash, so none of these characters
+/// is part of one.
+fn script_safe(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    for c in json.chars() {
+        match c {
+            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// HTML text escaping.
@@ -165,4 +180,15 @@ fn state(program: &Program, namer: &Namer<'_>, run: &TracedRun, state: &[u32]) -
         .map(|&c| json!([program.cell_name(c), run.values.display(program.cell_value(state, c), notation)]))
         .collect();
     json!({"devices": devices, "dmas": dmas, "shared": shared})
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn script_safe_json_has_no_markup_and_parses_to_the_same_value() {
+        let value = serde_json::json!({"code": "x = \"</script><!--<b>&amp;\u{2028}\u{2029}\\\"", "<key>": 1});
+        let safe = super::script_safe(&serde_json::to_string(&value).unwrap());
+        assert!(!safe.contains(['<', '>', '&', '\u{2028}', '\u{2029}']), "{safe}");
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&safe).unwrap(), value);
+    }
 }
