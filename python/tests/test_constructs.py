@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from conftest import KERNELS, needs_jax
+from conftest import KERNELS, SEEDS, needs_jax
 from helpers import evaluate, line_of, ops, statements
 
 
@@ -512,3 +512,32 @@ def test_a_bitcast_view_to_a_wider_type_reads_each_word_as_one_cell(exports):
     stores = [s for s in statements(k["body"]) if s["op"] == "store" and s["dst"]["buffer"] == res]
     assert len(stores) == 2 and not any(s["cellwise"] for s in stores)
     assert {leaf["view"]["buffer"] for s in stores for leaf in loads_of(s["value"])} == {k["buffers"].index(buf)}
+
+
+def test_a_module_imported_through_a_relative_path_is_named_where_it_is(exports, tmp_path):
+    # The kernel lives in lib/ring.py; the script imports it through "<its folder>/../lib":
+    # the document names lib/ring.py itself, no `..` in any file it names.
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "scripts").mkdir()
+    with open(os.path.join(SEEDS, "psum.py")) as f:
+        (tmp_path / "lib" / "ring.py").write_text(f.read())
+    script = tmp_path / "scripts" / "check_ring.py"
+    script.write_text("import os, sys\nsys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'lib'))\n"
+                      "import ring  # noqa: E402,F401\n")
+    doc = exports.get(str(script), 2)
+    assert doc["errors"] == [] and doc["kernels"], doc["errors"]
+    files = set()
+
+    def walk(node):
+        if isinstance(node, dict):
+            if isinstance(node.get("file"), str):
+                files.add(node["file"])
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    walk(doc["kernels"])
+    assert str(tmp_path / "lib" / "ring.py") in files, files
+    assert not any(".." in f.split(os.sep) for f in files), files

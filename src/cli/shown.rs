@@ -45,8 +45,9 @@ pub(crate) struct ViolationView<'s> {
     /// The 1-based index of the event that broke the rule (`None` for a deadlock: no
     /// event breaks it, the schedule ends with every device blocked).
     pub(crate) breaking: Option<usize>,
-    /// Where the violation is reported: the breaking event's line, else (a deadlock, a
-    /// leak found at exit) the line of the last located event of the devices involved.
+    /// Where the violation is reported: the breaking event's line; for a deadlock, the
+    /// line of the wait the first stuck device is stuck at; else (a leak found at exit)
+    /// the line of the last located event of the devices involved.
     pub(crate) location: Option<Loc>,
     /// The few events without which the violation does not happen.
     pub(crate) explanation: &'s Explanation,
@@ -131,8 +132,10 @@ impl Shown {
         let involved = |e: &&EventView| violation.devices.iter().any(|d| d.0 == e.device);
         let located = |e: &&EventView| e.loc.is_some();
         let upto = breaking.unwrap_or(events.len());
+        let stuck = || explanation.points.iter().find(|p| p.role == Role::Blocked).and_then(|p| p.loc.clone());
         let location = breaking
             .and_then(|b| events[b - 1].loc.clone())
+            .or_else(stuck)
             .or_else(|| events[..upto].iter().rev().filter(involved).find(located).and_then(|e| e.loc.clone()))
             .or_else(|| events[..upto].iter().rev().find(located).and_then(|e| e.loc.clone()));
         Some(ViolationView { events, breaking, location, explanation })

@@ -101,8 +101,8 @@ fn read_already(path: &Path, devices: usize) -> Option<Arc<Document>> {
     cache().lock().unwrap_or_else(|e| e.into_inner()).get(&(path.to_path_buf(), devices)).cloned()
 }
 
-/// Says a note on stderr, once per process: a script's warning is the same at every
-/// size and for every kernel of the file.
+/// Says a note on stderr, once per process: a script's warning, or a note on one of its
+/// kernels, is the same at every size (a note that names the size differs by it).
 fn note_once(note: &str) {
     static SAID: Mutex<Vec<String>> = Mutex::new(Vec::new());
     let mut said = SAID.lock().unwrap_or_else(|e| e.into_inner());
@@ -556,11 +556,11 @@ fn import_kernel(k: &KernelDoc, path: &Path) -> Result<import::Imported, ModelEr
                 .unwrap_or_default();
             // A construct read only because what it gives never reaches the protocol says why.
             let why = i.get("why").and_then(|w| w.as_str()).unwrap_or("only prints or times");
-            eprintln!("semcheck: note: kernel {}: `{what}`{at}: {why}; not modelled", k.name);
+            note_once(&format!("{}: kernel {}: `{what}`{at}: {why}; not modelled", path.display(), k.name));
         }
     }
     if let Some(note) = k.rest.get("prefetch").and_then(prefetch_note) {
-        eprintln!("semcheck: note: kernel {}: {note}", k.name);
+        note_once(&format!("{}: kernel {}: {note}", path.display(), k.name));
     }
     import::import(k)
 }
@@ -596,7 +596,7 @@ pub fn kernel(doc: &Document, path: &Path, name: Option<&str>) -> Result<import:
     let imported = match target {
         Target::Kernel(k) => {
             if let Some(note) = passed_semaphores_note(doc, k) {
-                eprintln!("semcheck: note: kernel {}: {note}", k.name);
+                note_once(&format!("{}: kernel {}: {note}", path.display(), k.name));
             }
             let one = imported.pop().expect("one kernel").1;
             if one.kernel.implicit_entry_barrier() != one.implicit_entry_barrier {
@@ -656,10 +656,13 @@ pub fn program(
     let doc = document(path, devices)?;
     let imported = kernel(&doc, path, name)?;
     if imported.mesh.num_devices() != devices {
-        eprintln!(
-            "semcheck: note: kernel {} runs on its own {} mesh ({}), not on the {devices} devices JAX was given",
-            imported.kernel.name, imported.mesh_kind, imported.mesh
-        );
+        note_once(&format!(
+            "{}: kernel {} runs on its own {} mesh ({}), not on the devices JAX was given",
+            path.display(),
+            imported.kernel.name,
+            imported.mesh_kind,
+            imported.mesh
+        ));
     }
     match expect {
         Some(reference) => {
@@ -670,7 +673,7 @@ pub fn program(
             let (program, note) = spec::lockstep_program(&imported.kernel, &imported.mesh, repeat)?;
             if let Some(n) = note {
                 let what = if imported.kernel.is_program() { "program" } else { "kernel" };
-                eprintln!("semcheck: note: {what} {}: {n}", imported.kernel.name);
+                note_once(&format!("{}: {what} {}: {n}", path.display(), imported.kernel.name));
             }
             Ok(program)
         }

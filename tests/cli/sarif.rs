@@ -109,6 +109,24 @@ fn a_violation_of_a_kernel_file_is_one_result_at_its_line() {
 }
 
 #[test]
+fn a_deadlock_is_reported_at_the_wait_a_device_is_stuck_at() {
+    // No event breaks a deadlock: its place is the wait that never passes, in SARIF and
+    // in the JSON report alike (not the last event that happened).
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/protocols/pallas/split_ppermute--wrong-semaphore.py");
+    let source = std::fs::read_to_string(file).unwrap();
+    let stuck = 1 + source.lines().position(|l| l.contains("make_async_copy(x_ref, o_ref, recv_sem).wait()")).unwrap();
+    let (code, out, err) = semcheck(&["check", file, "--devices", "2", "--format", "sarif"]);
+    assert_eq!(code, 1, "{err}");
+    let r = &sarif(&out)["runs"][0]["results"][0];
+    assert_eq!(r["ruleId"], "deadlock");
+    assert_eq!(r["locations"][0]["physicalLocation"]["region"]["startLine"], stuck, "{r}");
+    let (_, json, _) = semcheck(&["check", file, "--devices", "2", "--json"]);
+    let violation = &crate::common::document(&json)["cases"][0]["violation"];
+    assert_eq!(violation["location"]["line"], stuck, "{violation}");
+    assert!(violation["breaking_event"].is_null());
+}
+
+#[test]
 fn a_range_of_sizes_is_one_result_for_its_smallest_violation() {
     let file = concat!(env!("CARGO_MANIFEST_DIR"), "/protocols/pallas/psum--no-capacity.py");
     let (code, out, err) = semcheck(&["check", file, "--sizes", "2..3", "--format", "sarif"]);

@@ -712,7 +712,7 @@ def _caller() -> dict | None:
     if not frames:
         return None
     rec = location.frame_record(frames[0])
-    rec["stack"] = [{"file": f.file_name, "line": f.start_line, "function": f.function_name,
+    rec["stack"] = [{"file": location.file_name(f.file_name), "line": f.start_line, "function": f.function_name,
                      "text": location.frame_record(f)["text"]} for f in frames[1:9]]
     return rec
 
@@ -794,10 +794,10 @@ def _error_record(e: BaseException, path: str, message: str) -> dict:
         # The script does not compile: the error is at the offending line, not at the
         # interpreter's frame that read the file.
         text = (e.text or "").strip()
-        loc = {"file": e.filename, "line": e.lineno, "function": "<module>", "text": text, "code": text,
+        loc = {"file": location.file_name(e.filename), "line": e.lineno, "function": "<module>", "text": text, "code": text,
                "stack": []}
     elif where is not None:
-        loc = {"file": where.filename, "line": where.lineno, "function": where.name,
+        loc = {"file": location.file_name(where.filename), "line": where.lineno, "function": where.name,
                "text": (where.line or "").strip(), "code": (where.line or "").strip(), "stack": []}
     if "Unsupported TPU device kind: cpu" in message:
         message += (" (the script asks JAX for the TPU's sizes, pltpu.get_tpu_info(), which a CPU host does not "

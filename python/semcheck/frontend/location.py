@@ -124,10 +124,17 @@ def _code(frame: source_info_util.Frame) -> str:
     return text
 
 
+def file_name(name: str) -> str:
+    """A frame's file as the document names it: without ``..`` and ``.`` parts (a module
+    imported through ``sys.path.insert(0, "../src")`` is named where it is); a name like
+    ``<string>`` as it is."""
+    return name if name.startswith("<") else os.path.normpath(name)
+
+
 def frame_record(frame: source_info_util.Frame) -> dict[str, Any]:
     """One frame as a JSON record."""
     return {
-        "file": frame.file_name,
+        "file": file_name(frame.file_name),
         "line": frame.start_line,
         "function": frame.function_name,
         "text": _line(frame.file_name, frame.start_line),
@@ -173,7 +180,7 @@ def of_eqn(eqn: Any, kernel_function: str | None = None) -> dict[str, Any] | Non
     loc = frame_record(frames[0])
     stack = []
     for f in frames[1:]:
-        stack.append({"file": f.file_name, "line": f.start_line, "function": f.function_name,
+        stack.append({"file": file_name(f.file_name), "line": f.start_line, "function": f.function_name,
                       "text": _line(f.file_name, f.start_line)})
         if kernel_function is not None and f.function_name == kernel_function:
             break
