@@ -61,6 +61,18 @@ fn is_subreaper() -> bool {
     SUBREAPER.load(std::sync::atomic::Ordering::SeqCst)
 }
 
+/// The last 64 KiB of a child's output file (a script may print without bound: its
+/// stderr is read for the end of what it said, never whole).
+pub fn read_tail(path: &std::path::Path) -> String {
+    use std::io::{Seek, SeekFrom};
+    let Ok(mut f) = std::fs::File::open(path) else { return String::new() };
+    let len = f.metadata().map_or(0, |m| m.len());
+    let _ = f.seek(SeekFrom::Start(len.saturating_sub(64 << 10)));
+    let mut bytes = Vec::new();
+    let _ = f.take(64 << 10).read_to_end(&mut bytes);
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
 /// Starts `cmd` as the leader of a new process group, registered until [`wait`] or
 /// [`kill_all`] ends it.
 pub fn spawn(cmd: &mut Command) -> io::Result<Child> {

@@ -260,7 +260,7 @@ fn interpret(plan_path: &Path, schedule: &str, seconds: f64) -> Result<Value, St
         }
         Err(e) => return Err(format!("the {schedule} run in JAX's interpreter was stopped: {e}")),
     };
-    let stderr = read_tail(&err_path);
+    let stderr = semcheck::children::read_tail(&err_path);
     let text = std::fs::read_to_string(&out).map_err(|_| {
         let how = semcheck::children::describe(status);
         let tail: Vec<&str> = stderr.lines().rev().take(12).collect::<Vec<_>>().into_iter().rev().collect();
@@ -274,16 +274,6 @@ fn interpret(plan_path: &Path, schedule: &str, seconds: f64) -> Result<Value, St
     serde_json::from_str(&text).map_err(|e| format!("unreadable result of JAX's interpreter: {e}"))
 }
 
-/// The last 64 KiB of a run's stderr (a script may print without bound).
-fn read_tail(path: &Path) -> String {
-    use std::io::{Read, Seek, SeekFrom};
-    let Ok(mut f) = std::fs::File::open(path) else { return String::new() };
-    let len = f.metadata().map_or(0, |m| m.len());
-    let _ = f.seek(SeekFrom::Start(len.saturating_sub(64 << 10)));
-    let mut bytes = Vec::new();
-    let _ = f.take(64 << 10).read_to_end(&mut bytes);
-    String::from_utf8_lossy(&bytes).into_owned()
-}
 
 /// One output value as a number (NaN and infinities come as strings).
 fn number(v: &Value) -> f64 {

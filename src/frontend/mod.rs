@@ -330,7 +330,7 @@ fn finish_export(mut job: Job, stopped: &dyn Fn() -> bool) -> Result<Document, M
     );
     let text = std::fs::read_to_string(&job.out);
     let _ = std::fs::remove_file(&job.out);
-    let stderr = std::fs::read_to_string(&job.err_path).unwrap_or_default();
+    let stderr = crate::children::read_tail(&job.err_path);
     let _ = std::fs::remove_file(&job.err_path);
     let Some(status) = status? else {
         return Err(ModelError::new(

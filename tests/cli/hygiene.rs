@@ -92,6 +92,33 @@ fn sigterm_sighup_and_sigint_end_the_script_and_the_process_it_started() {
 }
 
 #[test]
+fn semcheck_killed_outright_takes_the_script_and_its_process_with_it() {
+    // SIGKILL cannot be handled by semcheck: the export server sees that its parent is
+    // gone and ends the script's worker, and with it what the script started.
+    let dir = temp_dir("hygiene-KILL");
+    let script_pid = dir.join("script.pid");
+    let (script, pid_file) = spawning_script(
+        &dir,
+        &format!(
+            "import os, time\nopen({:?}, 'w').write(str(os.getpid()))\ntime.sleep(60)",
+            script_pid.display().to_string()
+        ),
+    );
+    let mut semcheck = semcheck_cmd()
+        .args(["check", script.to_str().unwrap(), "--devices", "2"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let child = pid_in(&pid_file, 60).expect("the script started its child");
+    let script_process = pid_in(&script_pid, 10).expect("the script wrote its pid");
+    semcheck.kill().unwrap();
+    semcheck.wait().unwrap();
+    assert!(ends(script_process), "the script's process {script_process} outlived semcheck killed outright");
+    assert!(ends(child), "the script's child {child} outlived semcheck killed outright");
+}
+
+#[test]
 fn a_script_that_ends_leaves_no_process_behind() {
     // The script ends normally, its background child still running: the group is ended.
     let dir = temp_dir("hygiene-normal");

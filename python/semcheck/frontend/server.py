@@ -26,7 +26,9 @@ resident memory once it has ended (and, if its worker retired or died, once the
 worker's process group is gone, with ``"retired": WHY``). ``{"cancel": 7}`` on stdin
 ends request 7: dropped from the queue, or its worker's process group killed; it is
 reported ended all the same. End of stdin: the server finishes what it runs, ends its
-workers and exits.
+workers and exits. A server whose parent died (the binary killed outright, ``SIGKILL``:
+it is no longer its parent's child) ends its workers and exits within half a second,
+what they ran unfinished.
 
 Process hygiene: the server is the leader of the group its parent (the ``semcheck``
 binary) made for it. Each worker leads a group of its own (so whatever a script leaves
@@ -285,6 +287,7 @@ def serve(jobs: int, idle_seconds: float | None = None) -> int:
     # faults per export measured (psum.py, 20 exports).
     gc.freeze()
     me = os.getpid()
+    parent = os.getppid()
     slots = max(1, jobs)
     queue: list[dict] = []
     workers: list[_Worker] = []
@@ -294,6 +297,8 @@ def serve(jobs: int, idle_seconds: float | None = None) -> int:
     last = time.monotonic()
     try:
         while True:
+            if os.getppid() != parent:
+                break  # the binary was killed outright: its exports end with it (below)
             busy = bool(queue) or any(w.current is not None for w in workers)
             if not (open_input or busy):
                 break
