@@ -85,11 +85,20 @@ fn sizes_bad_input_exits_2() {
         &["check", "all", "--sizes", "2..4"],
         &["check", "psum", "--sizes", "2..4", "--engine", "shuttle"],
         &["check", "psum", "--window-radius", "2"],
+        &["check", "psum", "--sizes", "2..4", "--max-states", "100"],
     ] {
         let (code, out, err) = semcheck(args);
         assert_eq!(code, 2, "{args:?}: {out}{err}");
         assert!(!err.is_empty(), "{args:?}: no message");
     }
+}
+
+#[test]
+fn a_time_budget_bounds_the_whole_range_and_says_which_sizes_it_decided() {
+    let (code, out, err) = semcheck(&["check", "psum", "--sizes", "2..256", "--max-seconds", "1"]);
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(out.contains("INCOMPLETE") && out.contains("stopped by the time budget of 1 s"), "{out}");
+    assert!(out.contains("decided before it: N = 2..") && out.contains("nothing more is claimed"), "{out}");
 }
 
 /// `--dma-order pair-fifo` allows no execution the defaults do not: the window method runs
