@@ -274,7 +274,6 @@ fn interpret(plan_path: &Path, schedule: &str, seconds: f64) -> Result<Value, St
     serde_json::from_str(&text).map_err(|e| format!("unreadable result of JAX's interpreter: {e}"))
 }
 
-
 /// One output value as a number (NaN and infinities come as strings).
 fn number(v: &Value) -> f64 {
     match v {

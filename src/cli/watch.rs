@@ -118,6 +118,17 @@ struct State {
     bar: Option<ProgressBar>,
 }
 
+/// Seconds as a stop report says them: tenths from a second on, else two significant
+/// digits (`0.012`, not `0.0`, under a budget of 0.01 s).
+fn elapsed_text(seconds: f64) -> String {
+    if seconds >= 1.0 || seconds <= 0.0 {
+        format!("{seconds:.1}")
+    } else {
+        let decimals = (1 - seconds.log10().floor() as i32).clamp(1, 9) as usize;
+        format!("{seconds:.decimals$}")
+    }
+}
+
 impl State {
     /// What stopped work `doing` for `reason`, and how far it got.
     fn detail(&self, reason: StopReason, doing: &str) -> String {
@@ -134,7 +145,8 @@ impl State {
             None => "nothing was proved".to_string(),
         };
         format!(
-            "stopped by {by} while {doing}, after {seconds:.1} s with {} MiB resident{reached}; {claimed}",
+            "stopped by {by} while {doing}, after {} s with {} MiB resident{reached}; {claimed}",
+            elapsed_text(seconds),
             self.resident >> 20
         )
     }
@@ -430,5 +442,15 @@ impl Watch {
         let _ = out.flush();
         // Exiting runs `semcheck::cleanup::now`: the script's process group is killed.
         std::process::exit(EXIT_INCOMPLETE);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn elapsed_seconds_keep_two_significant_digits_below_a_second() {
+        let said: Vec<String> =
+            [12.345, 1.0, 0.95, 0.0123, 0.001234, 0.0].into_iter().map(super::elapsed_text).collect();
+        assert_eq!(said, ["12.3", "1.0", "0.95", "0.012", "0.0012", "0.0"]);
     }
 }
