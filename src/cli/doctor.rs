@@ -92,11 +92,17 @@ pub(crate) fn run(args: &DoctorArgs) -> Result<i32, ModelError> {
         emitln!("     {}", c.summary());
         match why {
             None => emitln!("     usable"),
+            // SEMCHECK_PYTHON is the only one considered: an error, not a step to the next.
+            Some(why) if c.origin == Origin::Explicit => emitln!("     cannot be used: {why}"),
             Some(why) => emitln!("     passed over: {why}"),
         }
     }
-    if interpreter::explicit().is_none() && plan.considered.is_empty() {
-        emitln!("  (none: SEMCHECK_PYTHON is not set, no Python program started semcheck, and no interpreter is next to this binary)");
+    match interpreter::explicit() {
+        None if plan.considered.is_empty() => emitln!(
+            "  (none: SEMCHECK_PYTHON is not set, no Python program started semcheck, and no interpreter is next to this binary)"
+        ),
+        Some(None) => emitln!("  (none: SEMCHECK_PYTHON=managed asks for semcheck's managed environment)"),
+        _ => {}
     }
     match &plan.chosen {
         Chosen::Interpreter(c) => {

@@ -322,7 +322,12 @@ pub fn bootstrap_python() -> Result<PathBuf, String> {
                 given.display(),
                 p.python
             )),
-            _ => Ok(given),
+            Ok(_) => Ok(given),
+            Err(e) => Err(format!(
+                "SEMCHECK_BOOTSTRAP_PYTHON ({}) cannot be used: {e}. Fix: set SEMCHECK_BOOTSTRAP_PYTHON to a Python \
+                 {min} or newer, or unset it (or set SEMCHECK_PYTHON to an interpreter with a supported jax)",
+                given.display()
+            )),
         };
     }
     let mut seen = Vec::new();
@@ -344,8 +349,20 @@ pub fn bootstrap_python() -> Result<PathBuf, String> {
     ))
 }
 
-/// The cached virtual environment, created on first use.
+/// The cached virtual environment, created on first use; a creation that failed is not
+/// tried again by the same process (every kernel file and size would say and redo it).
 fn venv(cache: &Path) -> Result<PathBuf, ModelError> {
+    static FAILED: std::sync::OnceLock<ModelError> = std::sync::OnceLock::new();
+    if let Some(e) = FAILED.get() {
+        return Err(e.clone());
+    }
+    create_venv(cache).inspect_err(|e| {
+        let _ = FAILED.set(e.clone());
+    })
+}
+
+/// [`venv`]'s work: the environment, made if it does not exist.
+fn create_venv(cache: &Path) -> Result<PathBuf, ModelError> {
     let dir = managed_dir(cache);
     let python = dir.join("bin").join("python");
     if dir.join(".complete").is_file() {

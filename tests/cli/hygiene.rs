@@ -504,4 +504,18 @@ fn the_managed_environment_is_made_by_a_python_new_enough_for_jax_or_not_at_all(
     let (code, text) = run(&["doctor"], None);
     assert_eq!(code, Some(0), "{text}");
     assert!(text.contains(&format!("  with {}", new.display())), "{text}");
+    // Named explicitly and not runnable: doctor says so up front, naming the variable.
+    let missing = dir.join("no-such-python");
+    let (code, text) = run(&["doctor"], Some(&missing));
+    assert_eq!(code, Some(2), "{text}");
+    assert!(text.contains(&format!("SEMCHECK_BOOTSTRAP_PYTHON ({}) cannot be used", missing.display())), "{text}");
+    // One whose `-m venv` fails: tried once by a check of two sizes, said once.
+    let failing = bin.join("python3-novenv");
+    let answer = r#"{"python": "3.12.1", "jax": null, "jaxlib": null, "semcheck": null}"#;
+    std::fs::write(&failing, format!("#!/bin/sh\nif [ \"$1\" = -I ]; then echo '{answer}'; exit 0; fi\nexit 1\n"))
+        .unwrap();
+    std::fs::set_permissions(&failing, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (code, text) = run(&["check", script.to_str().unwrap(), "--devices", "2-3"], Some(&failing));
+    assert_eq!(code, Some(2), "{text}");
+    assert_eq!(text.matches("first use of the Python front end").count(), 1, "{text}");
 }
