@@ -67,6 +67,9 @@ pub(crate) enum Command {
     /// Say which Python interpreter and JAX will read kernel files, and why (creates
     /// nothing, runs no kernel).
     Doctor(super::doctor::DoctorArgs),
+    /// Print the JSON Schema (2020-12) of every document `--json` and `--format json`
+    /// print (their `schema_version` 1): `semcheck schema > semcheck-output-v1.schema.json`.
+    Schema,
     /// Print the performance table: states, transitions, seconds and peak memory per
     /// protocol and mesh size.
     Bench(BenchArgs),

@@ -105,6 +105,10 @@ pub(crate) fn run() -> i32 {
     let result = match cli.command {
         Command::List { json } => list::run(json),
         Command::Doctor(args) => doctor::run(&args),
+        Command::Schema => {
+            emit(output::SCHEMA);
+            Ok(EXIT_PROVED)
+        }
         Command::Supervise(args) => supervise::run(&args),
         Command::Semantics { json } => semantics::run(json),
         Command::Bench(args) => bench::run(&args),
@@ -194,6 +198,7 @@ fn limits(command: &Command) -> watch::Limits {
         Command::List { .. }
         | Command::Semantics { .. }
         | Command::Doctor(_)
+        | Command::Schema
         | Command::Bench(_)
         | Command::Engines(_)
         | Command::Mutate(_) => default,

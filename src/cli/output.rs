@@ -8,6 +8,10 @@ use serde_json::{json, Map, Value};
 
 use super::{emit, EXIT_INCOMPLETE, EXIT_PROVED, EXIT_USAGE, EXIT_VIOLATION};
 
+/// The JSON Schema of the documents (`docs/schema/semcheck-output-v1.schema.json`), which
+/// `semcheck schema` prints: an installed semcheck carries it.
+pub(crate) const SCHEMA: &str = include_str!("../../docs/schema/semcheck-output-v1.schema.json");
+
 /// The version of the JSON documents' schema: bumped when a key is removed or changes
 /// meaning (adding keys does not bump it).
 pub(crate) const SCHEMA_VERSION: u32 = 1;
@@ -17,7 +21,7 @@ pub(crate) const SCHEMA_VERSION: u32 = 1;
 pub(crate) enum OutputFormat {
     /// Text for people.
     Text,
-    /// One JSON document (`docs/schema/semcheck-output-v1.schema.json`).
+    /// One JSON document (its JSON Schema: `semcheck schema`).
     Json,
     /// SARIF 2.1.0, for code-scanning tools and editors: one result per violation, at
     /// its line.

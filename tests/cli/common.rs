@@ -72,12 +72,20 @@ pub fn semcheck(args: &[&str]) -> (i32, String, String) {
     (out.status.code().unwrap_or(-1), stdout, String::from_utf8_lossy(&out.stderr).into())
 }
 
-/// The schema every `--json` document follows.
+/// The schema every `--json` document follows, as `semcheck schema` prints it (the
+/// repository's `docs/schema/semcheck-output-v1.schema.json`, byte for byte).
 fn schema() -> &'static jsonschema::Validator {
     static SCHEMA: OnceLock<jsonschema::Validator> = OnceLock::new();
     SCHEMA.get_or_init(|| {
+        let out = semcheck_cmd().arg("schema").output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "semcheck schema");
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/schema/semcheck-output-v1.schema.json");
-        let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            std::fs::read_to_string(path).unwrap(),
+            "semcheck schema vs {path}"
+        );
+        let schema: Value = serde_json::from_slice(&out.stdout).unwrap();
         jsonschema::validator_for(&schema).unwrap_or_else(|e| panic!("the schema itself is invalid: {e}"))
     })
 }

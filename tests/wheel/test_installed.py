@@ -41,6 +41,9 @@ def test_a_seed_kernel_file_is_proved_with_the_environments_jax(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["schema_version"] == 1 and doc["verdict"] == "proved", doc
+    # The installed binary carries the schema of the document it printed.
+    schema = json.loads(run(BIN, "schema").stdout)
+    assert schema["$id"] == "urn:semcheck:output:1" and set(schema["required"]) <= set(doc), schema["required"]
     case = doc["cases"][0]
     assert case["frontend"]["jax"] == JAX, case["frontend"]
     assert case["frontend"]["origin"] == "installed", case["frontend"]
