@@ -1,4 +1,4 @@
-//! `semcheck simulate PROTOCOL --lockstep`: run a protocol in the seed's lock-step schedule
+//! `semcheck simulate PROTOCOL [--lockstep]`: run a protocol in the seed's lock-step schedule
 //! and print its traversal tables.
 
 use clap::{Args, ValueEnum};
@@ -31,8 +31,9 @@ pub(crate) struct SimulateArgs {
     #[command(flatten)]
     pub(crate) case: CaseArgs,
     /// The lock-step schedule of the seed's tables (every device finishes a grid index
-    /// before any starts the next): the only schedule `simulate` runs, so it is required.
-    #[arg(long, required = true)]
+    /// before any starts the next): the only schedule `simulate` runs, and so the default;
+    /// the flag says so explicitly.
+    #[arg(long)]
     pub(crate) lockstep: bool,
     /// Output format.
     #[arg(long, value_enum, default_value_t = SimFormat::Table)]
