@@ -175,6 +175,10 @@ pub struct ProgramDoc {
     /// How many times the script ran it.
     #[serde(default)]
     pub invocations: Option<u32>,
+    /// Why it cannot be checked (a semaphore it hands out reaches kernels whose runs are
+    /// not static), or `None`.
+    #[serde(default)]
+    pub unsupported: Option<String>,
 }
 
 fn yes() -> bool {

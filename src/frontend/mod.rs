@@ -570,6 +570,15 @@ fn import_kernel(k: &KernelDoc, path: &Path) -> Result<import::Imported, ModelEr
 pub fn kernel(doc: &Document, path: &Path, name: Option<&str>) -> Result<import::Imported, ModelError> {
     doc.check_errors(&path.display().to_string())?;
     let target = choose(doc, path, name)?;
+    if let Target::Program(p) = target {
+        if let Some(why) = &p.unsupported {
+            let at = p.call.as_ref().map(|l| format!(" (called at {})", l.short())).unwrap_or_default();
+            return Err(ModelError::new(
+                ErrorKind::Unsupported,
+                format!("unsupported construct: program {}{at}: {why}; the program is not checked", p.name),
+            ));
+        }
+    }
     let steps = target.kernels(doc);
     // Each kernel once: its errors and notes.
     let mut imported: Vec<(usize, import::Imported)> = Vec::new();

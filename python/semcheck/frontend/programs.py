@@ -92,6 +92,9 @@ class Program:
     #: ``((step, argument), (step, argument))``: argument ``to`` of step ``to[0]`` is the
     #: value argument ``from`` of an earlier step holds (steps index ``calls``).
     links: list[tuple[tuple[int, int], tuple[int, int]]]
+    #: Why the program cannot be checked (its semaphores reach kernels whose runs are not
+    #: static), or ``None``.
+    unsupported: str | None = None
 
     def name(self) -> str:
         names: list[str] = []
@@ -116,6 +119,9 @@ class Tracker:
         self._runs: dict[int, int] = {}
         #: Notes for the document (kernels whose semaphores are not followed).
         self.notes: list[str] = []
+        #: Semaphore values kernels handed out that flow into a ``cond`` or ``while`` whose
+        #: kernels run a number of times that is not static, with those kernels' calls.
+        self.escapes: dict[int, list[Call]] = {}
 
     def _fresh(self) -> int:
         self._next += 1
@@ -192,8 +198,14 @@ class Tracker:
             return self._walk(subs[0], ins, ctx, ordered)
         # A conditional, a loop of unknown (or too large) trip count: its kernels run, but
         # whether and how often is not static.
+        first = len(self.calls)
         for sub in subs:
             self._walk(sub, [self._fresh() for _ in sub.invars], ctx, False)
+        inside = self.calls[first:]
+        for v in ins:
+            src = self.producer.get(v)
+            if inside and src is not None and src[1] in self.calls[src[0]].semaphore_results():
+                self.escapes.setdefault(v, []).extend(inside)
         return [self._fresh() for _ in range(n_out)]
 
     # -- grouping -------------------------------------------------------------------
@@ -242,9 +254,23 @@ class Tracker:
         for members in groups.values():
             if not any(m.semaphore_results() for m in members):
                 continue
-            out.append(Program(members, _links(members)))
+            out.append(Program(members, _links(members), self._escaped(members)))
         self._note_unordered()
         return out
+
+    def _escaped(self, members: list[Call]) -> str | None:
+        """Why the program of ``members`` cannot be checked: a semaphore one of them hands
+        out flows into a ``cond`` or ``while`` that calls kernels (which may take it, a
+        number of times that is not static); ``None`` when none does."""
+        for m in members:
+            for j in m.semaphore_results():
+                inside = self.escapes.get(m.outs[j])
+                if inside:
+                    names = ", ".join(dict.fromkeys(_kernel_name(c) for c in inside))
+                    return (f"a semaphore kernel {_kernel_name(m)} hands out (its result {j}) is passed into a "
+                            f"lax.cond or while_loop that calls {names}: whether and how often those run is not "
+                            "static, so what takes the semaphore is not known")
+        return None
 
     def _span_end(self, members: list[Call], calls: list[Call]) -> float:
         """The last call that takes a semaphore the group hands out (infinite for one no
@@ -262,7 +288,8 @@ class Tracker:
             if passes and not c.ordered:
                 self.notes.append(f"kernel {_kernel_name(c)} takes or hands out semaphores inside a lax.cond or "
                                   "while_loop: whether and how often it runs is not static, so semcheck does not "
-                                  "follow its semaphores from kernel to kernel; it is checked alone")
+                                  "follow its semaphores from kernel to kernel (a program whose semaphores reach "
+                                  "it is not checked)")
             elif passes and not c.follows_values():
                 self.notes.append(f"kernel {_kernel_name(c)} takes or hands out semaphores as a pl.kernel staged "
                                   "under this JAX: semcheck does not follow them from kernel to kernel; it is "
@@ -330,7 +357,7 @@ def export_programs(tracker: Tracker, captured: list, records: list[dict],
             continue
         rec = {"name": p.name(), "kernels": steps,
                "links": [{"from": list(a), "to": list(b)} for a, b in p.links],
-               "call": p.calls[0].call_loc, "invocations": 1}
+               "call": p.calls[0].call_loc, "invocations": 1, "unsupported": p.unsupported}
         seen[key] = rec
         out.append(rec)
     standalone = {index[id(c.kernel)] for c in tracker.calls if c.index not in in_programs and id(c.kernel) in index}
