@@ -18,7 +18,7 @@
 //! document (`.json`) runs nothing and is only checked for its place.
 //!
 //! The other header fields that reach a process are plain data by the trace parser's own
-//! checks: `devices` (a number, 1 to 65535, given to the script as `--devices`),
+//! checks: `devices` (a number, 1 to 4096, given to the script as `--devices`),
 //! `kernel-tpu` (a chip name of at most 32 letters, digits, `-`, `_` or `.`, set as
 //! `SEMCHECK_TPU`), `kernel-sha256` (64 hexadecimal digits). `kernel-name` and
 //! `kernel-expect` only pick a kernel of the export and a reference specification, by
