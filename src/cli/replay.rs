@@ -76,7 +76,9 @@ pub(crate) fn run(args: &ReplayArgs) -> Result<i32, String> {
     let w = watch();
     // Reading is under both budgets: a FIFO that never ends is stopped by the time
     // budget, and what is read is capped by the memory budget.
-    w.case(&name, Style::Note);
+    // With --json, a budget or a signal that stops the replay prints its document (`verdict`
+    // `incomplete`, as `check --json` does); else a note on stderr.
+    w.case(&name, if args.format() == FormatArg::Json { Style::Json } else { Style::Note });
     w.doing("reading the trace file", false);
     let cap = read_cap(args.budget.memory_bytes());
     let bytes = if stdin { limited(std::io::stdin().lock(), cap) } else { read_bounded(&args.file, cap) }
