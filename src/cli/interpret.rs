@@ -168,6 +168,13 @@ fn plan(file: &TraceFile, program: &Program, run: &TracedRun) -> Result<Value, S
                     (trace its Python file, e.g. protocols/pallas/<protocol>--<mutant>.py, instead)"
             .to_string());
     };
+    if semcheck::frontend::is_document(path) {
+        // `replay` refuses this before anything runs; never hand a document to Python.
+        return Err(format!(
+            "--interpret runs a kernel file's script: {} is a kernel document, which has no script to run",
+            path.display()
+        ));
+    }
     if case.repeat != 1 {
         return Err(format!("--interpret cannot steer {} invocations: the script calls its kernel once", case.repeat));
     }

@@ -80,9 +80,11 @@ pub(crate) fn document(command: &str, body: Value) -> Value {
     Value::Object(out)
 }
 
-/// A command's result as a document: its verdict, exit code, cases and summary.
+/// A command's result as a document: its verdict, exit code, cases and summary. For
+/// `trace` and `replay` (a budget or a signal stopped them: the watchdog's report) also
+/// `counterexample`, `null`, which every document of theirs has.
 pub(crate) fn results(command: &str, code: i32, cases: Vec<Value>, summary: Value) -> Value {
-    document(
+    let mut doc = document(
         command,
         json!({
             "verdict": verdict_of(code),
@@ -91,7 +93,11 @@ pub(crate) fn results(command: &str, code: i32, cases: Vec<Value>, summary: Valu
             "cases": cases,
             "summary": summary,
         }),
-    )
+    );
+    if matches!(command, "trace" | "replay") {
+        doc["counterexample"] = Value::Null;
+    }
+    doc
 }
 
 /// The document of a command that could not run: usage, input or environment errors.

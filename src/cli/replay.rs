@@ -31,15 +31,19 @@ pub(crate) struct ReplayArgs {
     /// Run the trace's kernel file in JAX's TPU interpret mode, steered through the
     /// counterexample's schedule, and print the output values that differ from the
     /// lock-step run (and JAX's race detector's report): exit 1 when something differs.
+    /// Not for a trace of an exported `.json` document, which has no script to run.
     #[arg(long, conflicts_with = "format")]
     pub(crate) interpret: bool,
     /// For a trace of a kernel file: run this file instead of the one the trace names
     /// (resolved against the current folder); under any name, its lines stand for the
-    /// lines of the trace's kernel file.
+    /// lines of the trace's kernel file. Without it, the trace's kernel file runs only
+    /// from the trace's folder or below, outside hidden folders (`.venv`), `site-packages`
+    /// and Python installations, and with the sha256 the trace records.
     #[arg(long, value_name = "FILE")]
     pub(crate) kernel: Option<PathBuf>,
     /// For a trace of a kernel file: run the file the trace names even if it changed since
-    /// the trace was written (its sha256 differs from the trace's `kernel-sha256`).
+    /// the trace was written (its sha256 differs from the trace's `kernel-sha256`); where
+    /// it may be is not changed.
     #[arg(long, conflicts_with = "kernel")]
     pub(crate) allow_changed: bool,
     /// Time and memory budgets.
@@ -72,7 +76,9 @@ pub(crate) fn run(args: &ReplayArgs) -> Result<i32, String> {
     let w = watch();
     // Reading is under both budgets: a FIFO that never ends is stopped by the time
     // budget, and what is read is capped by the memory budget.
-    w.case(&name, Style::Note);
+    // With --json, a budget or a signal that stops the replay prints its document (`verdict`
+    // `incomplete`, as `check --json` does); else a note on stderr.
+    w.case(&name, if args.format() == FormatArg::Json { Style::Json } else { Style::Note });
     w.doing("reading the trace file", false);
     let cap = read_cap(args.budget.memory_bytes());
     let bytes = if stdin { limited(std::io::stdin().lock(), cap) } else { read_bounded(&args.file, cap) }
@@ -87,15 +93,35 @@ pub(crate) fn run(args: &ReplayArgs) -> Result<i32, String> {
     semcheck::frontend::run_scripts_with(&args.script.args);
     let mut runnable = file.clone();
     let mut changed = None;
+    let document = chosen.as_ref().is_some_and(|k| semcheck::frontend::is_document(&k.path));
+    if document && args.interpret {
+        let k = chosen.as_ref().map_or_else(String::new, |k| k.path.display().to_string());
+        return Err(format!(
+            "{name}: line {}: --interpret runs a kernel file's script in JAX's interpreter, and {k} is a kernel \
+             document, which has no script to run (a document is read, never run); replay --interpret the trace \
+             of the kernel file it was exported from (`semcheck trace k.py --format trace`), or name that file \
+             with --kernel FILE",
+            file.header_lines.source
+        ));
+    }
     if let Some(k) = &chosen {
-        // The first line: what runs.
-        eprintln!(
-            "semcheck: {name}: running {} (sha256 {}){} to export its kernels at N = {}",
-            k.path.display(),
-            k.sha256,
-            replay_kernel::with_args(&args.script.args),
-            file.header.case.devices
-        );
+        // The first line: what runs (a document: what is read).
+        if document {
+            eprintln!(
+                "semcheck: {name}: reading the kernel document {} (sha256 {}) at N = {}: a document is read, never run",
+                k.path.display(),
+                k.sha256,
+                file.header.case.devices
+            );
+        } else {
+            eprintln!(
+                "semcheck: {name}: running {} (sha256 {}){} to export its kernels at N = {}",
+                k.path.display(),
+                k.sha256,
+                replay_kernel::with_args(&args.script.args),
+                file.header.case.devices
+            );
+        }
         for note in k.notes.iter().chain(&script_notes) {
             eprintln!("semcheck: note: {note}");
         }
@@ -126,7 +152,7 @@ pub(crate) fn run(args: &ReplayArgs) -> Result<i32, String> {
     }
     w.doing("compiling the kernel of the trace", false);
     let program = semcheck::trace_program(&runnable).map_err(at)?;
-    if chosen.as_ref().is_some_and(|k| semcheck::frontend::is_document(&k.path)) {
+    if document {
         // A kernel document: its script's hash is the one to compare (nothing ran).
         changed = semcheck::source_changed(&runnable);
         if let Some(note) = &changed {

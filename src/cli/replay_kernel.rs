@@ -7,18 +7,25 @@
 //!    folder or below it: a trace cannot name a script elsewhere on the machine, such as
 //!    a module of the Python library, whose contents and hash are public and which would
 //!    run as `__main__`;
-//! 2. it is a regular file (not a FIFO or a device);
-//! 3. its sha256 is the one the trace records (`kernel-sha256`): the very file the trace
+//! 2. it is not part of a Python library found in that folder: no folder between the
+//!    trace's folder and the file is hidden (its name starts with `.`: `.venv`, `.tox`),
+//!    nor is named `site-packages`, `dist-packages` or `__pycache__`, and none of them,
+//!    the trace's folder included, is a Python installation or environment (a folder
+//!    holding `pyvenv.cfg`, `conda-meta` or `lib/python3.*`): a virtual environment made
+//!    inside a checkout holds Python's library, with public contents and hashes, too;
+//! 3. it is a regular file (not a FIFO or a device);
+//! 4. its sha256 is the one the trace records (`kernel-sha256`): the very file the trace
 //!    was written from.
 //!
 //! Otherwise replay refuses (exit 2) before running anything, naming the file and both
 //! hashes, unless the user says which file to run: `--kernel FILE` (any regular file,
 //! resolved against the current folder, as every path typed on the command line), or
-//! `--allow-changed` (the file the trace names, at its place, whatever its hash). A kernel
-//! document (`.json`) runs nothing and is only checked for its place.
+//! `--allow-changed` (the file the trace names, at its place, whatever its hash: rules 1
+//! to 3 still hold). A kernel document (`.json`) runs nothing and is only checked for
+//! rule 1, and is never run by `--interpret` either (refused: it has no script).
 //!
 //! The other header fields that reach a process are plain data by the trace parser's own
-//! checks: `devices` (a number, 1 to 65535, given to the script as `--devices`),
+//! checks: `devices` (a number, 1 to 4096, given to the script as `--devices`),
 //! `kernel-tpu` (a chip name of at most 32 letters, digits, `-`, `_` or `.`, set as
 //! `SEMCHECK_TPU`), `kernel-sha256` (64 hexadecimal digits). `kernel-name` and
 //! `kernel-expect` only pick a kernel of the export and a reference specification, by
@@ -171,6 +178,15 @@ pub(crate) fn choose(
             found.display()
         ));
     }
+    if let Some(why) = (!semcheck::frontend::is_document(&found)).then(|| in_python_library(&folder, &found)).flatten() {
+        return Err(format!(
+            "{at}: the kernel file {} is {why}: a trace may not name a script in a hidden folder, a folder of \
+             installed packages or a Python installation, whose modules (Python's own library, installed \
+             packages) have public contents and hashes; replay runs nothing. To run that file: --kernel {}",
+            found.display(),
+            found.display()
+        ));
+    }
     let path = regular_file(&found).map_err(|e| format!("{at}: {e}; replay runs nothing"))?;
     let sha256 = sha256_of(&path).map_err(|e| format!("{at}: cannot read {}: {e}", path.display()))?;
     if semcheck::frontend::is_document(&path) {
@@ -202,6 +218,63 @@ pub(crate) fn choose(
         }
     }
     Ok(Some(Chosen { path, sha256, notes }))
+}
+
+/// Why `found` (a file inside the trace's folder `folder`, both with links resolved) is
+/// part of a Python library rather than a kernel file of the user's, by rule 2 of the
+/// module docs; `None` when it is not. Each folder from `folder` (included) down to the
+/// file's own is looked at: below `folder`, its name must not start with `.` (`.venv`,
+/// `.tox`, `.git`) nor be `site-packages`, `dist-packages` or `__pycache__`; and no such
+/// folder may be a Python installation or environment: one holding `pyvenv.cfg` (a
+/// virtual environment), `conda-meta` (a conda environment) or `lib/python3.11` (any
+/// `lib/pythonX...` or `lib64/pythonX...`: an installation's library).
+fn in_python_library(folder: &Path, found: &Path) -> Option<String> {
+    use std::path::Component;
+    let rel = found.strip_prefix(folder).ok()?;
+    let parts: Vec<&std::ffi::OsStr> =
+        rel.components().filter_map(|c| if let Component::Normal(n) = c { Some(n) } else { None }).collect();
+    let mut dir = folder.to_path_buf();
+    for (i, name) in std::iter::once(None).chain(parts.iter().take(parts.len().saturating_sub(1)).map(Some)).enumerate()
+    {
+        if let Some(name) = name {
+            dir.push(name);
+            let n = name.to_string_lossy();
+            if n.starts_with('.') {
+                return Some(format!("in the hidden folder {}", dir.display()));
+            }
+            if ["site-packages", "dist-packages", "__pycache__"].contains(&n.as_ref()) {
+                return Some(format!("in {}, a folder of installed or compiled Python modules", dir.display()));
+            }
+        }
+        if let Some(what) = python_installation(&dir) {
+            let whose = if i == 0 { " (the trace's folder)" } else { "" };
+            return Some(format!("in {}{whose}, {what}", dir.display()));
+        }
+    }
+    None
+}
+
+/// What makes folder `dir` a Python installation or environment, if it is one: a
+/// `pyvenv.cfg`, a `conda-meta` folder, or a `lib/pythonX...` (or `lib64/`) folder.
+fn python_installation(dir: &Path) -> Option<String> {
+    if dir.join("pyvenv.cfg").exists() {
+        return Some("a Python virtual environment (it has pyvenv.cfg)".to_string());
+    }
+    if dir.join("conda-meta").is_dir() {
+        return Some("a conda environment (it has conda-meta)".to_string());
+    }
+    for lib in ["lib", "lib64"] {
+        let Ok(entries) = fs::read_dir(dir.join(lib)) else { continue };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            let version = name.strip_prefix("python").is_some_and(|v| v.starts_with(|c: char| c.is_ascii_digit()));
+            if version && entry.path().is_dir() {
+                return Some(format!("a Python installation (it has {lib}/{name})"));
+            }
+        }
+    }
+    None
 }
 
 /// `path` with links resolved, when it is a regular file.

@@ -90,12 +90,15 @@ pub(crate) struct TraceArgs {
 }
 
 pub(crate) fn run(args: &TraceArgs) -> Result<i32, ModelError> {
-    let cases = args.case.cases(2, Style::Note)?;
+    // With --json, a budget or a signal that ends work which cannot stop half-way
+    // (compiling, exporting, minimising) prints its document too; else a note on stderr.
+    let style = if args.format() == FormatArg::Json { Style::Json } else { Style::Note };
+    let cases = args.case.cases(2, style)?;
     let [case] = cases.as_slice() else {
         return Err(ModelError::new(ErrorKind::UnknownName, "trace shows one counterexample: give --devices N"));
     };
     let w = watch();
-    w.case(&case.to_string(), Style::Note);
+    w.case(&case.to_string(), style);
     w.doing("compiling the kernel", false);
     let program = semcheck::program(case)?;
     let budget = Budget {

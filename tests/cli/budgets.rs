@@ -297,3 +297,54 @@ fn a_budget_that_ends_during_the_re_checks_keeps_the_violation_found() {
     assert!(out.starts_with("all_gather/shared-recv-sem N=16: VIOLATION (race)"), "{out}");
     assert!(out.contains("requires: unknown for dma-reorder (a re-check did not finish)"), "{out}");
 }
+
+#[test]
+fn replay_and_trace_json_print_their_document_when_a_budget_or_a_signal_stops_them() {
+    // Reading a FIFO nobody writes to: the time budget stops it, and the document says so
+    // (it printed nothing on stdout before).
+    let dir = crate::common::temp_dir("budget-replay-json");
+    let fifo = dir.join("trace.fifo");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let (code, out, err) = semcheck(&["replay", "--json", fifo.to_str().unwrap(), "--max-seconds", "1"]);
+    assert_eq!(code, 3, "{err}");
+    let doc = document(&out);
+    assert_eq!((doc["command"].as_str(), doc["verdict"].as_str()), (Some("replay"), Some("incomplete")), "{doc}");
+    assert_eq!(doc["exit_code"], 3, "{doc}");
+    assert!(doc["counterexample"].is_null() && doc.get("counterexample").is_some(), "{doc}");
+    let case = only_case(&doc);
+    assert_eq!(case["incomplete"]["reason"], "time", "{doc}");
+    assert!(case["incomplete"]["detail"].as_str().unwrap().contains("while reading the trace file"), "{doc}");
+    // A kernel file whose script is slow: the time budget, and Ctrl-C, stop its export.
+    let (_dir, path, mark) = marked_script("replay-slow", "import time\ntime.sleep(4)");
+    let script = std::path::Path::new(&path);
+    let sha: String = {
+        use sha2::Digest;
+        sha2::Sha256::digest(std::fs::read(script).unwrap()).iter().map(|b| format!("{b:02x}")).collect()
+    };
+    let committed = std::fs::read_to_string(crate::common::repo().join("counterexamples/psum--no-capacity.trace")).unwrap();
+    let trace = committed.replace(
+        "protocol psum\nmutant no-capacity\n",
+        &format!("kernel-file {}\nkernel-sha256 {sha}\n", script.file_name().unwrap().to_str().unwrap()),
+    );
+    assert!(trace.contains("kernel-file replay-slow.py"), "{trace}");
+    let trace_path = script.with_file_name("slow.trace");
+    std::fs::write(&trace_path, trace).unwrap();
+    let t = trace_path.to_str().unwrap();
+    let (code, out, err) = semcheck(&["replay", t, "--json", "--max-seconds", "2"]);
+    assert_eq!(code, 3, "{out}{err}");
+    let doc = document(&out);
+    assert_eq!(only_case(&doc)["incomplete"]["reason"], "time", "{doc}");
+    // trace --json likewise, stopped while its script runs.
+    let (code, out, err) = semcheck(&["trace", &path, "--devices", "2", "--json", "--max-seconds", "2"]);
+    assert_eq!(code, 3, "{out}{err}");
+    let doc = document(&out);
+    assert_eq!((doc["command"].as_str(), doc["verdict"].as_str()), (Some("trace"), Some("incomplete")), "{doc}");
+    assert!(doc["counterexample"].is_null() && doc.get("counterexample").is_some(), "{doc}");
+    let (code, text) = interrupted(&["replay", t, "--json"]);
+    assert_eq!(code, Some(3), "{text}");
+    let doc = document(&text);
+    assert_eq!(only_case(&doc)["incomplete"]["reason"], "interrupted", "{doc}");
+    assert!(doc["counterexample"].is_null(), "{doc}");
+    std::thread::sleep(Duration::from_secs(4));
+    assert!(!mark.exists(), "a script semcheck stopped went on running");
+}

@@ -196,6 +196,9 @@ fn header_fields_that_reach_a_process_are_plain_data() {
         ("kernel-sha256 ", "kernel-sha256 $(touch pwned)", "is not a sha256"),
         ("devices ", "devices 2 --out /etc/passwd", "not a number of devices"),
         ("devices ", "devices 100000", "not a number of devices"),
+        // More than the model's 4096: refused before the script runs with that many XLA
+        // host devices, as `--devices 4097` is.
+        ("devices ", "devices 65535", "`65535` is not a number of devices in 1..=4096"),
         ("kernel-file ", "kernel-file tc.py\nkernel-tpu v5e;touch pwned", "not a TPU chip name"),
         ("kernel-file ", &format!("kernel-file tc.py\nkernel-tpu {}", "v".repeat(33)), "not a TPU chip name"),
         ("kernel-file ", "kernel-file tc.py\nkernel-args --out /etc/passwd", "not a JSON array of strings"),
@@ -234,4 +237,89 @@ fn header_fields_that_reach_a_process_are_plain_data() {
     let (code, _, err) = semcheck(&["replay", committed.to_str().unwrap(), "--allow-changed"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("not of a kernel file"), "{err}");
+}
+
+#[test]
+fn a_kernel_file_in_a_python_library_inside_the_trace_s_folder_runs_nothing() {
+    // A virtual environment made in a checkout (`python -m venv .venv`) holds Python's
+    // library, whose modules have public contents and hashes: a trace naming
+    // `.venv/lib/python3.11/http/server.py` with its hash started an HTTP server. Here the
+    // "library module" is the marked kernel file (it writes `ran` next to itself).
+    let (dir, trace) = traced("library");
+    let source = std::fs::read(dir.join("tc.py")).unwrap();
+    let with_file = |file: &str| trace.replace("kernel-file tc.py", &format!("kernel-file {file}"));
+    let places: [(&str, &str, &str); 7] = [
+        (".venv/lib/python3.11/http", "", "in the hidden folder"),
+        ("tools/.tox/py", "", "in the hidden folder"),
+        ("venv/bin", "venv/pyvenv.cfg", "a Python virtual environment (it has pyvenv.cfg)"),
+        ("env/bin", "env/conda-meta/history", "a conda environment (it has conda-meta)"),
+        ("py/lib/python3.12/json", "", "a Python installation (it has lib/python3.12)"),
+        ("vendor/site-packages/pkg", "", "a folder of installed or compiled Python modules"),
+        ("pkg/__pycache__", "", "a folder of installed or compiled Python modules"),
+    ];
+    for (folder, marker, words) in places {
+        let place = dir.join(folder);
+        std::fs::create_dir_all(&place).unwrap();
+        std::fs::write(place.join("tc.py"), &source).unwrap();
+        if !marker.is_empty() {
+            let m = dir.join(marker);
+            std::fs::create_dir_all(m.parent().unwrap()).unwrap();
+            std::fs::write(m, "").unwrap();
+        }
+        let path = dir.join("lib.trace");
+        std::fs::write(&path, with_file(&format!("{folder}/tc.py"))).unwrap();
+        // The hash is right, and --allow-changed does not lift the rule either.
+        for extra in [&[][..], &["--allow-changed"][..]] {
+            let (code, err) = replay(&path, extra, &place, false);
+            assert_eq!(code, 2, "{folder} {extra:?}: {err}");
+            assert!(err.contains(words) && err.contains("replay runs nothing"), "{folder}: {err}");
+            let kernel = std::fs::canonicalize(place.join("tc.py")).unwrap();
+            assert!(err.contains(&format!("To run that file: --kernel {}", kernel.display())), "{err}");
+        }
+        // Named by the user, it runs.
+        let kernel = place.join("tc.py");
+        let (code, err) = replay(&path, &["--kernel", kernel.to_str().unwrap()], &place, true);
+        assert_eq!(code, 1, "{folder}: {err}");
+    }
+    // An ordinary subfolder of the trace's folder is the user's: its kernel file runs.
+    let place = dir.join("kernels/ring");
+    std::fs::create_dir_all(&place).unwrap();
+    std::fs::write(place.join("tc.py"), &source).unwrap();
+    std::fs::write(dir.join("sub.trace"), with_file("kernels/ring/tc.py")).unwrap();
+    let (code, err) = replay(&dir.join("sub.trace"), &[], &place, true);
+    assert_eq!(code, 1, "{err}");
+}
+
+#[test]
+fn a_trace_of_a_kernel_document_is_read_never_run_and_not_interpreted() {
+    let (dir, _) = traced("document");
+    let python = semcheck::frontend::env::python_env().unwrap_or_else(|e| panic!("{e}")).python;
+    let out = std::process::Command::new(python)
+        .args(["-m", "semcheck.frontend", "export", "--devices", "2", "--out", "tc.json", "tc.py"])
+        .current_dir(&dir)
+        .env("PYTHONPATH", repo().join("python"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    std::fs::remove_file(dir.join("ran")).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_semcheck"))
+        .args(["trace", "tc.json", "--format", "trace"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let trace = String::from_utf8(out.stdout).unwrap();
+    assert!(trace.contains("\nkernel-file tc.json\n"), "{trace}");
+    let path = dir.join("doc.trace");
+    std::fs::write(&path, &trace).unwrap();
+    // Replayed: the document is read, and the first line says so (nothing "runs").
+    let (code, err) = replay(&path, &[], &dir, false);
+    assert_eq!(code, 1, "{err}");
+    let first = err.lines().next().unwrap();
+    assert!(first.contains("reading the kernel document") && !first.contains("running"), "{first}");
+    // --interpret would hand the document to Python as a script: refused before anything runs.
+    let (code, err) = replay(&path, &["--interpret"], &dir, false);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("is a kernel document, which has no script to run") && err.contains("line 3"), "{err}");
+    assert!(!err.contains("running"), "{err}");
 }

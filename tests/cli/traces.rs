@@ -113,6 +113,13 @@ fn bad_trace_files_are_rejected_with_exit_2_and_changed_ones_do_not_reproduce_wi
         ("devices ", "devices two", "not a number of devices", 2),
         ("event d0 (0) wait barrier 2", "event d0 (0) wait barrier 3", "d0 has no operation so named any more", 4),
         ("event d1 enter psum", "evnt d1 enter psum", "unknown key", 2),
+        // A device index off the mesh is a damaged file, not a fixed bug (exit 4 read by CI
+        // as "no longer reproduces").
+        ("event d1 enter psum", "event d7 enter psum", "names device d7 but the trace's mesh has 2 devices", 2),
+        ("event d1 enter psum", "event d99999999999999999999 enter psum", "names device d99999999999999999999", 2),
+        ("event d1 enter psum", "event enter psum", "is not an event", 2),
+        // More devices than the model supports: refused as `--devices 4097` is.
+        ("devices ", "devices 65535", "`65535` is not a number of devices in 1..=4096", 2),
         ("rule ", "rule deadlock", "not `deadlock`", 4),
         ("mutant ", "mutant no-such-mutant", "has no mutant", 2),
         // The protocol changed under the trace: the correct psum has the capacity handshake.
@@ -143,6 +150,29 @@ fn bad_trace_files_are_rejected_with_exit_2_and_changed_ones_do_not_reproduce_wi
     let (code, _, err) = semcheck(&["replay", "/nonexistent/semcheck.trace"]);
     assert_eq!(code, 2);
     assert!(err.contains("cannot read"), "{err}");
+}
+
+/// A trace without events is damaged (every trace semcheck writes has one: a deadlock at
+/// entry follows each device's `enter`), exit 2 at the `rule` line; a UTF-8 byte order
+/// mark some editors put first is skipped.
+#[test]
+fn a_trace_without_events_is_bad_input_and_a_byte_order_mark_is_skipped() {
+    let text = std::fs::read_to_string(file_for("psum", "no-capacity")).unwrap();
+    let rule = 1 + text.lines().position(|l| l.starts_with("rule ")).unwrap();
+    let none: String = text.lines().filter(|l| !l.starts_with("event ")).map(|l| format!("{l}\n")).collect();
+    let rule_then = 1 + none.lines().position(|l| l.starts_with("rule ")).unwrap();
+    assert!(rule_then < rule);
+    let path = write_temp("no-events", &none);
+    let (code, out, err) = semcheck(&["replay", path.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty(), "{out}");
+    assert!(err.contains(&format!("line {rule_then}: a counterexample trace has no events")), "{err}");
+    std::fs::remove_file(path).unwrap();
+    let path = write_temp("bom", &format!("\u{FEFF}{text}"));
+    let (code, _, err) = semcheck(&["replay", path.to_str().unwrap()]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("reproduced"), "{err}");
+    std::fs::remove_file(path).unwrap();
 }
 
 /// Rewrites `counterexamples/*.trace` when `SEMCHECK_BLESS=1`; otherwise checks that the

@@ -179,11 +179,18 @@ fn regressions() {
         let e = TraceFile::parse(text).unwrap_err();
         assert!(e.line().is_some(), "{text:?}: {e}");
     }
-    // A rule with no events: the run does nothing and breaks nothing.
-    let file = TraceFile::parse("semcheck-trace 1\nprotocol psum\ndevices 2\nrule race\n").unwrap();
-    let e = replay(&semcheck::trace_program(&file).unwrap(), &file).unwrap_err();
+    // A rule with no events: no trace semcheck writes is so (a rule is broken after an
+    // event), so it is a syntax error at the rule's line.
+    let e = TraceFile::parse("semcheck-trace 1\nprotocol psum\ndevices 2\nrule race\n").unwrap_err();
+    assert_eq!(e.line(), Some(4), "{e}");
+    assert!(e.message().contains("has no events"), "{e}");
+    // An event off the mesh names its line.
+    let e = TraceFile::parse("semcheck-trace 1\nprotocol psum\ndevices 2\nevent d2 enter psum\nrule race\n")
+        .unwrap_err();
     assert_eq!(e.line(), Some(4), "{e}");
     // A devices count the protocol cannot run on names the devices line.
-    let file = TraceFile::parse("semcheck-trace 1\nprotocol tc_exchange\ndevices 3\nrule race\n").unwrap();
+    let file =
+        TraceFile::parse("semcheck-trace 1\nprotocol tc_exchange\ndevices 3\nevent d0 enter tc_exchange\nrule race\n")
+            .unwrap();
     assert_eq!(semcheck::trace_program(&file).unwrap_err().line(), Some(3));
 }

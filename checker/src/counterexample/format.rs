@@ -32,18 +32,22 @@
 //!   digits, `-`, `_` or `.`, as both reach the exporter's process (`semcheck replay` runs
 //!   a kernel file only when its hash matches, and with no arguments but those its own
 //!   command line gives, see its docs);
-//! * `devices` (required), `repeat` (default 1), *2* `dma-order` and `dma-landing`
-//!   (default `any` and `whole`);
+//! * `devices` (required, 1 to the model's 4096), `repeat` (default 1), *2* `dma-order`
+//!   and `dma-landing` (default `any` and `whole`);
 //! * optional: `engine`, `seed`, *2* `engine-schedule` (what replays the run on the engine
 //!   that found it, e.g. shuttle's decisions), `minimized`.
 //!
 //! `rule` (required) and `message` come after the events. Events are the stable names of
-//! [`Namer`](super::names::Namer): no pc, no index. Each key appears at most once, except
-//! `event`. Control characters (other than tabs, and the `\r` of a CR-LF line end) are
+//! [`Namer`](super::names::Namer): no pc, no index; there is at least one (every rule is
+//! broken after an event), and each starts with a device of the mesh (`d1 ...`, or
+//! `dma [d1 ...` for a DMA's event), so that a hand-damaged index is a syntax error, not a
+//! counterexample that no longer reproduces. Each key appears at most once, except
+//! `event`. A leading UTF-8 byte order mark is skipped. Control characters (other than tabs, and the `\r` of a CR-LF line end) are
 //! rejected, so that every file that parses prints back the same.
 
 use std::path::PathBuf;
 
+use semcheck_model::mesh::MAX_DEVICES;
 use semcheck_model::{Case, DmaLanding, DmaOrder, Rule, Semantics, Source};
 
 use super::error::{TraceError, TraceErrorKind};
@@ -106,6 +110,8 @@ pub struct HeaderLines {
     pub devices: usize,
     /// `repeat`.
     pub repeat: usize,
+    /// `kernel-expect`.
+    pub expect: usize,
 }
 
 /// One line of the file with its 1-based line number.
@@ -130,6 +136,44 @@ pub struct TraceFile {
     pub rule: (Rule, usize),
     /// The rule's message, as recorded.
     pub message: Option<String>,
+}
+
+/// Checks that an event's name starts with a device of a mesh of `devices`: `d1 ...` for a
+/// device's step, `dma [d1 ...` for a DMA's event (named by the step that started it), as
+/// [`Namer`](super::names::Namer) names them; `Err` says what is wrong.
+fn event_device(event: &str, devices: usize) -> Result<(), String> {
+    let rest = event.strip_prefix("dma [").unwrap_or(event);
+    let Some(digits) = rest.strip_prefix('d') else {
+        return Err(format!(
+            "`{}` is not an event: an event starts with its device (`d0 ...`) or with `dma [d0 ...`",
+            short(event)
+        ));
+    };
+    let end = digits.find(|c: char| !c.is_ascii_digit()).unwrap_or(digits.len());
+    let (number, after) = digits.split_at(end);
+    if number.is_empty() || !(after.is_empty() || after.starts_with(' ')) {
+        return Err(format!(
+            "`{}` is not an event: an event starts with its device (`d0 ...`) or with `dma [d0 ...`",
+            short(event)
+        ));
+    }
+    match number.parse::<usize>() {
+        Ok(d) if d < devices => Ok(()),
+        _ => Err(format!(
+            "the event names device d{} but the trace's mesh has {devices} device{} (d0 to d{})",
+            short(number),
+            if devices == 1 { "" } else { "s" },
+            devices - 1
+        )),
+    }
+}
+
+/// At most 40 characters of `text`, for a message.
+fn short(text: &str) -> String {
+    match text.char_indices().nth(40) {
+        Some((i, _)) => format!("{}...", &text[..i]),
+        None => text.to_string(),
+    }
 }
 
 fn syntax(line: usize, message: impl Into<String>) -> TraceError {
@@ -220,8 +264,10 @@ impl TraceFile {
         }
     }
 
-    /// Parses the text of a trace file.
+    /// Parses the text of a trace file (a leading UTF-8 byte order mark, which some
+    /// editors write, is skipped).
     pub fn parse(text: &str) -> Result<TraceFile, TraceError> {
+        let text = text.strip_prefix('\u{FEFF}').unwrap_or(text);
         #[derive(PartialEq, PartialOrd)]
         enum Part {
             Start,
@@ -342,6 +388,7 @@ impl TraceFile {
             variant: line(&mutant).max(line(&kernel)),
             devices: line(&devices),
             repeat: line(&repeat),
+            expect: line(&expect),
         };
         let text = |v: Option<(String, usize)>| v.map(|(t, _)| t);
         let source = match (protocol, file, dsl) {
@@ -384,10 +431,18 @@ impl TraceFile {
             }
         }
         let (devices_text, devices_line) = devices.ok_or_else(|| syntax(last, "the header has no `devices`"))?;
-        let devices =
-            devices_text.parse::<usize>().ok().filter(|&d| (1..=65535).contains(&d)).ok_or_else(|| {
-                syntax(devices_line, format!("`{devices_text}` is not a number of devices (1 to 65535)"))
-            })?;
+        // The model's own limit, checked here so that a trace asking for more runs nothing
+        // (a kernel file's script would be run with that many XLA host devices first).
+        let devices = devices_text.parse::<usize>().ok().filter(|&d| (1..=MAX_DEVICES).contains(&d)).ok_or_else(|| {
+            syntax(devices_line, format!("`{devices_text}` is not a number of devices in 1..={MAX_DEVICES}"))
+        })?;
+        // Every event happens on a device of the mesh: a hand-edited index is bad input,
+        // not a counterexample that stopped reproducing.
+        for event in &events {
+            if let Err(why) = event_device(&event.text, devices) {
+                return Err(syntax(event.number, why));
+            }
+        }
         let repeat = match repeat {
             None => 1,
             Some((r, l)) => r
@@ -410,6 +465,12 @@ impl TraceFile {
             Some((s, l)) => Some(s.parse::<u64>().map_err(|_| syntax(l, format!("`{s}` is not a seed (u64)")))?),
         };
         let rule = rule.ok_or_else(|| syntax(last, "the trace has no `rule` line"))?;
+        if events.is_empty() {
+            // Every rule is broken by an event, and a deadlock needs each device's `enter`
+            // first (the initial state always has one enabled): no trace semcheck writes
+            // is without events.
+            return Err(syntax(rule.1, "a counterexample trace has no events: every rule is broken after at least one"));
+        }
         Ok(TraceFile {
             header: Header {
                 case: Case { source, devices, repeat, semantics },
