@@ -99,6 +99,7 @@ pub fn catalogue_program(
 /// runs the script the trace names, as it names it: `semcheck replay` first checks that it
 /// may (the trace's folder, its hash; `docs/safety.md`).
 pub fn trace_program(file: &TraceFile) -> Result<Program, TraceError> {
+    check_trace_names(file)?;
     let lines = &file.header_lines;
     let at = |line: usize, e: ModelError| TraceError::new(TraceErrorKind::Model, Some(line), e.to_string());
     let case = &file.header.case;
@@ -107,7 +108,35 @@ pub fn trace_program(file: &TraceFile) -> Result<Program, TraceError> {
         p.variant(mutant.as_deref()).map_err(|e| at(lines.variant, e))?;
         p.mesh(case.devices).map_err(|e| at(lines.devices, e))?;
     }
-    program(case).map_err(|e| at(lines.source, e))
+    program(case).map_err(|e| match e.to_string().strip_prefix("--expect ") {
+        // The reference does not fit the kernel (found once the script ran): the trace's
+        // `kernel-expect` line, in the trace's words.
+        Some(rest) if lines.expect > 0 => {
+            TraceError::new(TraceErrorKind::Model, Some(lines.expect), format!("kernel-expect {rest}"))
+        }
+        _ => at(lines.source, e),
+    })
+}
+
+/// Checks what a trace names by a name that can be checked without running anything: its
+/// `kernel-expect` must be a reference semcheck knows
+/// ([`frontend::spec::REFERENCES`]). `semcheck replay` calls it before it runs a kernel
+/// file's script, and [`trace_program`] before it makes the program; the error names the
+/// line.
+pub fn check_trace_names(file: &TraceFile) -> Result<(), TraceError> {
+    if let Source::Python { expect: Some(e), .. } = &file.header.case.source {
+        if !frontend::spec::REFERENCES.contains(&e.as_str()) {
+            return Err(TraceError::new(
+                TraceErrorKind::Model,
+                Some(file.header_lines.expect),
+                format!(
+                    "kernel-expect {e}: unknown reference; the references are: {}",
+                    frontend::spec::REFERENCES.join(", ")
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The hash of a Python case's kernel file as it is now (`None` for other sources).

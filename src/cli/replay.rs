@@ -86,6 +86,8 @@ pub(crate) fn run(args: &ReplayArgs) -> Result<i32, String> {
     let at = |e: TraceError| format!("{name}: {e}");
     let file = TraceFile::parse_bytes(&bytes).map_err(at)?;
     drop(bytes);
+    // What can be checked without running the script is checked before it runs.
+    semcheck::check_trace_names(&file).map_err(at)?;
     w.doing("checking the trace's kernel file", false);
     let leave = Leave { kernel: args.kernel.as_deref(), allow_changed: args.allow_changed };
     let chosen = replay_kernel::choose(&file, (!stdin).then_some(args.file.as_path()), &name, leave)?;

@@ -198,12 +198,15 @@ pub(crate) struct Job {
     request: Option<server::Request>,
 }
 
-/// Why `path`, which is not a file, cannot be checked: a folder's kernel files are named
-/// one by one (`kernels/*.py`), a missing file is missing.
+/// Why `path`, which is not a regular file, cannot be checked: a folder's kernel files
+/// are named one by one (`kernels/*.py`), a device or a pipe is not a script, a missing
+/// file is missing.
 pub fn not_a_kernel_file(path: &Path) -> String {
     if path.is_dir() {
         let glob = path.join("*.py");
         format!("{} is a folder: name its kernel files (`semcheck check {}`)", path.display(), glob.display())
+    } else if path.exists() {
+        format!("{} is not a regular file (a device, a pipe or a socket): a kernel file is a Python script", path.display())
     } else {
         format!("no kernel file {}", path.display())
     }

@@ -120,6 +120,19 @@ fn a_corpus_of_hostile_arguments_gets_an_exit_code_and_a_message() {
 }
 
 #[test]
+fn a_pipe_named_like_a_kernel_file_is_refused_without_being_opened() {
+    let dir = temp_dir("hostile-pipe");
+    let fifo = dir.join("kernel.py");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let fifo = fifo.to_str().unwrap();
+    for args in [vec!["check", fifo, "--devices", "2"], vec!["check", fifo, fifo, "--devices", "2"]] {
+        let (code, err) = survives(&os(&args));
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(&format!("{fifo} is not a regular file (a device, a pipe or a socket)")), "{err}");
+    }
+}
+
+#[test]
 fn damaged_kernel_file_traces_get_an_exit_code_and_a_message() {
     let dir = temp_dir("hostile-traces");
     let head = "semcheck-trace 2\n";

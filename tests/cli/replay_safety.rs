@@ -323,3 +323,17 @@ fn a_trace_of_a_kernel_document_is_read_never_run_and_not_interpreted() {
     assert!(err.contains("is a kernel document, which has no script to run") && err.contains("line 3"), "{err}");
     assert!(!err.contains("running"), "{err}");
 }
+
+#[test]
+fn an_unknown_kernel_expect_is_refused_at_its_line_before_the_script_runs() {
+    let (dir, trace) = traced("expect");
+    // A trace that names a reference semcheck does not know: checkable without running
+    // the script, so nothing runs, and the error names the trace's line.
+    let edited = trace.replacen("\nkernel-file tc.py\n", "\nkernel-file tc.py\nkernel-expect allreduce\n", 1);
+    let line = edited.lines().position(|l| l.starts_with("kernel-expect")).unwrap() + 1;
+    std::fs::write(dir.join("expect.trace"), &edited).unwrap();
+    let (code, err) = replay(&dir.join("expect.trace"), &[], &dir, false);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains(&format!("line {line}")) && err.contains("kernel-expect allreduce: unknown reference"), "{err}");
+    assert!(!err.contains("running"), "{err}");
+}
