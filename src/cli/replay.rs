@@ -262,7 +262,7 @@ pub(crate) const MAX_TRACE_BYTES: u64 = 256 << 20;
 /// How much of a trace file `replay` reads under a memory budget of `budget` bytes: a
 /// quarter of it (the parsed file and the replay take a few times the text), at most
 /// [`MAX_TRACE_BYTES`].
-fn read_cap(budget: u64) -> u64 {
+pub(crate) fn read_cap(budget: u64) -> u64 {
     (budget / 4).min(MAX_TRACE_BYTES)
 }
 

@@ -178,7 +178,8 @@ pub(crate) fn choose(
             found.display()
         ));
     }
-    if let Some(why) = (!semcheck::frontend::is_document(&found)).then(|| in_python_library(&folder, &found)).flatten() {
+    if let Some(why) = (!semcheck::frontend::is_document(&found)).then(|| in_python_library(&folder, &found)).flatten()
+    {
         return Err(format!(
             "{at}: the kernel file {} is {why}: a trace may not name a script in a hidden folder, a folder of \
              installed packages or a Python installation, whose modules (Python's own library, installed \

@@ -110,7 +110,8 @@ pub(crate) fn validate(args: &CheckArgs) -> Result<(), ModelError> {
                 ];
                 let given: Vec<&str> = searching.iter().filter(|(set, _)| *set).map(|(_, flag)| *flag).collect();
                 if !given.is_empty() {
-                    return Err(usage(format!("{} configure a search; --replay runs one schedule", given.join(", "))));
+                    let verb = if given.len() == 1 { "configures" } else { "configure" };
+                    return Err(usage(format!("{} {verb} a search; --replay runs one schedule", given.join(", "))));
                 }
             }
         }
@@ -122,7 +123,7 @@ pub(crate) fn validate(args: &CheckArgs) -> Result<(), ModelError> {
 pub(crate) fn run(args: &CheckArgs, case: &Case, program: &Program) -> Result<Outcome, ModelError> {
     let e = &args.engine;
     if let Some(path) = &e.replay {
-        return replay(path, case, program);
+        return replay(path, case, program, super::replay::read_cap(args.explore.budget.memory_bytes()));
     }
     let scheduler = match e.scheduler.unwrap_or(SchedulerArg::Random) {
         SchedulerArg::Random => SchedulerKind::Random,
@@ -182,15 +183,14 @@ fn save(dir: &Path, case: &Case, program: &Program, outcome: &Outcome) -> Result
 
 /// Re-runs the shuttle schedule of a trace file; every problem with the file is one line
 /// naming the line at fault.
-fn replay(path: &Path, case: &Case, program: &Program) -> Result<Outcome, ModelError> {
+fn replay(path: &Path, case: &Case, program: &Program, cap: u64) -> Result<Outcome, ModelError> {
     let name = path.display();
     // A regular file only (a FIFO could block forever: --replay takes no time budget),
-    // read with the cap `semcheck replay` uses.
+    // read with the cap `semcheck replay` uses under the same memory budget.
     if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
         return Err(usage(format!("{name} is not a regular file")));
     }
-    let bytes = super::replay::read_bounded(path, super::replay::MAX_TRACE_BYTES)
-        .map_err(|e| usage(format!("cannot read {name}: {e}")))?;
+    let bytes = super::replay::read_bounded(path, cap).map_err(|e| usage(format!("cannot read {name}: {e}")))?;
     let file = TraceFile::parse_bytes(&bytes).map_err(|e| usage(format!("{name}: {e}")))?;
     if file.header.case != *case {
         return Err(usage(format!("{name} was recorded for {}, not for {case}", file.header.case)));

@@ -206,7 +206,10 @@ pub fn not_a_kernel_file(path: &Path) -> String {
         let glob = path.join("*.py");
         format!("{} is a folder: name its kernel files (`semcheck check {}`)", path.display(), glob.display())
     } else if path.exists() {
-        format!("{} is not a regular file (a device, a pipe or a socket): a kernel file is a Python script", path.display())
+        format!(
+            "{} is not a regular file (a device, a pipe or a socket): a kernel file is a Python script",
+            path.display()
+        )
     } else {
         format!("no kernel file {}", path.display())
     }

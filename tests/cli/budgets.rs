@@ -321,7 +321,8 @@ fn replay_and_trace_json_print_their_document_when_a_budget_or_a_signal_stops_th
         use sha2::Digest;
         sha2::Sha256::digest(std::fs::read(script).unwrap()).iter().map(|b| format!("{b:02x}")).collect()
     };
-    let committed = std::fs::read_to_string(crate::common::repo().join("counterexamples/psum--no-capacity.trace")).unwrap();
+    let committed =
+        std::fs::read_to_string(crate::common::repo().join("counterexamples/psum--no-capacity.trace")).unwrap();
     let trace = committed.replace(
         "protocol psum\nmutant no-capacity\n",
         &format!("kernel-file {}\nkernel-sha256 {sha}\n", script.file_name().unwrap().to_str().unwrap()),
@@ -347,4 +348,30 @@ fn replay_and_trace_json_print_their_document_when_a_budget_or_a_signal_stops_th
     assert!(doc["counterexample"].is_null(), "{doc}");
     std::thread::sleep(Duration::from_secs(4));
     assert!(!mark.exists(), "a script semcheck stopped went on running");
+}
+
+#[test]
+fn a_shuttle_replay_file_is_read_under_the_memory_budget() {
+    let dir = crate::common::temp_dir("shuttle-replay-cap");
+    let big = dir.join("big.trace");
+    std::fs::write(&big, vec![b'a'; 30 << 20]).unwrap();
+    let big = big.to_str().unwrap();
+    let (code, _, err) = semcheck(&[
+        "check",
+        "psum",
+        "--devices",
+        "2",
+        "--engine",
+        "shuttle",
+        "--replay",
+        big,
+        "--max-memory-mib",
+        "50",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("larger than 12.5 MiB (a quarter of the memory budget"), "{err}");
+    let (code, _, err) =
+        semcheck(&["check", "psum", "--devices", "2", "--engine", "shuttle", "--replay", big, "--seed", "3"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--seed configures a search; --replay runs one schedule"), "{err}");
 }

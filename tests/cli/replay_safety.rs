@@ -334,6 +334,9 @@ fn an_unknown_kernel_expect_is_refused_at_its_line_before_the_script_runs() {
     std::fs::write(dir.join("expect.trace"), &edited).unwrap();
     let (code, err) = replay(&dir.join("expect.trace"), &[], &dir, false);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains(&format!("line {line}")) && err.contains("kernel-expect allreduce: unknown reference"), "{err}");
+    assert!(
+        err.contains(&format!("line {line}")) && err.contains("kernel-expect allreduce: unknown reference"),
+        "{err}"
+    );
     assert!(!err.contains("running"), "{err}");
 }

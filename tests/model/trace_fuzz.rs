@@ -185,8 +185,8 @@ fn regressions() {
     assert_eq!(e.line(), Some(4), "{e}");
     assert!(e.message().contains("has no events"), "{e}");
     // An event off the mesh names its line.
-    let e = TraceFile::parse("semcheck-trace 1\nprotocol psum\ndevices 2\nevent d2 enter psum\nrule race\n")
-        .unwrap_err();
+    let e =
+        TraceFile::parse("semcheck-trace 1\nprotocol psum\ndevices 2\nevent d2 enter psum\nrule race\n").unwrap_err();
     assert_eq!(e.line(), Some(4), "{e}");
     // A devices count the protocol cannot run on names the devices line.
     let file =

@@ -433,9 +433,10 @@ impl TraceFile {
         let (devices_text, devices_line) = devices.ok_or_else(|| syntax(last, "the header has no `devices`"))?;
         // The model's own limit, checked here so that a trace asking for more runs nothing
         // (a kernel file's script would be run with that many XLA host devices first).
-        let devices = devices_text.parse::<usize>().ok().filter(|&d| (1..=MAX_DEVICES).contains(&d)).ok_or_else(|| {
-            syntax(devices_line, format!("`{devices_text}` is not a number of devices in 1..={MAX_DEVICES}"))
-        })?;
+        let devices =
+            devices_text.parse::<usize>().ok().filter(|&d| (1..=MAX_DEVICES).contains(&d)).ok_or_else(|| {
+                syntax(devices_line, format!("`{devices_text}` is not a number of devices in 1..={MAX_DEVICES}"))
+            })?;
         // Every event happens on a device of the mesh: a hand-edited index is bad input,
         // not a counterexample that stopped reproducing.
         for event in &events {
@@ -469,7 +470,10 @@ impl TraceFile {
             // Every rule is broken by an event, and a deadlock needs each device's `enter`
             // first (the initial state always has one enabled): no trace semcheck writes
             // is without events.
-            return Err(syntax(rule.1, "a counterexample trace has no events: every rule is broken after at least one"));
+            return Err(syntax(
+                rule.1,
+                "a counterexample trace has no events: every rule is broken after at least one",
+            ));
         }
         Ok(TraceFile {
             header: Header {
