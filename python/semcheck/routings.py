@@ -71,7 +71,8 @@ def generated(*, devices: int, tokens: int, top_k: int, experts: int, random: in
     - ``remote-only``: every token goes to experts of the next device (all remote);
     - ``empty-experts``: only the first expert of each device is used (the others get
       no token: empty groups);
-    - ``random``: ``random`` draws of distinct experts per token, from ``seed``.
+    - ``random-1`` .. ``random-R`` (R = ``random``): draws of distinct experts per token,
+      from ``seed``.
     """
     if experts % devices:
         raise ValueError(f"{experts} experts do not split evenly over {devices} devices")
@@ -93,7 +94,7 @@ def generated(*, devices: int, tokens: int, top_k: int, experts: int, random: in
     rng = np.random.default_rng(seed)
     for i in range(random):
         draw = np.stack([[rng.permutation(experts)[:top_k] for _ in range(tokens)] for _ in range(devices)])
-        yield f"random-{i}", draw.astype(dtype)
+        yield f"random-{i + 1}", draw.astype(dtype)
 
 
 def every(*, devices: int, tokens: int, top_k: int, experts: int,

@@ -449,7 +449,7 @@ def test_routing_from_a_vmem_input_is_read_with_the_values_the_script_passes(exp
     # Several routings: one kernel per set, each saying which of how many it is.
     doc = exports.get(path, 2, {"ROUTING": "generated"})
     sets = [k["prefetch"]["set"] for k in doc["kernels"]]
-    names = ["spread", "all-to-one", "local-only", "remote-only", "empty-experts", "random-0", "random-1", "random-2"]
+    names = ["spread", "all-to-one", "local-only", "remote-only", "empty-experts", "random-1", "random-2", "random-3"]
     assert sets == [{"index": i, "of": 8, "group": "kernel", "name": n} for i, n in enumerate(names, 1)]
 
 

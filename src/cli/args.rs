@@ -431,6 +431,6 @@ pub(crate) fn positive_seconds(s: &str) -> Result<f64, String> {
     if v.is_finite() && v > 0.0 {
         Ok(v)
     } else {
-        Err(format!("`{s}` must be a positive number of seconds"))
+        Err(format!("`{s}` must be a positive, finite number of seconds (at most about 1.8e308)"))
     }
 }

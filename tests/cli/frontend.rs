@@ -725,7 +725,7 @@ fn expect_trace_simulate_and_replay_of_a_kernel_file() {
     for format in ["text", "table", "mermaid", "dot", "json"] {
         let out = run(&["trace", f, "--devices", "2", "--format", format]);
         assert_eq!(out.status.code(), Some(1), "{format}");
-        assert!(String::from_utf8_lossy(&out.stdout).contains("tc.py:22"), "{format}");
+        assert!(String::from_utf8_lossy(&out.stdout).contains("tc.py:26"), "{format}");
     }
     let trace = run(&["trace", f, "--devices", "2", "--format", "trace"]);
     let trace_file = dir.join("tc.trace");
@@ -827,13 +827,13 @@ fn routing_from_an_input_is_read_with_the_values_the_script_passes_and_checked_o
             && out.contains("(the verdicts cover these only): 8 proved"),
         "{out}"
     );
-    assert!(err.contains("(routing 8 of the 8 the script passes, `random-2`)"), "{err}");
+    assert!(err.contains("(routing 8 of the 8 the script passes, `random-3`)"), "{err}");
     let (code, out, err) = run("2", &[("ROUTING", "generated"), ("COUNT", "tokens")], false);
     assert_eq!(code, Some(1), "{out}{err}");
     // Each routing under the name the script gave it (`semcheck.routings.routing`).
     assert!(
         out.contains(
-            "4 proved, 4 violation (kernel#2 (all-to-one), kernel#4 (remote-only), kernel#6 (random-0), kernel#7 (random-1))"
+            "4 proved, 4 violation (kernel#2 (all-to-one), kernel#4 (remote-only), kernel#6 (random-1), kernel#7 (random-2))"
         ),
         "{out}"
     );
@@ -844,8 +844,8 @@ fn routing_from_an_input_is_read_with_the_values_the_script_passes_and_checked_o
     let violations = serde_json::json!([
         "kernel#2 (all-to-one)",
         "kernel#4 (remote-only)",
-        "kernel#6 (random-0)",
-        "kernel#7 (random-1)"
+        "kernel#6 (random-1)",
+        "kernel#7 (random-2)"
     ]);
     assert_eq!(sets["violation"], violations, "{sets}");
     // Every routing of one token per device and two of four experts (12 ordered choices

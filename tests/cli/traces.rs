@@ -250,7 +250,6 @@ fn the_cli_rejects_bad_trace_and_simulate_arguments_with_exit_2() {
         vec!["trace", "psum", "--mutant", "no-such-mutant"],
         vec!["trace", "tc_exchange", "--devices", "3"],
         vec!["trace", "psum", "--format", "svg"],
-        vec!["simulate", "psum", "--devices", "4"],
         vec!["simulate", "no_such_protocol", "--lockstep"],
         vec!["replay"],
     ] {

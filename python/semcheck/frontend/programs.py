@@ -267,7 +267,8 @@ class Tracker:
                 inside = self.escapes.get(m.outs[j])
                 if inside:
                     names = ", ".join(dict.fromkeys(_kernel_name(c) for c in inside))
-                    return (f"a semaphore kernel {_kernel_name(m)} hands out (its result {j}) is passed into a "
+                    return (f"a semaphore kernel {_kernel_name(m)} hands out (its result {j}, counting from 0) "
+                            "is passed into a "
                             f"lax.cond or while_loop that calls {names}: whether and how often those run is not "
                             "static, so what takes the semaphore is not known")
         return None
