@@ -120,21 +120,14 @@ pub fn trace_program(file: &TraceFile) -> Result<Program, TraceError> {
 
 /// Checks what a trace names by a name that can be checked without running anything: its
 /// `kernel-expect` must be a reference semcheck knows
-/// ([`frontend::spec::REFERENCES`]). `semcheck replay` calls it before it runs a kernel
+/// ([`frontend::spec::known_reference`]). `semcheck replay` calls it before it runs a kernel
 /// file's script, and [`trace_program`] before it makes the program; the error names the
 /// line.
 pub fn check_trace_names(file: &TraceFile) -> Result<(), TraceError> {
     if let Source::Python { expect: Some(e), .. } = &file.header.case.source {
-        if !frontend::spec::REFERENCES.contains(&e.as_str()) {
-            return Err(TraceError::new(
-                TraceErrorKind::Model,
-                Some(file.header_lines.expect),
-                format!(
-                    "kernel-expect {e}: unknown reference; the references are: {}",
-                    frontend::spec::REFERENCES.join(", ")
-                ),
-            ));
-        }
+        frontend::spec::known_reference(e).map_err(|m| {
+            TraceError::new(TraceErrorKind::Model, Some(file.header_lines.expect), format!("kernel-expect {e}: {m}"))
+        })?;
     }
     Ok(())
 }

@@ -467,21 +467,16 @@ pub(crate) fn run(
     let counts = |r: &Value| -> Vec<String> {
         r["exit_counts"].as_array().into_iter().flatten().filter_map(|c| c.as_str().map(str::to_string)).collect()
     };
-    let (left, reference_left) = (counts(&cex), counts(&reference));
-    if left.is_empty() {
-        emitln!("  JAX's interpreter: every semaphore 0 at the kernel's exit in the counterexample's run");
-    } else {
-        emitln!("  JAX's interpreter, at the kernel's exit in the counterexample's run:");
-        for c in &left {
-            emitln!("    {c}");
-        }
-    }
-    if reference_left.is_empty() {
-        emitln!("  JAX's interpreter: every semaphore 0 at the kernel's exit in the {reference_run} run");
-    } else {
-        emitln!("  JAX's interpreter, at the kernel's exit in the {reference_run} run:");
-        for c in &reference_left {
-            emitln!("    {c}");
+    let left = counts(&cex);
+    for (run, r) in [("the counterexample's", &cex), (&format!("the {reference_run}"), &reference)] {
+        let nonzero = counts(r);
+        if nonzero.is_empty() {
+            emitln!("  JAX's interpreter: every semaphore 0 at the kernel's exit in {run} run");
+        } else {
+            emitln!("  JAX's interpreter, at the kernel's exit in {run} run:");
+            for c in &nonzero {
+                emitln!("    {c}");
+            }
         }
     }
     // A DMA started and never run: the interpreter runs a DMA when a device waits on its

@@ -101,12 +101,7 @@ impl CaseArgs {
                 return Err(usage("--mutant names a catalogue mutant; a kernel file is checked as written"));
             }
             if let Some(e) = &self.expect {
-                if !semcheck::frontend::spec::REFERENCES.contains(&e.as_str()) {
-                    return Err(usage(format!(
-                        "--expect {e}: unknown reference; the references are: {}",
-                        semcheck::frontend::spec::REFERENCES.join(", ")
-                    )));
-                }
+                semcheck::frontend::spec::known_reference(e).map_err(|m| usage(format!("--expect {e}: {m}")))?;
             }
             if self.interpret_values {
                 semcheck::frontend::interpret_values();

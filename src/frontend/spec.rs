@@ -82,16 +82,21 @@ fn cells(shape: &[usize]) -> Vec<Vec<usize>> {
     out
 }
 
+/// Checks that `name` is one of the [`REFERENCES`]; the error says which there are
+/// (the caller names where `name` came from: `--expect`, a trace's `kernel-expect`).
+pub fn known_reference(name: &str) -> Result<(), String> {
+    if REFERENCES.contains(&name) {
+        Ok(())
+    } else {
+        Err(format!("unknown reference; the references are: {}", REFERENCES.join(", ")))
+    }
+}
+
 /// The specification of a named collective over the kernel's first input and output.
 pub fn reference_spec(name: &str, kernel: &Kernel, mesh: &Mesh) -> Result<Spec, ModelError> {
     let bad =
         |m: String| ModelError::new(ErrorKind::Unsupported, format!("--expect {name}: kernel {}: {m}", kernel.name));
-    if !REFERENCES.contains(&name) {
-        return Err(ModelError::new(
-            ErrorKind::UnknownName,
-            format!("--expect {name}: unknown reference; the references are: {}", REFERENCES.join(", ")),
-        ));
-    }
+    known_reference(name).map_err(|e| ModelError::new(ErrorKind::UnknownName, format!("--expect {name}: {e}")))?;
     if mesh.axes().len() != 1 {
         return Err(bad(format!("the references are defined on a 1-D ring, the mesh is {mesh}")));
     }
