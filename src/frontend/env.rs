@@ -243,14 +243,19 @@ const DAY: Duration = Duration::from_secs(24 * 60 * 60);
 
 /// How long a package or managed environment of another semcheck version (another
 /// `pkg-<hash>` or `python-<hash>`) stays in the cache unused.
-const UNUSED_FOR: Duration = Duration::from_secs(30 * 24 * 60 * 60);
+const UNUSED_FOR: Duration = Duration::from_secs(30 * DAY.as_secs());
+
+/// Whether the file at `path` was last modified longer than `age` ago (false when it
+/// cannot be read).
+fn older_than(path: &Path, age: Duration) -> bool {
+    fs::metadata(path).and_then(|m| m.modified()).is_ok_and(|t| t.elapsed().is_ok_and(|a| a > age))
+}
 
 /// Records that a package or managed environment is used: the time of its `.complete`
 /// file, refreshed when it is older than a day (so not written at every run).
 fn mark_used(dir: &Path) {
     let stamp = dir.join(".complete");
-    let old = fs::metadata(&stamp).and_then(|m| m.modified()).is_ok_and(|t| t.elapsed().is_ok_and(|age| age > DAY));
-    if old {
+    if older_than(&stamp, DAY) {
         if let Ok(file) = fs::File::options().write(true).open(&stamp) {
             let _ = file.set_modified(SystemTime::now());
         }
@@ -272,9 +277,7 @@ fn retire_unused(cache: &Path, keep: &[&Path], unused_for: Duration) -> Vec<Path
         else {
             continue;
         };
-        let unused = fs::metadata(path.join(".complete"))
-            .and_then(|m| m.modified())
-            .is_ok_and(|t| t.elapsed().is_ok_and(|age| age > unused_for));
+        let unused = older_than(&path.join(".complete"), unused_for);
         if !unused || keep.contains(&path.as_path()) || !entry.file_type().is_ok_and(|t| t.is_dir()) {
             continue;
         }
