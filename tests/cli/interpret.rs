@@ -173,7 +173,9 @@ fn a_dma_nobody_waits_for_is_one_the_interpreter_never_ran() {
 fn the_reference_run_s_semaphores_left_at_exit_are_named() {
     let dir = temp_dir("interpret-reference-leak");
     // psum_scatter leaking its last capacity signal even in lock step: the reference is the
-    // interpreter's own run, which leaves a semaphore non-zero on each device.
+    // interpreter's own run, which leaves a capacity semaphore non-zero (on each device, or
+    // on one: which signals land before their device exits depends on the interpreter's
+    // threads).
     let trace = trace_of("psum_scatter--no-final-drain.py", "2", &dir);
     let (code, out, err) = semcheck(&["replay", "--interpret", trace.to_str().unwrap()]);
     assert_eq!(code, 1, "{out}\n{err}");
@@ -182,11 +184,8 @@ fn the_reference_run_s_semaphores_left_at_exit_are_named() {
         .unwrap_or_else(|| panic!("{out}"))
         .1;
     let lines: Vec<&str> = reference.lines().take_while(|l| l.starts_with("    ")).collect();
-    assert_eq!(
-        lines,
-        ["    d0: left_capacity_sem holds 1, not 0", "    d1: left_capacity_sem holds 1, not 0"],
-        "{out}"
-    );
+    let named = ["    d0: left_capacity_sem holds 1, not 0", "    d1: left_capacity_sem holds 1, not 0"];
+    assert!(!lines.is_empty() && lines.iter().all(|l| named.contains(l)), "{out}");
 }
 
 #[test]
