@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import json
 import os
 import subprocess
 import sys
-import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -91,26 +93,44 @@ def kernel_files() -> list[str]:
     return out
 
 
-class Exports:
-    """Documents of every test script, exported on first use, one process per N (and per
-    set of environment variables a script reads, for its variants)."""
+#: The device counts at which the first document asked for brings every seed and test
+#: kernel file's with it (in one process): the tests read most of them at N = 2, and the
+#: export server's test all of them at 2 and 3; at other counts a test reads one or two.
+WHOLE_BATCH_SIZES = (2, 3)
 
-    def __init__(self) -> None:
+
+class Exports:
+    """Documents of every test script, exported on first use: every seed and test kernel
+    file in one process at each N of ``WHOLE_BATCH_SIZES``, any other file (or N, or set of
+    environment variables a script reads, for its variants) in a process of its own.
+
+    The exports are written under ``shared``, which the pytest-xdist workers of one run
+    share: the first worker to ask for a batch exports it (holding the batch's lock), the
+    others wait for it and read its documents instead of exporting the same files again.
+    """
+
+    def __init__(self, shared: Path) -> None:
         self.docs: dict[tuple, dict] = {}
+        self.shared = shared
 
     def batch(self, files: list[str], devices: int, env: dict[str, str] | None = None) -> None:
         extra = tuple(sorted((env or {}).items()))
         todo = [f for f in files if (f, devices, extra) not in self.docs]
         if not todo:
             return
-        with tempfile.TemporaryDirectory() as out:
-            proc = subprocess.run([sys.executable, os.path.join(HERE, "batch_export.py"), str(devices), out, *todo],
-                                  capture_output=True, text=True, env={**os.environ, **(env or {})})
-            assert proc.returncode == 0, proc.stderr[-3000:]
-            for f in todo:
-                name = os.path.basename(os.path.dirname(f)) + "__" + os.path.basename(f)
-                with open(os.path.join(out, name + ".json")) as fh:
-                    self.docs[(f, devices, extra)] = json.load(fh)
+        out = self.shared / hashlib.sha256(json.dumps([devices, extra, todo]).encode()).hexdigest()[:20]
+        with open(f"{out}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not (out / "done").exists():
+                out.mkdir(exist_ok=True)
+                proc = subprocess.run([sys.executable, os.path.join(HERE, "batch_export.py"), str(devices), str(out),
+                                       *todo], capture_output=True, text=True, env={**os.environ, **(env or {})})
+                assert proc.returncode == 0, proc.stderr[-3000:]
+                (out / "done").touch()
+        for f in todo:
+            name = os.path.basename(os.path.dirname(f)) + "__" + os.path.basename(f)
+            with open(out / (name + ".json")) as fh:
+                self.docs[(f, devices, extra)] = json.load(fh)
 
     def get(self, file: str, devices: int, env: dict[str, str] | None = None) -> dict:
         """The document of ``file`` at N = ``devices``, the script run with ``env`` added
@@ -118,10 +138,16 @@ class Exports:
         extra = tuple(sorted((env or {}).items()))
         if (file, devices, extra) not in self.docs:
             local = seed_files() + kernel_files()
-            self.batch(local if file in local and not env else [file], devices, env)
+            whole = file in local and not env and devices in WHOLE_BATCH_SIZES
+            self.batch(local if whole else [file], devices, env)
         return self.docs[(file, devices, extra)]
 
 
 @pytest.fixture(scope="session")
-def exports() -> Exports:
-    return Exports()
+def exports(tmp_path_factory: pytest.TempPathFactory) -> Exports:
+    # A pytest-xdist worker's temporary folder is one of the run's (popen-gw0, ...): the
+    # folder above it is the run's own, shared by its workers.
+    base = tmp_path_factory.getbasetemp()
+    shared = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "exports"
+    shared.mkdir(exist_ok=True)
+    return Exports(shared)

@@ -414,16 +414,14 @@ def test_an_export_past_its_time_budget_is_ended_with_what_it_started(tmp_path, 
     # A callable that starts a child of its own and never returns: both are ended.
     import time
 
-    mark = tmp_path / "still-running"
-    started = tmp_path / "started"
+    pid_file = tmp_path / "child.pid"
     module = tmp_path / "slow_kernel.py"
     module.write_text(
         "import subprocess, sys, time\n"
-        f"MARK = {str(mark)!r}\n"
-        f"STARTED = {str(started)!r}\n"
+        f"PID = {str(pid_file)!r}\n"
         "def run():\n"
-        "    subprocess.Popen([sys.executable, '-c', f'import time; time.sleep(4); open({{MARK!r}}, \"w\").close()'])\n"
-        "    open(STARTED, 'w').close()\n"
+        "    child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        "    open(PID, 'w').write(str(child.pid))\n"
         "    time.sleep(60)\n")
     slow_kernel = _imported(module)
     start = time.monotonic()
@@ -432,9 +430,8 @@ def test_an_export_past_its_time_budget_is_ended_with_what_it_started(tmp_path, 
     with pytest.raises(sp.SemcheckError, match="export: stopped by the time budget of 8 s while tracing run at N = 2"):
         sp.export(slow_kernel.run, devices=2, max_seconds=8)
     assert time.monotonic() - start < 25
-    assert started.exists(), "the kernel never started its child within the budget"
-    time.sleep(5)
-    assert not mark.exists(), "a process the kernel's script started outlived the export"
+    assert pid_file.exists(), "the kernel never started its child within the budget"
+    assert _ends_within_moments(int(pid_file.read_text())), "a process the kernel's script started outlived the export"
 
 
 def test_an_export_stopped_by_a_tiny_budget_says_how_long_it_ran_in_digits_that_show_it(monkeypatch):
@@ -462,13 +459,12 @@ def test_sigterm_to_the_calling_process_ends_the_check_and_what_it_started(tmp_p
     import sys
     import time
 
-    started, mark = tmp_path / "started", tmp_path / "still-running"
+    pid_file = tmp_path / "child.pid"
     slow = tmp_path / "slow.py"
-    later = f"import time; time.sleep(6); open({str(mark)!r}, 'w').close()"
     slow.write_text(
         "import subprocess, sys, time\n"
-        f"subprocess.Popen([sys.executable, '-c', {later!r}])\n"
-        f"open({str(started)!r}, 'w').close()\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'])\n"
+        f"open({str(pid_file)!r}, 'w').write(str(child.pid))\n"
         "time.sleep(120)\n")
     host = tmp_path / "host.py"
     host.write_text(f"import semcheck\nsemcheck.check_file({str(slow)!r}, devices=2, max_seconds=300)\n")
@@ -479,16 +475,16 @@ def test_sigterm_to_the_calling_process_ends_the_check_and_what_it_started(tmp_p
     proc = subprocess.Popen([sys.executable, str(host)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=env)
     deadline = time.monotonic() + 90
-    while not started.exists() and time.monotonic() < deadline and proc.poll() is None:
+    while not pid_file.exists() and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.1)
-    assert started.exists(), proc.communicate()[1]
+    assert pid_file.exists(), proc.communicate()[1]
+    time.sleep(0.1)  # the pid written whole
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode != 0
     assert "the check was ended by SIGTERM" in err, err
     assert _leftovers(str(tmp)) == []
-    time.sleep(7)
-    assert not mark.exists(), "a process the checked script started outlived the check"
+    assert _ends_within_moments(int(pid_file.read_text())), "a process the checked script started outlived the check"
 
 
 def test_a_process_that_leaves_its_group_is_ended_with_the_export(tmp_path, export_mode):
@@ -514,11 +510,18 @@ def test_a_process_that_leaves_its_group_is_ended_with_the_export(tmp_path, expo
     verdicts = sp.check_file(str(script), devices=2)
     assert time.monotonic() - start < 30
     assert [v.verdict for v in verdicts] == ["proved"]
-    daemon = int(pid_file.read_text())
+    assert _ends_within_moments(int(pid_file.read_text())), "the script's daemon outlived the export"
+
+
+def _ends_within_moments(pid: int) -> bool:
+    """Whether process ``pid`` has ended, or ends within 3 s (a kill is delivered
+    asynchronously)."""
+    import time
+
     deadline = time.monotonic() + 3
-    while _runs(daemon) and time.monotonic() < deadline:
+    while _runs(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not _runs(daemon), "the script's daemon outlived the export"
+    return not _runs(pid)
 
 
 def _runs(pid: int) -> bool:

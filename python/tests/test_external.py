@@ -60,6 +60,21 @@ def _unsupported(exports, driver: str, devices: int) -> list[tuple[dict, dict]]:
     return out
 
 
+def _checked(exports, driver: str, devices: int, env: dict[str, str] | None = None) -> list:
+    """The verdicts of ``driver``'s document at N = ``devices``, the script run with ``env``
+    (the document the other tests of the driver read, exported once per run), checked by
+    the binary as ``semcheck.check_file`` checks the document it exports (``semcheck check
+    DOC.json``): a second export of the same script would give the same document."""
+    import shutil
+
+    from semcheck._options import Options
+    from semcheck.api import _verdicts_of
+
+    if not (os.environ.get("SEMCHECK_BIN") or shutil.which("semcheck")):
+        pytest.skip("the semcheck binary is not available (SEMCHECK_BIN)")
+    return _verdicts_of(exports.get(os.path.join(EXTERNAL, driver), devices, env), Options())
+
+
 def test_jax_all_gather(exports):
     doc = exports.get(os.path.join(EXTERNAL, "jax_all_gather.py"), 3)
     assert doc["errors"] == []
@@ -86,10 +101,6 @@ def test_tpu_inference_fused_moe_is_read_with_the_values_of_the_interpreted_run(
     """The routing tables are computed on the device and copied into SMEM by DMAs: run-time
     data, unless read with the values they carried in JAX's TPU interpret mode; then the
     kernel is read whole (its bfloat16 buffers' 32-bit word views too) and proved."""
-    import shutil
-
-    import semcheck as sp
-
     kernels = _unsupported(exports, "tpu_inference_fused_moe.py", 2)
     ((k, err),) = kernels
     assert err["loc"]["file"].endswith("tpu_inference/kernels/fused_moe/v1/kernel.py")
@@ -108,9 +119,7 @@ def test_tpu_inference_fused_moe_is_read_with_the_values_of_the_interpreted_run(
     assert "BitcastTransform" in k["prefetch"]["interpret_error"], k["prefetch"]["interpret_error"]
     # Its pipeline's prologue loads SMEM at index -2 (a select discards the value).
     assert [n["construct"] for n in k["ignored"]].count("SMEM load out of range") == 2
-    if not (os.environ.get("SEMCHECK_BIN") or shutil.which("semcheck")):
-        pytest.skip("the semcheck binary is not available (SEMCHECK_BIN)")
-    (v,) = sp.check_file(os.path.join(EXTERNAL, "tpu_inference_fused_moe.py"), devices=2, interpret_values=True)
+    (v,) = _checked(exports, "tpu_inference_fused_moe.py", 2, {"SEMCHECK_INTERPRET_VALUES": "1"})
     assert v.verdict == "proved", v
 
 
@@ -165,18 +174,13 @@ def test_tpu_inference_gmm_fused_rs_is_read_whole(exports, tpu_inference):
     ("tpu_inference_gmm_fused_rs.py", "gmm_v2_gather_scatter.py:877", "gmm_fused_rs_nodedup.py:1090"),
     ("tokamax_gmm_fused_rs.py", "gmm_v2_gather_scatter.py:674", "gmm_fused_rs_nodedup.py:1044"),
 ])
-def test_the_fused_reduce_scatter_gmms_race_on_their_zero_initialised_output(driver, zero_fill, push, request):
+def test_the_fused_reduce_scatter_gmms_race_on_their_zero_initialised_output(exports, driver, zero_fill, push,
+                                                                               request):
     """As in the scatter GMM below: each device zero-fills its output after the entry
     barrier, so a peer past the barrier can write its rows into it before the zeros land
     (proved at N = 2..4 once the zero-fill is waited before the barrier, checked by hand)."""
-    import shutil
-
-    import semcheck as sp
-
     request.getfixturevalue("tokamax" if driver.startswith("tokamax") else "tpu_inference")
-    if not (os.environ.get("SEMCHECK_BIN") or shutil.which("semcheck")):
-        pytest.skip("the semcheck binary is not available (SEMCHECK_BIN)")
-    (v,) = sp.check_file(os.path.join(EXTERNAL, driver), devices=2)
+    (v,) = _checked(exports, driver, 2)
     assert v.verdict == "violation" and v.message.startswith("race on d0 out_buf_ref"), v
     assert zero_fill in v.message and push in v.message, v.message
     assert v.requires == [], v
@@ -228,16 +232,10 @@ def _loads(value: dict) -> list[dict]:
 
 
 @needs_jax((0, 9, 1), RPA_NEEDS)
-def test_tpu_inference_rpa_cp_ring_is_proved(tpu_inference):
+def test_tpu_inference_rpa_cp_ring_is_proved(exports, tpu_inference):
     """The ring of the cache phase (each rank sends its KV block to the next and waits for
     the next rank's release of the slot before overwriting it) is proved at N = 2."""
-    import shutil
-
-    import semcheck as sp
-
-    if not (os.environ.get("SEMCHECK_BIN") or shutil.which("semcheck")):
-        pytest.skip("the semcheck binary is not available (SEMCHECK_BIN)")
-    verdicts = sp.check_file(os.path.join(EXTERNAL, "tpu_inference_rpa_cp_ring.py"), devices=2)
+    verdicts = _checked(exports, "tpu_inference_rpa_cp_ring.py", 2)
     assert [v.verdict for v in verdicts] == ["proved", "proved"], verdicts
 
 
@@ -268,18 +266,12 @@ def test_tpu_inference_gmm_scatter_ici_is_read_whole(exports, tpu_inference):
 
 
 @jax_before(PLTPU_SEMAPHORE_API_REMOVED, PLTPU_SEMAPHORE_API)
-def test_tpu_inference_gmm_scatter_ici_races_on_its_zero_initialised_output(tpu_inference):
+def test_tpu_inference_gmm_scatter_ici_races_on_its_zero_initialised_output(exports, tpu_inference):
     """Each device zero-fills its output (zero_out_start_3d) after the entry barrier, so a
     peer that passed the barrier can scatter its rows into that output before the zeros
     land over them (found at every N; proved once the zero-fill is waited before the
     barrier, checked by hand)."""
-    import shutil
-
-    import semcheck as sp
-
-    if not (os.environ.get("SEMCHECK_BIN") or shutil.which("semcheck")):
-        pytest.skip("the semcheck binary is not available (SEMCHECK_BIN)")
-    (v,) = sp.check_file(os.path.join(EXTERNAL, "tpu_inference_gmm_scatter_ici.py"), devices=2)
+    (v,) = _checked(exports, "tpu_inference_gmm_scatter_ici.py", 2)
     assert v.verdict == "violation" and v.message.startswith("race on d0 out_buf_ref"), v
     assert "gmm_v2_gather_scatter.py:877" in v.message and "gmm_v2_ag_rs.py:1877" in v.message, v.message
     # A box of 128 cells is named by its ranges, not cell by cell.
@@ -289,19 +281,13 @@ def test_tpu_inference_gmm_scatter_ici_races_on_its_zero_initialised_output(tpu_
 def test_tokamax_fused_moe_decode_is_read_whole_and_proved(exports, tokamax):
     """The decode MoE block's all-reduce (entry barrier to every rank, an all-to-all and an
     all-gather of remote copies) and its weight ring of local copies: proved at N = 2."""
-    import shutil
-
-    import semcheck as sp
-
     doc = exports.get(os.path.join(EXTERNAL, "tokamax_fused_moe_decode.py"), 2)
     assert doc["errors"] == [] and doc["script"]["status"] == "ok"
     (k,) = doc["kernels"]
     assert k["status"] == "ok", k["errors"]
     starts = [s for s in statements(k["body"]) if s["op"] == "dma_start"]
     assert any(s["dma"]["kind"] == "remote" for s in starts) and any(s["dma"]["kind"] == "local" for s in starts)
-    if not (os.environ.get("SEMCHECK_BIN") or shutil.which("semcheck")):
-        pytest.skip("the semcheck binary is not available (SEMCHECK_BIN)")
-    (v,) = sp.check_file(os.path.join(EXTERNAL, "tokamax_fused_moe_decode.py"), devices=2)
+    (v,) = _checked(exports, "tokamax_fused_moe_decode.py", 2)
     assert v.verdict == "proved", v
 
 
@@ -309,18 +295,12 @@ def test_tokamax_fused_ep_moe_reads_its_index_windows_and_is_proved(exports, tok
     """The fused EP MoE's token-index windows, copied from its `token_gather` input into
     double-buffered SMEM, are scalar state with the driver's values (each load also a
     read of the window's cell): the kernel is read whole and proved at N = 2."""
-    import shutil
-
-    import semcheck as sp
-
     doc = exports.get(os.path.join(EXTERNAL, "tokamax_fused_ep_moe.py"), 2)
     (k,) = [k for k in doc["kernels"] if k["communicates"]]
     assert k["status"] == "ok", k["errors"]
     windows = {b["name"] for b in k["buffers"] if b["name"].endswith("@loads")}
     assert len(windows) == 2, windows
-    if not (os.environ.get("SEMCHECK_BIN") or shutil.which("semcheck")):
-        pytest.skip("the semcheck binary is not available (SEMCHECK_BIN)")
-    verdicts = sp.check_file(os.path.join(EXTERNAL, "tokamax_fused_ep_moe.py"), devices=2)
+    verdicts = _checked(exports, "tokamax_fused_ep_moe.py", 2)
     assert [v.verdict for v in verdicts if v.kernel == k["name"]] == ["proved"], verdicts
 
 
@@ -352,19 +332,13 @@ def tpu_inference_0_25() -> str:
 
 
 @jax_before(PLTPU_SEMAPHORE_API_REMOVED, PLTPU_SEMAPHORE_API)
-def test_tpu_inference_hier_rs_races_between_its_phases(tpu_inference_0_25):
+def test_tpu_inference_hier_rs_races_between_its_phases(exports, tpu_inference_0_25):
     """tpu-inference 0.25.0's TensorCore hierarchical reduce-scatter (removed after it) uses
     the same rows of a device's `recv_buf` for its twin core's phase-1 copy and for the
     neighbour chip's phase-2 copy, with no barrier between: at N = 4 the neighbour, done with
     its own phase 1, writes them while the twin's copy is still landing (proved at N = 2,
     where there is no phase 2)."""
-    import shutil
-
-    import semcheck as sp
-
-    if not (os.environ.get("SEMCHECK_BIN") or shutil.which("semcheck")):
-        pytest.skip("the semcheck binary is not available (SEMCHECK_BIN)")
-    (v,) = sp.check_file(os.path.join(EXTERNAL, "tpu_inference_hier_rs.py"), devices=4)
+    (v,) = _checked(exports, "tpu_inference_hier_rs.py", 4)
     assert v.verdict == "violation" and v.message.startswith("race on d3 recv_buf_ref"), v
     assert "hierarchical_reduce_scatter.py:153" in v.message and "hierarchical_reduce_scatter.py:294" in v.message
     assert v.requires == [], v
@@ -398,14 +372,10 @@ def test_tpu_inference_fused_moe_ring_barrier_versions_are_unsupported_like_0_32
     assert len(k["errors"]) == 12
 
 
-def test_tokamax_fused_ep_moe_slab_build_pushes_from_hbm(exports, tokamax, monkeypatch):
+def test_tokamax_fused_ep_moe_slab_build_pushes_from_hbm(exports, tokamax):
     """With a ragged stride above `ep * g_local * tile_m` the kernel is built with its HBM
     contribution slab: tiles committed by local copies, drained, then pushed per expert
     and destination from `contrib_hbm` (not from the VMEM staging tiles): proved at N = 2."""
-    import shutil
-
-    import semcheck as sp
-
     doc = exports.get(os.path.join(EXTERNAL, "tokamax_fused_ep_moe.py"), 2, env={"SLAB": "1"})
     (k,) = [k for k in doc["kernels"] if k["communicates"]]
     assert k["status"] == "ok", k["errors"]
@@ -413,10 +383,7 @@ def test_tokamax_fused_ep_moe_slab_build_pushes_from_hbm(exports, tokamax, monke
     remote = {names[s["dma"]["src"]["buffer"]] for s in statements(k["body"])
               if s["op"] == "dma_start" and s["dma"]["kind"] == "remote"}
     assert remote == {"contrib_hbm", "cscl_hbm"}, remote
-    if not (os.environ.get("SEMCHECK_BIN") or shutil.which("semcheck")):
-        pytest.skip("the semcheck binary is not available (SEMCHECK_BIN)")
-    monkeypatch.setenv("SLAB", "1")
-    verdicts = sp.check_file(os.path.join(EXTERNAL, "tokamax_fused_ep_moe.py"), devices=2)
+    verdicts = _checked(exports, "tokamax_fused_ep_moe.py", 2, {"SLAB": "1"})
     assert [v.verdict for v in verdicts if v.kernel == k["name"]] == ["proved"], verdicts
 
 
