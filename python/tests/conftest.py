@@ -93,16 +93,11 @@ def kernel_files() -> list[str]:
     return out
 
 
-#: The device counts at which the first document asked for brings every seed and test
-#: kernel file's with it (in one process): the tests read most of them at N = 2, and the
-#: export server's test all of them at 2 and 3; at other counts a test reads one or two.
-WHOLE_BATCH_SIZES = (2, 3)
-
-
 class Exports:
     """Documents of every test script, exported on first use: every seed and test kernel
-    file in one process at each N of ``WHOLE_BATCH_SIZES``, any other file (or N, or set of
-    environment variables a script reads, for its variants) in a process of its own.
+    file in one process per N (the first of them asked for at that N brings the others),
+    any other file (or set of environment variables a script reads, for its variants) in a
+    process of its own.
 
     The exports are written under ``shared``, which the pytest-xdist workers of one run
     share: the first worker to ask for a batch exports it (holding the batch's lock), the
@@ -138,8 +133,7 @@ class Exports:
         extra = tuple(sorted((env or {}).items()))
         if (file, devices, extra) not in self.docs:
             local = seed_files() + kernel_files()
-            whole = file in local and not env and devices in WHOLE_BATCH_SIZES
-            self.batch(local if whole else [file], devices, env)
+            self.batch(local if file in local and not env else [file], devices, env)
         return self.docs[(file, devices, extra)]
 
 
