@@ -26,6 +26,7 @@
 use std::io::{self, Read};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, Command, ExitStatus};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -48,17 +49,17 @@ pub fn become_subreaper() {
     #[cfg(target_os = "linux")]
     // SAFETY: plain system call that sets a flag of this process.
     if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) } == 0 {
-        SUBREAPER.store(true, std::sync::atomic::Ordering::SeqCst);
+        SUBREAPER.store(true, Ordering::SeqCst);
     }
 }
 
 /// Whether [`become_subreaper`] made this process a subreaper: only then does semcheck
 /// answer for every process descended from it (count, kill and reap them), not only for
 /// the groups it started.
-static SUBREAPER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+static SUBREAPER: AtomicBool = AtomicBool::new(false);
 
 fn is_subreaper() -> bool {
-    SUBREAPER.load(std::sync::atomic::Ordering::SeqCst)
+    SUBREAPER.load(Ordering::SeqCst)
 }
 
 /// The last 64 KiB of a child's output file (a script may print without bound: its
@@ -73,8 +74,19 @@ pub fn read_tail(path: &std::path::Path) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
+/// Set by [`kill_all`]: semcheck is ending, and [`spawn`] starts nothing any more.
+static ENDING: AtomicBool = AtomicBool::new(false);
+
+/// The parent's pid a process [`spawn`] starts finds in this variable of its environment
+/// (semcheck's pid): the front end's export and server run nothing of the user's when
+/// their parent is another process (semcheck ended while they were starting: they were
+/// reparented).
+pub const PARENT_PID: &str = "SEMCHECK_PARENT_PID";
+
 /// Starts `cmd` as the leader of a new process group, registered until [`wait`] or
-/// [`kill_all`] ends it.
+/// [`kill_all`] ends it; with [`PARENT_PID`] set in its environment. An error once
+/// [`kill_all`] has run (semcheck is ending: another thread's `exit` ran it while this one
+/// was about to start a process, which would otherwise outlive semcheck).
 pub fn spawn(cmd: &mut Command) -> io::Result<Child> {
     crate::cleanup::install();
     reap_orphans();
@@ -82,7 +94,10 @@ pub fn spawn(cmd: &mut Command) -> io::Result<Child> {
     // `reap_orphans` never reaps the child before its `Child` does.
     let mut all = groups();
     let mut unreaped = unreaped();
-    let child = cmd.process_group(0).spawn()?;
+    if ENDING.load(Ordering::SeqCst) {
+        return Err(io::Error::other("semcheck is ending: it starts no process any more"));
+    }
+    let child = cmd.process_group(0).env(PARENT_PID, std::process::id().to_string()).spawn()?;
     all.push(child.id() as i32);
     unreaped.push(child.id() as i32);
     Ok(child)
@@ -291,10 +306,13 @@ pub fn status(cmd: &mut Command) -> io::Result<ExitStatus> {
 }
 
 /// Kills every process group started and not yet ended, then every process still
-/// descended from semcheck (one that left its group). Safe to call from any thread at any
+/// descended from semcheck (one that left its group). Called as semcheck ends: from then
+/// on [`spawn`] starts nothing (a thread still at work would otherwise start a process
+/// after this ran, and it would outlive semcheck). Safe to call from any thread at any
 /// time; it waits only for the semchecks it started (up to 2 s) to end on `SIGTERM`, not
 /// for the rest.
 pub fn kill_all() {
+    ENDING.store(true, Ordering::SeqCst);
     end_semchecks();
     // `try_lock` a few times: called while exiting, a thread stuck holding the lock
     // must not hang the exit.

@@ -56,3 +56,24 @@ def descendants(root: int) -> dict[int, Proc]:
         out[pid] = procs[pid]
         todo.extend(children.get(pid, []))
     return out
+
+
+#: The variable in which the semcheck binary gives the processes it starts its own pid
+#: (``semcheck::children::PARENT_PID``).
+PARENT_PID = "SEMCHECK_PARENT_PID"
+
+
+def starting_parent() -> int:
+    """The pid of the process that started this one: the one the semcheck binary named in
+    :data:`PARENT_PID` (removed from the environment, so that the user's script and what it
+    starts do not inherit it), else this process's parent now. A process that finds
+    itself orphaned (see :func:`orphaned`) runs nothing of the user's: semcheck ended while
+    it was starting, and nothing of it may outlive semcheck."""
+    named = os.environ.pop(PARENT_PID, "")
+    return int(named) if named.isdigit() else os.getppid()
+
+
+def orphaned(parent: int) -> bool:
+    """Whether ``parent`` (from :func:`starting_parent`) is no longer this process's parent:
+    it ended, and this process was reparented."""
+    return os.getppid() != parent

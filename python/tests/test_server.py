@@ -149,3 +149,27 @@ def test_a_worker_retires_when_a_script_leaves_a_low_level_thread_running(tmp_pa
     served = _serve([(script, 2), (script, 3)], str(tmp_path / "out"), tpu=None)
     assert all(os.WEXITSTATUS(got["status"]) == 0 for got in served), served[0]["stderr"][-2000:]
     assert served[0]["pid"] != served[1]["pid"], "the first worker retired"
+
+
+def test_a_server_or_an_export_whose_semcheck_ended_while_it_started_runs_nothing(tmp_path):
+    # The binary names itself in SEMCHECK_PARENT_PID; a process whose parent is another
+    # one by the time it would run a script (semcheck ended while it imported JAX, and it
+    # was reparented) runs none. Here the named pid is not the parent's from the start.
+    mark = tmp_path / "ran"
+    script = _script(str(tmp_path), f"open({str(mark)!r}, 'w').close()\n")
+    env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}
+    request = json.dumps({"id": 0, "file": script, "devices": 2, "out": str(tmp_path / "0.json"),
+                          "err": str(tmp_path / "0.err")})
+    gone = {**env, "SEMCHECK_PARENT_PID": str(os.getpid() + 1)}
+    served = subprocess.run([sys.executable, "-m", "semcheck.frontend", "serve"], input=request + "\n",
+                            capture_output=True, text=True, timeout=300, env=gone)
+    assert served.returncode == 0 and served.stdout == "", (served.stdout, served.stderr[-2000:])
+    export = [sys.executable, "-m", "semcheck.frontend", "export", script, "--devices", "2", "--no-lower",
+              "--out", str(tmp_path / "1.json")]
+    alone = subprocess.run(export, capture_output=True, text=True, timeout=300, env=gone)
+    assert alone.returncode == 3 and "has ended: no script is run" in alone.stderr, alone.stderr[-2000:]
+    assert not mark.exists() and not (tmp_path / "1.json").exists()
+    # Started by the process it names, the same export runs the script.
+    ran = subprocess.run(export, capture_output=True, text=True, timeout=300,
+                         env={**env, "SEMCHECK_PARENT_PID": str(os.getpid())})
+    assert mark.exists(), ran.stderr[-2000:]

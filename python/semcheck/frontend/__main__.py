@@ -16,6 +16,13 @@ from json import dumps
 import sys
 
 
+def _orphaned() -> int:
+    """What an export does when the semcheck that started it ended while it was starting
+    (it was reparented): it runs no script, since nothing of semcheck may outlive it."""
+    sys.stderr.write("semcheck: the semcheck that started this export has ended: no script is run\n")
+    return 3
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m semcheck.frontend")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -51,15 +58,22 @@ def main(argv: list[str] | None = None) -> int:
         return serve(args.jobs, args.idle_seconds)
     if args.devices < 1:
         parser.error("--devices must be at least 1")
+    from .._procs import orphaned, starting_parent
+
+    parent = starting_parent()
     if args.command == "record":
         from .export import configure
 
         configure(args.devices)
         from .capture import record_interpreted
 
+        if orphaned(parent):
+            return _orphaned()
         return record_interpreted(args.file, script_args, args.out)
     from .export import export_file
 
+    if orphaned(parent):
+        return _orphaned()
     doc = export_file(args.file, args.devices, args.kernel, script_args, lower=not args.no_lower)
     # Compact: with `indent`, `json` falls back to its pure-Python encoder (1.5 s instead
     # of 0.1 s for the 2 MB document of the fused reduce-scatter GMM at N = 8).

@@ -26,9 +26,10 @@ resident memory once it has ended (and, if its worker retired or died, once the
 worker's process group is gone, with ``"retired": WHY``). ``{"cancel": 7}`` on stdin
 ends request 7: dropped from the queue, or its worker's process group killed; it is
 reported ended all the same. End of stdin: the server finishes what it runs, ends its
-workers and exits. A server whose parent died (the binary killed outright, ``SIGKILL``:
-it is no longer its parent's child) ends its workers and exits within half a second,
-what they ran unfinished.
+workers and exits. A server whose parent died (the binary killed outright, ``SIGKILL``,
+or ended while the server was still importing JAX: its parent is no longer the process
+the binary named in ``SEMCHECK_PARENT_PID``) ends its workers and exits within half a
+second, what they ran unfinished, and starts no export.
 
 Process hygiene: the server is the leader of the group its parent (the ``semcheck``
 binary) made for it. Each worker leads a group of its own (so whatever a script leaves
@@ -49,6 +50,8 @@ import sys
 import time
 import traceback
 from typing import Any
+
+from .._procs import orphaned, starting_parent
 
 #: Prefixes of the environment variables read when the server starts, before any script
 #: (by Python, JAX and XLA as they are imported and configured, the numerical libraries
@@ -267,7 +270,9 @@ def _cancel(ident: Any, queue: list[dict], workers: list[_Worker]) -> None:
 
 def serve(jobs: int, idle_seconds: float | None = None) -> int:
     """Serves requests from stdin until it ends, or until it has had nothing to do for
-    ``idle_seconds`` (module docs)."""
+    ``idle_seconds`` (module docs), or its parent ends: the semcheck binary that started
+    it, even one that ended while the server was importing JAX."""
+    parent = starting_parent()
     os.environ["SEMCHECK_API_CHILD"] = "1"
     from .export import prepare_server
 
@@ -287,7 +292,6 @@ def serve(jobs: int, idle_seconds: float | None = None) -> int:
     # faults per export measured (psum.py, 20 exports).
     gc.freeze()
     me = os.getpid()
-    parent = os.getppid()
     slots = max(1, jobs)
     queue: list[dict] = []
     workers: list[_Worker] = []
@@ -297,7 +301,7 @@ def serve(jobs: int, idle_seconds: float | None = None) -> int:
     last = time.monotonic()
     try:
         while True:
-            if os.getppid() != parent:
+            if orphaned(parent):
                 break  # the binary was killed outright: its exports end with it (below)
             busy = bool(queue) or any(w.current is not None for w in workers)
             if not (open_input or busy):
